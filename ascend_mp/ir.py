@@ -1,0 +1,150 @@
+"""Parsing and printing ascend IR, with source locations for diagnostics.
+
+Every tool parses through :func:`parse_module`, which remembers where each op
+came from, so that a pass or the verifier can name `file:line:col` in a one-line
+error (:func:`location_of`). Ops created by passes have no source location and
+are named by their function and position instead.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+
+from xdsl.context import Context
+from xdsl.dialects import builtin, func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError, VerifyException
+
+from ascend_mp.dialects.ascend import Ascend
+from ascend_mp.errors import AscendError
+
+_LOCATIONS: weakref.WeakKeyDictionary[Operation, tuple[str, int, int]] = weakref.WeakKeyDictionary()
+
+
+def make_context() -> Context:
+    """A context with the builtin, func and ascend dialects loaded."""
+    ctx = Context()
+    ctx.load_dialect(builtin.Builtin)
+    ctx.load_dialect(func.Func)
+    ctx.load_dialect(Ascend)
+    return ctx
+
+
+class LocatingParser(Parser):
+    """A parser that records the source position of every op it parses."""
+
+    line_offset: int = 0
+
+    def parse_operation(self) -> Operation:
+        start = self.pos
+        op = super().parse_operation()
+        _LOCATIONS[op] = (self.lexer.input.name, start, self.line_offset)
+        self._inputs[self.lexer.input.name] = self.lexer.input.content  # pyright: ignore[reportArgumentType]
+        return op
+
+    _inputs: dict[str, str] = {}
+
+
+def _line_col(name: str, pos: int) -> tuple[int, int]:
+    content = LocatingParser._inputs.get(name, "")  # pyright: ignore[reportPrivateUsage]
+    line = content.count("\n", 0, pos) + 1
+    col = pos - (content.rfind("\n", 0, pos) + 1) + 1
+    return line, col
+
+
+def location_of(op: Operation) -> str:
+    """`file:line:col` of a parsed op, else `@func, op #k` for one a pass created."""
+    loc = _LOCATIONS.get(op)
+    if loc is not None:
+        name, pos, offset = loc
+        line, col = _line_col(name, pos)
+        return f"{name}:{line + offset}:{col}"
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        parent = parent.parent_op()
+    if isinstance(parent, func.FuncOp):
+        index = next((i for i, o in enumerate(parent.walk()) if o is op), -1)
+        return f"@{parent.sym_name.data}, op #{index}"
+    return "<unknown location>"
+
+
+def format_parse_error(e: ParseError, line_offset: int = 0) -> str:
+    """A one-line `file:line:col: error: message` for a parse error."""
+    loc = e.span.get_location()
+    msg = " ".join(e.msg.split())
+    return f"{loc.file}:{loc.line + line_offset}:{loc.col}: {msg}"
+
+
+def parse_module(text: str, name: str = "<stdin>", ctx: Context | None = None, line_offset: int = 0) -> ModuleOp:
+    """Parse and verify a module; errors are :class:`AscendError` with one line naming file:line:col."""
+    parser = LocatingParser(ctx or make_context(), text, name)
+    parser.line_offset = line_offset
+    try:
+        module = parser.parse_module()
+    except ParseError as e:
+        raise AscendError(format_parse_error(e, line_offset)) from None
+    verify(module)
+    return module
+
+
+def read_module(path: str, ctx: Context | None = None) -> ModuleOp:
+    """Parse and verify a module file (`-` reads standard input)."""
+    if path == "-":
+        import sys
+
+        return parse_module(sys.stdin.read(), "<stdin>", ctx)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise AscendError(f"{path}: cannot read file: {getattr(e, 'strerror', None) or e}") from None
+    return parse_module(text, path, ctx)
+
+
+def first_invalid_op(module: Operation) -> tuple[Operation, VerifyException] | None:
+    """The first op, in walk order, whose own verifier fails."""
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except VerifyException as e:
+            return op, e
+    return None
+
+
+def verify(module: ModuleOp) -> None:
+    """Verify `module`; a failure is an AscendError naming the op's location and the problem."""
+    try:
+        module.verify()
+    except VerifyException as e:
+        found = first_invalid_op(module)
+        if found is None:
+            raise AscendError(_first_line(e)) from None
+        op, err = found
+        raise AscendError(f"{location_of(op)}: {_first_line(err)}") from None
+
+
+def _first_line(e: Exception) -> str:
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith("'") or "op " in line:
+            return line
+    return lines[0] if lines else type(e).__name__
+
+
+def print_module(module: Operation, generic: bool = False) -> str:
+    import io
+
+    out = io.StringIO()
+    Printer(stream=out, print_generic_format=generic).print_op(module)
+    out.write("\n")
+    return out.getvalue()
+
+
+def functions(module: ModuleOp) -> Iterator[func.FuncOp]:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp):
+            yield op

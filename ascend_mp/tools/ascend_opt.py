@@ -1,0 +1,182 @@
+"""`ascend-opt`: xDSL's opt driver with the ascend dialect, its passes and ATC-style flags.
+
+    ascend-opt model.mlir --precision_mode=allow_mix_precision --modify_mixlist=ops.json
+    ascend-opt model.mlir -p 'ascend-precision{mode=force_fp16}'
+
+The ATC flags expand to an `ascend-precision` pass run before any `-p` passes.
+Errors are one line (`file:line:col: error: ...`) on stderr with exit status 1;
+`-o FILE` is written only when everything succeeded (atomically).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from typing import IO, Any
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from ascend_mp.errors import AscendError
+from ascend_mp.modes import V1_MODES, V2_MODES
+
+ATC_FLAGS = {
+    # flag: precision pass field
+    "precision_mode": "mode",
+    "precision_mode_v2": "mode_v2",
+    "modify_mixlist": "modify_mixlist",
+    "keep_dtype": "keep_dtype",
+    "customize_dtypes": "customize_dtypes",
+    "soc_version": "soc",
+    "op_info": "op_info",
+    "precision_report": "report",
+}
+
+
+class _Deferred(io.StringIO):
+    """Output buffer that xDSLOptMain may 'close'; its text is written out once the run succeeded."""
+
+    def close(self) -> None:  # keep the buffer readable after xDSLOptMain's finally clause
+        pass
+
+
+class AscendOptMain(xDSLOptMain):
+    version_format = "ascend-opt (ascend-mp) built on xdsl {xdsl_version}"
+
+    def register_all_dialects(self):
+        super().register_all_dialects()
+        if "ascend" not in self.ctx.registered_dialect_names:
+            from ascend_mp.universe import _ascend  # pyright: ignore[reportPrivateUsage]
+
+            self.ctx.register_dialect("ascend", _ascend)
+
+    def register_all_passes(self):
+        from ascend_mp.passes import PASSES
+
+        super().register_all_passes()
+        for name, factory in PASSES.items():
+            self.available_passes.setdefault(name, factory)
+
+    def register_all_frontends(self):
+        super().register_all_frontends()
+
+        def parse_mlir(stream: IO[bytes], line_offset: int = 0) -> ModuleOp:
+            from ascend_mp.ir import LocatingParser
+
+            parser = LocatingParser(self.ctx, stream.read().decode("utf-8", "replace"), self.get_input_name())
+            parser.line_offset = line_offset
+            return parser.parse_module(not self.args.no_implicit_module)
+
+        self.available_frontends["mlir"] = parse_mlir
+
+    def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
+        if file_extension == "mlir":
+            return self.available_frontends["mlir"](chunk, start_offset)  # pyright: ignore[reportCallIssue]
+        return super().parse_chunk(chunk, file_extension, start_offset)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
+        super().register_all_arguments(arg_parser)
+        atc = arg_parser.add_argument_group("ATC precision options (expand to the ascend-precision pass)")
+        atc.add_argument("--precision_mode", choices=V1_MODES, help="CANN precision mode (v1 names)")
+        atc.add_argument("--precision_mode_v2", choices=V2_MODES, help="CANN precision mode (v2 names)")
+        atc.add_argument("--modify_mixlist", metavar="JSON", help="mixed-precision list changes (white/black/gray-list to-add/to-remove)")
+        atc.add_argument("--keep_dtype", metavar="FILE", help="ops (names or OpType::X, one a line) that keep their original dtype")
+        atc.add_argument("--customize_dtypes", metavar="FILE", help="exact kernel dtypes per op name or OpType::X")
+        atc.add_argument("--soc_version", metavar="SOC", help="SoC whose operator library is used (ascend910, ascend910b)")
+        atc.add_argument("--op_info", metavar="JSON", help="a CANN aic-<soc>-ops-info.json table overriding the built-in one")
+        atc.add_argument("--precision-report", "--precision_report", dest="precision_report", metavar="FILE", help="write the per-op precision decisions as JSON")
+
+    def setup_pipeline(self):
+        super().setup_pipeline()
+        options: dict[str, Any] = {
+            field: getattr(self.args, flag) for flag, field in ATC_FLAGS.items() if getattr(self.args, flag) is not None
+        }
+        if options:
+            precision = self.available_passes["ascend-precision"]()(**options)
+            self.pipeline = PassPipeline((precision, *self.pipeline.passes), self.pipeline.callback)
+
+    def apply_passes(self, prog: ModuleOp):
+        from xdsl.utils.exceptions import VerifyException
+
+        from ascend_mp.ir import first_invalid_op, location_of
+
+        try:
+            super().apply_passes(prog)
+        except VerifyException as e:
+            found = None if self.args.verify_diagnostics else first_invalid_op(prog)
+            if found is None:
+                raise
+            op, err = found
+            raise AscendError(f"{location_of(op)}: {_message(err, self)}") from e
+
+    def prepare_output(self) -> IO[str]:
+        return sys.stdout if self.args.output_file is None else _Deferred()
+
+    def run(self):
+        output = None
+        original = self.prepare_output
+
+        def capture() -> IO[str]:
+            nonlocal output
+            output = original()
+            return output
+
+        self.prepare_output = capture
+        super().run()
+        if isinstance(output, _Deferred):
+            write_atomically(self.args.output_file, output.getvalue())
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write `text` to `path` through a temporary file in the same folder, so no half file is left."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".ascend-", suffix=".tmp")
+    except OSError as e:
+        raise AscendError(f"{path}: cannot write file: {e.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        os.unlink(tmp)
+        raise AscendError(f"{path}: cannot write file: {e.strerror}") from None
+
+
+def _message(e: BaseException, main: AscendOptMain | None) -> str:
+    from ascend_mp.ir import format_parse_error
+
+    if isinstance(e, ParseError):
+        return format_parse_error(e)
+    if isinstance(e, ArgSpecParseError):
+        return "invalid pass pipeline: " + " ".join(str(e).split())
+    if isinstance(e, PassFailedException):
+        return " ".join(str(e).split())
+    if isinstance(e, DiagnosticException):
+        lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+        return next((line for line in lines if "op " in line or line.startswith("'")), lines[0] if lines else "verification failed")
+    if isinstance(e, OSError):
+        return f"{e.filename}: {e.strerror}" if e.filename else str(e)
+    return str(e)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    prog = "ascend-opt"
+    main_: AscendOptMain | None = None
+    try:
+        main_ = AscendOptMain(description="ascend-mp optimizer driver", args=argv)
+        main_.run()
+    except AscendError as e:
+        sys.exit(f"{prog}: error: {e}")
+    except (ParseError, ArgSpecParseError, DiagnosticException, OSError, ValueError) as e:
+        sys.exit(f"{prog}: error: {_message(e, main_)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""ascend-mp dialects (installed as `ascend_mp.dialects`)."""

@@ -1,0 +1,24 @@
+"""ascend-mp passes (installed as `ascend_mp.passes`), one pass per module.
+
+`PASSES` maps each pass name to a factory that imports its module on first use,
+so that tools start fast. Adding a pass is one line here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+
+from xdsl.passes import ModulePass
+
+
+def _lazy(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+    def load() -> type[ModulePass]:
+        return getattr(import_module(f"ascend_mp.passes.{module}"), cls)
+
+    return load
+
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "ascend-attach-caps": _lazy("attach_caps", "AttachCapsPass"),
+}
