@@ -1,0 +1,1 @@
+"""Execution of ascend IR with numpy kernels."""

@@ -1,0 +1,1 @@
+"""Mixed-precision training runtime."""
