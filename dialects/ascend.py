@@ -111,25 +111,39 @@ class CapsAttr(Data[tuple[Kernel, ...]]):
                 parser.raise_error("expected a tensor element type (f16, bf16, f32, i32, ...)", pos)
             return name
 
-        def parse_kernel() -> Kernel:
-            engine = parser.parse_optional_keyword_in(ENGINES) or "aicore"
-            inputs = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parse_dtype)
+        def parse_dtypes_until_paren() -> list[str]:
+            if parser.parse_optional_punctuation(")") is not None:
+                return []
+            dtypes = [parse_dtype()]
+            while parser.parse_optional_punctuation(",") is not None:
+                dtypes.append(parse_dtype())
+            parser.parse_punctuation(")")
+            return dtypes
+
+        def parse_optional_kernel() -> Kernel | None:
+            engine = parser.parse_optional_keyword_in(ENGINES)
+            if engine is None and parser.parse_optional_punctuation("(") is None:
+                return None
+            if engine is not None:
+                parser.parse_punctuation("(")
+            inputs = parse_dtypes_until_paren()
             parser.parse_punctuation("->")
             if parser.parse_optional_punctuation("(") is not None:
-                outputs = [parse_dtype()]
-                while parser.parse_optional_punctuation(",") is not None:
-                    outputs.append(parse_dtype())
-                parser.parse_punctuation(")")
+                outputs = parse_dtypes_until_paren()
             else:
                 outputs = [parse_dtype()]
-            return Kernel(tuple(inputs), tuple(outputs), engine)
+            return Kernel(tuple(inputs), tuple(outputs), engine or "aicore")
 
+        kernels: list[Kernel] = []
         with parser.in_angle_brackets():
-            if parser.parse_optional_punctuation(">") is not None:
-                return ()
-            kernels = [parse_kernel()]
-            while parser.parse_optional_punctuation(",") is not None:
-                kernels.append(parse_kernel())
+            kernel = parse_optional_kernel()
+            while kernel is not None:
+                kernels.append(kernel)
+                if parser.parse_optional_punctuation(",") is None:
+                    break
+                kernel = parse_optional_kernel()
+                if kernel is None:
+                    parser.raise_error("expected a kernel signature '(dtypes) -> dtypes' after ','")
         return tuple(kernels)
 
     def print_parameter(self, printer: Printer) -> None:

@@ -1,0 +1,32 @@
+# ascend-mp: every target sets up .venv first, so each works on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: setup test demo bench fuzz lit clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+test: setup
+	$(BIN)/python -m pytest
+
+lit: setup
+	$(BIN)/lit -sv test/filecheck
+
+demo: setup
+	$(BIN)/python -m ascend_mp.demo
+
+bench: setup
+	$(BIN)/python benchmarks/run.py
+
+fuzz: setup
+	ASCEND_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q test/test_fuzz.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info test/filecheck/Output .pytest_cache .hypothesis

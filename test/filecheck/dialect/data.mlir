@@ -1,0 +1,43 @@
+// RUN: ascend-opt %s --split-input-file | filecheck %s
+// RUN: %roundtrip | filecheck %s
+// COM: Constants, casts and data-movement ops round-trip.
+
+// CHECK-LABEL: func.func @const_cast
+func.func @const_cast(%x: tensor<4xf32>) -> tensor<4xf16> {
+  // CHECK: %[[C:.*]] = ascend.Const dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
+  %c = ascend.Const dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  // CHECK: ascend.Const dense<5> : tensor<i32> {name = "five"}
+  %i = ascend.Const dense<5> : tensor<i32> {name = "five"}
+  %0 = ascend.Add %x, %c : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: ascend.Cast %{{.*}} : (tensor<4xf32>) -> tensor<4xf16>
+  %1 = ascend.Cast %0 : (tensor<4xf32>) -> tensor<4xf16>
+  // CHECK: ascend.Cast %{{.*}} {dst_type = bf16} : (tensor<4xf16>) -> tensor<4xbf16>
+  %2 = ascend.Cast %1 {dst_type = bf16} : (tensor<4xf16>) -> tensor<4xbf16>
+  func.return %1 : tensor<4xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @movement
+func.func @movement(%x: tensor<2x3x4xf32>, %y: tensor<2x5x4xf32>) -> tensor<4x2x3xf32> {
+  // CHECK: ascend.Reshape %{{.*}} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+  %0 = ascend.Reshape %x : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+  // CHECK: ascend.Transpose %{{.*}} {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+  %1 = ascend.Transpose %x {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+  // CHECK: ascend.ConcatV2D %{{.*}}, %{{.*}} {concat_dim = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x5x4xf32>) -> tensor<2x8x4xf32>
+  %2 = ascend.ConcatV2D %x, %y {concat_dim = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x5x4xf32>) -> tensor<2x8x4xf32>
+  func.return %1 : tensor<4x2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @classify
+func.func @classify(%z: tensor<8x10xf32>, %t: tensor<8x10xf32>, %idx: tensor<8xi32>, %on: tensor<f32>, %off: tensor<f32>) -> tensor<8xi32> {
+  // CHECK: ascend.ArgMaxV2 %{{.*}} {dimension = 1 : i64} : (tensor<8x10xf32>) -> tensor<8xi32>
+  %0 = ascend.ArgMaxV2 %z {dimension = 1 : i64} : (tensor<8x10xf32>) -> tensor<8xi32>
+  // CHECK: ascend.OneHot %{{.*}}, %{{.*}}, %{{.*}} {depth = 10 : i64} : (tensor<8xi32>, tensor<f32>, tensor<f32>) -> tensor<8x10xf32>
+  %1 = ascend.OneHot %idx, %on, %off {depth = 10 : i64} : (tensor<8xi32>, tensor<f32>, tensor<f32>) -> tensor<8x10xf32>
+  // CHECK: ascend.SoftmaxCrossEntropyWithLogits %{{.*}}, %{{.*}} : (tensor<8x10xf32>, tensor<8x10xf32>) -> (tensor<8xf32>, tensor<8x10xf32>)
+  %l, %g = ascend.SoftmaxCrossEntropyWithLogits %z, %1 : (tensor<8x10xf32>, tensor<8x10xf32>) -> (tensor<8xf32>, tensor<8x10xf32>)
+  func.return %0 : tensor<8xi32>
+}
