@@ -42,7 +42,10 @@ class LocatingParser(Parser):
 
     def parse_operation(self) -> Operation:
         start = self.pos
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except VerifyException as e:  # a property or type constraint failed while building the op
+            self.raise_error(_first_line(e), start, self.pos)
         _LOCATIONS[op] = (self.lexer.input.name, start, self.line_offset)
         self._inputs[self.lexer.input.name] = self.lexer.input.content  # pyright: ignore[reportArgumentType]
         return op
@@ -77,6 +80,8 @@ def format_parse_error(e: ParseError, line_offset: int = 0) -> str:
     """A one-line `file:line:col: error: message` for a parse error."""
     loc = e.span.get_location()
     msg = " ".join(e.msg.split())
+    if not e.span.text.strip():
+        msg = f"unexpected end of input ({msg})"
     return f"{loc.file}:{loc.line + line_offset}:{loc.col}: {msg}"
 
 

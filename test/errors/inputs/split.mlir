@@ -1,0 +1,9 @@
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = ascend.Relu %x : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+// -----
+func.func @g(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = ascend.Sqrt %x : (tensor<4xi32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}

@@ -1,0 +1,2 @@
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = ascend.Relu %x : (tensor<4xf32>) -> tensor<4xf32>
