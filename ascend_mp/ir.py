@@ -8,6 +8,7 @@ are named by their function and position instead.
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,9 +16,10 @@ from pathlib import Path
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Operation, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from ascend_mp.dialects.ascend import Ascend
@@ -51,6 +53,30 @@ class LocatingParser(Parser):
         return op
 
     _inputs: dict[str, str] = {}
+
+    def parse_optional_type(self) -> TypeAttribute | None:
+        # Fast path: a plain ranked tensor type already seen is taken from a cache and skipped
+        # in the source, instead of being lexed token by token and rebuilt (most of parse time).
+        state = self._parser_state
+        token = state.current_token
+        if token.kind is MLIRTokenKind.BARE_IDENT and token.text == "tensor":
+            match = _PLAIN_TENSOR.match(state.lexer.input.content, token.span.start)  # pyright: ignore[reportCallIssue, reportArgumentType]
+            if match is not None:
+                key = match.group(0)
+                cached = _TYPE_CACHE.get(key)
+                if cached is None:
+                    cached = super().parse_optional_type()
+                    if cached is not None:
+                        _TYPE_CACHE[key] = cached
+                    return cached
+                state.lexer.pos = match.end()
+                state.current_token = state.lexer.lex()
+                return cached
+        return super().parse_optional_type()
+
+
+_PLAIN_TENSOR = re.compile(r"tensor<(?:[0-9?]+x)*(?:bf16|f16|f32|f64|i1|i8|i16|i32|i64|ui8|ui16|ui32|ui64)>")
+_TYPE_CACHE: dict[str, TypeAttribute] = {}
 
 
 def _line_col(name: str, pos: int) -> tuple[int, int]:
