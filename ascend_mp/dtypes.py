@@ -7,8 +7,8 @@ Dtypes are named by their MLIR element-type spelling (``f16``, ``bf16``, ``f32``
 
 from __future__ import annotations
 
-import ml_dtypes
-import numpy as np
+from typing import TYPE_CHECKING, Any
+
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
@@ -67,22 +67,30 @@ TO_CANN: dict[str, str] = {
 }
 """MLIR element type name -> CANN's canonical name (used in reports and logs)."""
 
-NUMPY: dict[str, np.dtype] = {
-    "f16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-    "i1": np.dtype(np.bool_),
-    "i8": np.dtype(np.int8),
-    "i16": np.dtype(np.int16),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-    "ui8": np.dtype(np.uint8),
-    "ui16": np.dtype(np.uint16),
-    "ui32": np.dtype(np.uint32),
-    "ui64": np.dtype(np.uint64),
-}
-"""MLIR element type name -> numpy dtype (bf16 through ml_dtypes)."""
+if TYPE_CHECKING:
+    import numpy as np
+
+    NUMPY: dict[str, np.dtype[Any]]
+    """MLIR element type name -> numpy dtype (bf16 through ml_dtypes)."""
+
+
+def _numpy_dtypes() -> dict[str, Any]:
+    import ml_dtypes
+    import numpy as np
+
+    names = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64, "i1": np.bool_,
+             "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "ui8": np.uint8, "ui16": np.uint16,
+             "ui32": np.uint32, "ui64": np.uint64}
+    return {name: np.dtype(t) for name, t in names.items()}
+
+
+def __getattr__(name: str) -> Any:
+    # NUMPY is built on first use, so that tools which never touch numpy start fast.
+    if name == "NUMPY":
+        table = _numpy_dtypes()
+        globals()["NUMPY"] = table
+        return table
+    raise AttributeError(name)
 
 _ELEMENT_TYPES: dict[str, Attribute] = {
     "f16": Float16Type(),
