@@ -21,4 +21,5 @@ def _lazy(module: str, cls: str) -> Callable[[], type[ModulePass]]:
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ascend-attach-caps": _lazy("attach_caps", "AttachCapsPass"),
+    "ascend-precision": _lazy("precision", "AscendPrecisionPass"),
 }

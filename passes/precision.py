@@ -1,0 +1,1226 @@
+"""`ascend-precision`: CANN's precision modes as an xDSL pass (DESIGN.md section 5).
+
+The pass decides, for every ascend op, which of its kernels runs (a dtype per
+operand definition and per result, an engine), then rewrites the IR to match:
+results are retyped in place and `ascend.Cast` ops are inserted where a value
+arrives in another dtype than its consumer runs in. Only float tensors change;
+the user's ops are never deleted, merged or reordered, and the function's
+signature is kept (casts back are inserted before `func.return`).
+
+```mlir
+// before, -p 'ascend-precision{mode=allow_mix_precision}'
+func.func @f(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
+  %y = ascend.MatMulV2 %x, %w : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %r = ascend.Relu %y : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  func.return %r : tensor<8x4xf32>
+}
+// after: MatMulV2 is white (fp16), Relu is gray and follows it
+  %0 = ascend.Cast %x : (tensor<8x16xf32>) -> tensor<8x16xf16>
+  %1 = ascend.Cast %w : (tensor<16x4xf32>) -> tensor<16x4xf16>
+  %y = ascend.MatMulV2 %0, %1 : (tensor<8x16xf16>, tensor<16x4xf16>) -> tensor<8x4xf16>
+  %r = ascend.Relu %y : (tensor<8x4xf16>) -> tensor<8x4xf16>
+  %2 = ascend.Cast %r : (tensor<8x4xf16>) -> tensor<8x4xf32>
+  func.return %2 : tensor<8x4xf32>
+```
+
+It works in two steps, both linear in the number of ops:
+
+1. :func:`decide_precision` walks the module once in program order (producers
+   come before consumers within a block) and picks each op's kernel from its
+   `caps` (or the operator library), the mode, its list kind and the overrides
+   (`customize_dtypes` > `keep_dtype` > `modify_mixlist` > library lists > mode).
+   Gray ops in the mix modes follow the dtypes their producers were given.
+   Kernel lookups are cached per kernel set, original signature and vote.
+2. The patterns of :func:`populate_precision_patterns` apply the resulting
+   :class:`PrecisionPlan` in one walk (no DCE): at most one cast per
+   (value, dtype), shared by every consumer; an exact round trip through a user
+   cast (f16->f32->f16, bf16->f32->bf16) is folded instead of adding a cast.
+
+Running the pass twice gives the same IR as running it once.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.irdl import OptionalDef, VariadicDef
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.traits import ConstantLike
+
+from ascend_mp.config import (
+    CustomizeDtypes,
+    KeepDtype,
+    KernelDtypes,
+    Mixlist,
+    load_customize_dtypes,
+    load_keep_dtype,
+    load_mixlist,
+)
+from ascend_mp.dialects.ascend import (
+    OPS_BY_TYPE,
+    AscendOp,
+    CapsAttr,
+    CastOp,
+    Kernel,
+    ListKindAttr,
+)
+from ascend_mp.dtypes import PRECISION_RANK, TO_CANN, dtype_name, element_type
+from ascend_mp.errors import AscendError
+from ascend_mp.modes import DEFAULT_MODE, V1_MODES, V2_MODES, V2_TO_V1
+from ascend_mp.opinfo import OpLibrary, load_library
+
+logger = logging.getLogger("ascend_mp")
+
+F16, BF16, F32 = "f16", "bf16", "f32"
+LOW = (F16, BF16)
+AICORE, AICPU = "aicore", "aicpu"
+
+EXACT_WIDENING = frozenset({(F16, F32), (BF16, F32), (F16, "f64"), (BF16, "f64"), (F32, "f64")})
+"""(narrow, wide) pairs whose round trip narrow -> wide -> narrow is the identity."""
+
+MIX_MODES = ("allow_mix_precision", "allow_mix_precision_fp16", "allow_mix_precision_bf16")
+
+_STRATEGY: dict[str, tuple[str, str]] = {
+    # v1 mode: (rule, low dtype)
+    "force_fp16": ("force_fp16", F16),
+    "force_fp32": ("force_fp32", F16),
+    "cube_fp16in_fp32out": ("force_fp32", F16),
+    "allow_fp32_to_fp16": ("allow_fp32_to_low", F16),
+    "allow_fp32_to_bf16": ("allow_fp32_to_low", BF16),
+    "must_keep_origin_dtype": ("keep", F16),
+    "allow_mix_precision": ("mix", F16),
+    "allow_mix_precision_fp16": ("mix", F16),
+    "allow_mix_precision_bf16": ("mix", BF16),
+}
+assert set(_STRATEGY) == set(V1_MODES)
+
+_SHORT = {F16: "fp16", BF16: "bf16", F32: "fp32", "f64": "fp64"}
+
+
+def _cann(dtype: str | None) -> str | None:
+    return None if dtype is None else TO_CANN.get(dtype, dtype)
+
+
+def _rank(dtype: str | None) -> int:
+    return PRECISION_RANK.get(dtype, 0) if dtype is not None else 0
+
+
+def _join(a: str, b: str) -> str:
+    """The more precise of two float dtypes; f16 and bf16 (neither holds the other) join at f32."""
+    if a == b:
+        return a
+    ra, rb = _rank(a), _rank(b)
+    if ra == rb:
+        return F32
+    return a if ra > rb else b
+
+
+# ======================================================================================
+# Options
+# ======================================================================================
+
+
+@dataclass(frozen=True)
+class PrecisionConfig:
+    """Validated options of the pass: the mode resolved to v1 and the loaded override files."""
+
+    mode: str
+    library: OpLibrary
+    mixlist: Mixlist | None = None
+    keep_dtype: KeepDtype | None = None
+    customize_dtypes: CustomizeDtypes | None = None
+    report: str | None = None
+
+    @property
+    def rule(self) -> str:
+        return _STRATEGY[self.mode][0]
+
+    @property
+    def low(self) -> str:
+        return _STRATEGY[self.mode][1]
+
+
+def resolve_mode(mode: str | None, mode_v2: str | None) -> str:
+    """The v1 mode name for `precision_mode` / `precision_mode_v2` (mutually exclusive)."""
+    if mode is not None and mode_v2 is not None:
+        raise AscendError(
+            f"precision_mode '{mode}' and precision_mode_v2 '{mode_v2}' are mutually exclusive; give one of them"
+        )
+    if mode_v2 is not None:
+        if mode_v2 not in V2_TO_V1:
+            raise AscendError(f"unknown precision_mode_v2 '{mode_v2}'; expected one of {', '.join(V2_MODES)}")
+        return V2_TO_V1[mode_v2]
+    if mode is None:
+        return DEFAULT_MODE
+    if mode not in V1_MODES:
+        raise AscendError(f"unknown precision_mode '{mode}'; expected one of {', '.join(V1_MODES)}")
+    return mode
+
+
+def load_config(
+    mode: str | None = None,
+    mode_v2: str | None = None,
+    modify_mixlist: str | None = None,
+    keep_dtype: str | None = None,
+    customize_dtypes: str | None = None,
+    soc: str = "ascend910",
+    op_info: str | None = None,
+    report: str | None = None,
+) -> PrecisionConfig:
+    """Validate every option and load every file, before anything is rewritten."""
+    resolved = resolve_mode(mode, mode_v2)
+    library = load_library(soc, op_info)
+    known = set(OPS_BY_TYPE)
+    mixlist = load_mixlist(modify_mixlist, known) if modify_mixlist is not None else None
+    keep = load_keep_dtype(keep_dtype, known) if keep_dtype is not None else None
+    custom = load_customize_dtypes(customize_dtypes, known) if customize_dtypes is not None else None
+    if report is not None:
+        folder = os.path.dirname(os.path.abspath(report))
+        if not os.path.isdir(folder):
+            raise AscendError(f"{report}: cannot write the precision report: no directory '{folder}'")
+    if mixlist is not None and resolved not in MIX_MODES:
+        logger.warning("%s: modify_mixlist has no effect in precision mode '%s' (only in the mix modes)", modify_mixlist, resolved)
+    if keep is not None and resolved == "must_keep_origin_dtype":
+        logger.warning("%s: keep_dtype has no effect in precision mode 'must_keep_origin_dtype'", keep_dtype)
+    return PrecisionConfig(resolved, library, mixlist, keep, custom, report)
+
+
+# ======================================================================================
+# Kernel choice
+# ======================================================================================
+
+
+class Signature(NamedTuple):
+    """An op's dtypes: one per operand definition (None: absent optional operand), one per result."""
+
+    inputs: tuple[str | None, ...]
+    outputs: tuple[str | None, ...]
+
+
+def _primary(inputs: Sequence[str | None], outputs: Sequence[str | None]) -> str | None:
+    """The dtype an op computes in: its first float operand's, else its first float result's."""
+    for d in inputs:
+        if d in PRECISION_RANK:
+            return d
+    for d in outputs:
+        if d in PRECISION_RANK:
+            return d
+    return None
+
+
+class _Step(NamedTuple):
+    dtype: str
+    engine: str
+    reason: str
+    precise_out: bool = False
+    warn: bool = False
+
+
+class _Choice(NamedTuple):
+    kernel: Kernel | None
+    reason: str
+    warning: str | None
+
+
+class _Candidates:
+    """The kernels of one kernel set that fit one original signature, with memoised choices."""
+
+    def __init__(self, kernels: Sequence[Kernel], sig: Signature, cls: _OpClass):
+        self.sig = sig
+        self.primary = _primary(sig.inputs, sig.outputs)
+        self.kernels = [k for k in kernels if _fits(k, sig) and cls.allows(k, sig)]
+        self.primaries = [_primary(_present(k.inputs, sig.inputs), k.outputs) for k in self.kernels]
+        self.varying = tuple(
+            i
+            for i, d in enumerate(sig.inputs)
+            if d in PRECISION_RANK and len({k.inputs[i] for k in self.kernels}) > 1
+        )
+        """Operand definitions whose dtype differs between the kernels: the ones producers vote on."""
+        self.memo: dict[Any, _Choice] = {}
+        self._best: dict[tuple[str, str, bool], Kernel | None] = {}
+
+    def best(self, dtype: str, engine: str, precise_out: bool = False) -> Kernel | None:
+        """The kernel computing in `dtype` on `engine` that changes the fewest of the op's dtypes."""
+        key = (dtype, engine, precise_out)
+        if key in self._best:
+            return self._best[key]
+        found: Kernel | None = None
+        best_key: tuple[int, int] | None = None
+        for k, p in zip(self.kernels, self.primaries):
+            if p != dtype or k.engine != engine:
+                continue
+            out = -sum(_rank(d) for d in k.outputs) if precise_out else 0
+            rank = (out, self.distance(k, dtype))
+            if best_key is None or rank < best_key:
+                found, best_key = k, rank
+        self._best[key] = found
+        return found
+
+    def distance(self, k: Kernel, dtype: str) -> int:
+        """How many dtypes of the op `k` changes, beyond moving its compute dtype to `dtype`."""
+        n = 0
+        p = self.primary
+        for kd, sd in zip(k.inputs, self.sig.inputs):
+            if sd is not None:
+                n += kd != (dtype if sd == p else sd)
+        for kd, sd in zip(k.outputs, self.sig.outputs):
+            n += kd != (dtype if sd == p else sd)
+        return n
+
+    def run(self, steps: Iterable[_Step]) -> _Choice | None:
+        for step in steps:
+            kernel = self.best(step.dtype, step.engine, step.precise_out)
+            if kernel is not None:
+                return _Choice(kernel, step.reason, step.reason if step.warn else None)
+        return None
+
+    def find(self, inputs: Sequence[str], outputs: Sequence[str]) -> Kernel | None:
+        """The kernel with exactly these dtypes (inputs per operand definition, or per present one)."""
+        for k in self.kernels:
+            if tuple(outputs) != k.outputs:
+                continue
+            if tuple(inputs) == k.inputs or tuple(inputs) == _present(k.inputs, self.sig.inputs):
+                return k
+        return None
+
+
+def _present(kernel_inputs: Sequence[str], sig_inputs: Sequence[str | None]) -> tuple[str, ...]:
+    return tuple(k for k, s in zip(kernel_inputs, sig_inputs) if s is not None)
+
+
+def _fits(k: Kernel, sig: Signature) -> bool:
+    """Whether kernel `k` can run an op of signature `sig`: same arity, same non-float dtypes."""
+    if len(k.inputs) != len(sig.inputs) or len(k.outputs) != len(sig.outputs):
+        return False
+    for kd, sd in zip((*k.inputs, *k.outputs), (*sig.inputs, *sig.outputs)):
+        if sd is None:
+            continue
+        if sd in PRECISION_RANK:
+            if kd not in PRECISION_RANK:
+                return False
+        elif kd != sd:
+            return False
+    return True
+
+
+def _fmt_kernels(kernels: Sequence[Kernel]) -> str:
+    return ", ".join(str(k) for k in kernels) if kernels else "none"
+
+
+def _fmt_sig(inputs: Sequence[str | None], outputs: Sequence[str | None]) -> str:
+    ins = ", ".join(d or "-" for d in inputs)
+    outs = ", ".join(d or "-" for d in outputs)
+    return f"({ins}) -> {outs if len(outputs) == 1 else f'({outs})'}"
+
+
+# ======================================================================================
+# Decisions and the report
+# ======================================================================================
+
+
+@dataclass
+class OpDecision:
+    """What the pass decided for one ascend op (one entry of the precision report)."""
+
+    name: str | None
+    type: str
+    location: str
+    original: Signature
+    chosen: Signature
+    list_kind: str
+    engine: str
+    reason: str
+
+    @property
+    def reduced(self) -> bool:
+        return _rank(_primary(*self.chosen)) < _rank(_primary(*self.original))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": self.type,
+            "location": self.location,
+            "original": {"inputs": [_cann(d) for d in self.original.inputs], "outputs": [_cann(d) for d in self.original.outputs]},
+            "chosen": {"inputs": [_cann(d) for d in self.chosen.inputs], "outputs": [_cann(d) for d in self.chosen.outputs]},
+            "list": self.list_kind,
+            "engine": self.engine,
+            "reason": self.reason,
+        }
+
+
+@dataclass
+class PrecisionReport:
+    """The decisions of one run of the pass, and its totals (written by `report=FILE`)."""
+
+    mode: str
+    soc: str
+    ops: list[OpDecision]
+    casts_inserted: int = 0
+    casts_folded: int = 0
+    warnings: list[str] = field(default_factory=list[str])
+
+    @property
+    def ops_reduced(self) -> int:
+        return sum(1 for d in self.ops if d.reduced)
+
+    def by_name(self, name: str) -> OpDecision:
+        return next(d for d in self.ops if d.name == name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "soc": self.soc,
+            "ops": [d.to_json() for d in self.ops],
+            "totals": {
+                "ops": len(self.ops),
+                "ops_reduced": self.ops_reduced,
+                "casts_inserted": self.casts_inserted,
+                "casts_folded": self.casts_folded,
+            },
+            "warnings": list(self.warnings),
+        }
+
+    def write(self, path: str) -> None:
+        """Write the JSON report atomically (temporary file, then rename)."""
+        folder = os.path.dirname(os.path.abspath(path))
+        try:
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".precision-", suffix=".tmp")
+        except OSError as e:
+            raise AscendError(f"{path}: cannot write the precision report: {e.strerror}") from None
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(self.to_json(), f, indent=2)
+                f.write("\n")
+            os.replace(tmp, path)
+        except OSError as e:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise AscendError(f"{path}: cannot write the precision report: {e.strerror}") from None
+
+
+class _Record(NamedTuple):
+    """A decision as the walk records it; locations are resolved only when a report is built."""
+
+    op: Operation
+    type: str
+    name: str | None
+    original: Signature
+    kernel: Kernel | None
+    list_kind: str
+    reason: str
+    position: str
+
+
+@dataclass(eq=False)
+class PrecisionPlan:
+    """The decided dtypes, as the rewrite patterns consume them.
+
+    `operands[op]` holds the dtype each operand must have (None: leave it), for the ops
+    that need a cast; `results[op]` the new dtype of each result (None: unchanged).
+    """
+
+    config: PrecisionConfig
+    operands: dict[Operation, tuple[str | None, ...]] = field(default_factory=dict[Operation, tuple[str | None, ...]])
+    results: dict[Operation, tuple[str | None, ...]] = field(default_factory=dict[Operation, tuple[str | None, ...]])
+    records: list[_Record] = field(default_factory=list[_Record])
+    warnings: list[str] = field(default_factory=list[str])
+    inserted: set[Operation] = field(default_factory=set[Operation])
+    """Casts this plan inserted (never printed; only these may be folded away)."""
+    casts: dict[tuple[SSAValue, str], SSAValue] = field(default_factory=dict[tuple[SSAValue, str], SSAValue])
+    last_cast: dict[Operation | Block, Operation] = field(default_factory=dict[Operation | Block, Operation])
+    """The last cast inserted after an op or at the start of a block (casts keep consumer order)."""
+    user_casts: dict[tuple[SSAValue, str], Operation] = field(default_factory=dict[tuple[SSAValue, str], Operation])
+    """Casts in the input, by (source value, destination dtype), for reuse."""
+    order: dict[Operation, int] = field(default_factory=dict[Operation, int])
+    """Program-order index of the user casts and of the ops that need operand casts."""
+    casts_inserted: int = 0
+    casts_folded: int = 0
+    _types: dict[tuple[int, str], tuple[Attribute, TensorType]] = field(default_factory=dict[tuple[int, str], tuple[Attribute, TensorType]])
+
+    # -- casts --------------------------------------------------------------------------
+    def retyped(self, type_: Attribute, dtype: str) -> TensorType:
+        """`type_` (a tensor type) with element type `dtype`, cached per type object."""
+        key = (id(type_), dtype)
+        hit = self._types.get(key)
+        if hit is None:
+            assert isinstance(type_, TensorType)
+            new: TensorType = TensorType(element_type(dtype), type_.shape, type_.encoding)
+            hit = self._types[key] = (type_, new)  # keep type_ alive so its id stays unique
+        return hit[1]
+
+    def cast(self, value: SSAValue, dtype: str, rewriter: PatternRewriter, user: Operation | None = None) -> SSAValue:
+        """`value` converted to `dtype` for `user`: one shared cast per (value, dtype), exact round trips folded.
+
+        A cast of `value` to `dtype` that the user wrote earlier in `user`'s block is reused.
+        """
+        key = (value, dtype)
+        hit = self.casts.get(key)
+        if hit is not None:
+            return hit
+        if user is not None:
+            written = self.user_casts.get(key)
+            if written is not None and written.parent is user.parent and self.order.get(written, 0) < self.order.get(user, 0):
+                self.casts[key] = written.results[0]
+                return written.results[0]
+        src = dtype_name(value.type.element_type)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
+        owner = value.owner
+        if isinstance(owner, CastOp) and owner not in self.inserted:
+            inner = dtype_name(owner.x.type.element_type)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
+            if inner == dtype and (inner, src) in EXACT_WIDENING:
+                self.casts_folded += 1
+                self.casts[key] = owner.x
+                return owner.x
+        if src is not None and {src, dtype} == {F16, BF16}:
+            # No direct fp16 <-> bf16 kernel: go through fp32 (exact first step).
+            value = self.cast(value, F32, rewriter)
+        cast = CastOp(value, result_types=[self.retyped(value.type, dtype)])
+        # Right after the definition (it dominates every use), after the casts already placed there.
+        if isinstance(value, OpResult):
+            anchor: Operation | Block = value.op
+            point = InsertPoint.after(self.last_cast.get(anchor, anchor))
+        else:
+            assert isinstance(value, BlockArgument)
+            anchor = value.block
+            last = self.last_cast.get(anchor)
+            point = InsertPoint.after(last) if last is not None else InsertPoint.at_start(anchor)
+        rewriter.insert(cast, point)
+        self.last_cast[anchor] = cast
+        self.inserted.add(cast)
+        self.casts_inserted += 1
+        self.casts[key] = cast.y
+        return cast.y
+
+    # -- reporting ------------------------------------------------------------------------
+    def report(self) -> PrecisionReport:
+        ops: list[OpDecision] = []
+        for r in self.records:
+            chosen = r.original if r.kernel is None else Signature(
+                tuple(None if s is None else k for k, s in zip(r.kernel.inputs, r.original.inputs)), r.kernel.outputs
+            )
+            engine = AICORE if r.kernel is None else r.kernel.engine
+            ops.append(OpDecision(r.name, r.type, _location(r.op, r.position), r.original, chosen, r.list_kind, engine, r.reason))
+        return PrecisionReport(
+            self.config.mode, self.config.library.soc, ops, self.casts_inserted, self.casts_folded, list(self.warnings)
+        )
+
+
+def _location(op: Operation, position: str) -> str:
+    """The op's `file:line:col` when it was parsed, else its position in the input (`@f, op #k`)."""
+    from ascend_mp import ir
+
+    # location_of walks the whole function for an op that was not parsed; `position` is that answer, precomputed.
+    if op in ir._LOCATIONS:  # pyright: ignore[reportPrivateUsage]
+        return ir.location_of(op)
+    return position
+
+
+# ======================================================================================
+# The forward walk
+# ======================================================================================
+
+
+@dataclass(frozen=True, eq=False)
+class _OpClass:
+    """Per-op-class facts, computed once."""
+
+    op_type: str
+    regular: bool
+    """Every operand definition is a single operand (no optional / variadic ones)."""
+    fixed: str | None
+    """Why ops of this class are never changed (user casts, constants), else None."""
+    variadic: int
+    """Index of the optional or variadic operand definition (ascend ops have at most one), else -1."""
+    optional: bool
+    defs: int
+    same: tuple[int, ...]
+    """Slots (operand definitions, then results) the verifier wants of one dtype."""
+    floats: tuple[int, ...]
+    """Slots the verifier wants to be float."""
+
+    def allows(self, k: Kernel, sig: Signature) -> bool:
+        """Whether the op still verifies when it runs kernel `k` (a hand-written caps may break SAME_DTYPE)."""
+        dts = (*k.inputs, *k.outputs)
+        present = (*sig.inputs, *sig.outputs)
+        if len({dts[i] for i in self.same if present[i] is not None}) > 1:
+            return False
+        return all(dts[i] in PRECISION_RANK for i in self.floats if present[i] is not None)
+
+    def groups(self, op: Operation) -> list[list[SSAValue]]:
+        """`operand_groups(op)` without re-reading the op definition."""
+        operands = list(op.operands)
+        if self.regular:
+            return [[v] for v in operands]
+        v = self.variadic
+        take = len(operands) - (self.defs - 1)
+        if self.optional:
+            take = min(take, 1)
+        return [[x] for x in operands[:v]] + [operands[v : v + take]] + [[x] for x in operands[v + take :]]
+
+
+_CLASSES: dict[type[Operation], _OpClass] = {}
+
+
+def _op_class(op: AscendOp) -> _OpClass:
+    cls = type(op)
+    info = _CLASSES.get(cls)
+    if info is None:
+        defs = [d for _, d in op.get_irdl_definition().operands]
+        odd = [i for i, d in enumerate(defs) if isinstance(d, VariadicDef)]
+        fixed = "user cast" if isinstance(op, CastOp) else "constant" if op.has_trait(ConstantLike) else None
+        if len(odd) > 1:
+            raise AscendError(f"{op.name}: more than one optional or variadic operand is not supported")
+        variadic = odd[0] if odd else -1
+        optional = bool(odd) and isinstance(defs[variadic], OptionalDef)
+        irdl = op.get_irdl_definition()
+        slots = [n for n, _ in irdl.operands] + [n for n, _ in irdl.results]
+        same = tuple(i for i, n in enumerate(slots) if n in op.SAME_DTYPE)
+        floats = tuple(i for i, n in enumerate(slots) if n in op.FLOAT_ONLY)
+        info = _OpClass(op.name.removeprefix("ascend."), not odd, fixed, variadic, optional, len(defs), same, floats)
+        _CLASSES[cls] = info
+    return info
+
+
+def _dtype_of(value: SSAValue) -> str | None:
+    type_ = value.type
+    if isinstance(type_, TensorType):
+        return dtype_name(type_.element_type)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+    return None
+
+
+class _Planner:
+    """Decides every op in one forward walk (see :func:`decide_precision`)."""
+
+    def __init__(self, config: PrecisionConfig):
+        self.config = config
+        self.plan = PrecisionPlan(config)
+        self.rule = config.rule
+        self.low = config.low
+        self.other_low = BF16 if self.low == F16 else F16
+        self.mix = self.rule == "mix"
+        self.chosen: dict[SSAValue, str] = {}
+        """Values whose dtype the decisions changed -> their new dtype."""
+        self.voters: dict[SSAValue, str] = {}
+        self.candidates: dict[tuple[int, _OpClass, Signature], _Candidates] = {}
+        self.keepalive: list[object] = []
+        self.kinds: dict[tuple[str, str], tuple[str, str]] = {}
+        self.warned: set[str] = set()
+        self.used_names: set[str] = set()
+        self.used_types: set[str] = set()
+        self.info = logger.isEnabledFor(logging.INFO)
+        self.seq = 0
+        self.type_dtypes: dict[int, tuple[Attribute, str | None]] = {}
+        self.track = config.keep_dtype is not None or config.customize_dtypes is not None
+
+    # -- helpers ---------------------------------------------------------------------------
+    def warn(self, message: str) -> None:
+        if message not in self.warned:
+            self.warned.add(message)
+            logger.warning("%s", message)
+            self.plan.warnings.append(message)
+
+    def dtype(self, value: SSAValue) -> str | None:
+        """A value's dtype after the decisions so far."""
+        d = self.chosen.get(value)
+        return d if d is not None else self.dtype_of(value)
+
+    def kernels(self, op: AscendOp, op_type: str) -> tuple[Kernel, ...]:
+        caps = op.properties.get("caps")
+        if isinstance(caps, CapsAttr):
+            return caps.data
+        return self.config.library.info(op_type).kernels
+
+    def library_kind(self, op: AscendOp, op_type: str) -> str:
+        kind = op.properties.get("list")
+        if isinstance(kind, ListKindAttr):
+            return kind.data.value
+        return self.config.library.info(op_type).list_kind.value
+
+    def effective_kind(self, op_type: str, library_kind: str) -> tuple[str, str | None]:
+        """(list kind, modify_mixlist reason or None)."""
+        mixlist = self.config.mixlist
+        if mixlist is None or not self.mix:
+            return library_kind, None
+        key = (op_type, library_kind)
+        hit = self.kinds.get(key)
+        if hit is None:
+            hit = self.kinds[key] = mixlist.list_kind(op_type, library_kind)
+        kind, why = hit
+        return kind, (None if why == "library" else why)
+
+    def candidates_for(self, kernels: tuple[Kernel, ...], sig: Signature, cls: _OpClass) -> _Candidates:
+        key = (id(kernels), cls, sig)
+        cands = self.candidates.get(key)
+        if cands is None:
+            cands = self.candidates[key] = _Candidates(kernels, sig, cls)
+            self.keepalive.append(kernels)  # the id stays unique while the cache lives
+        return cands
+
+    # -- the walk --------------------------------------------------------------------------
+    def run(self, module: Operation) -> PrecisionPlan:
+        fname: str | None = None
+        count = 0
+        for seq, op in enumerate(module.walk()):
+            self.seq = seq
+            if isinstance(op, func.FuncOp):
+                fname, count = op.sym_name.data, 0
+                continue
+            count += 1
+            if isinstance(op, AscendOp):
+                # What location_of says of an op it did not parse: its index in the function's walk.
+                self.decide(op, f"@{fname}, op #{count}" if fname is not None else "<unknown location>")
+            elif op is not module:
+                self.foreign(op)
+        self.check_unused()
+        return self.plan
+
+    def need_casts(self, op: Operation, wanted: list[str | None]) -> None:
+        self.plan.operands[op] = tuple(wanted)
+        self.plan.order[op] = self.seq
+
+    def foreign(self, op: Operation) -> None:
+        """A non-ascend op (func.return, calls, ...): its operands keep their dtypes."""
+        wanted: list[str | None] | None = None
+        for i, v in enumerate(op.operands):
+            if v in self.chosen:
+                if wanted is None:
+                    wanted = [None] * len(op.operands)
+                wanted[i] = self.dtype_of(v)
+        if wanted is not None:
+            self.need_casts(op, wanted)
+        if not op.has_trait(ConstantLike, value_if_unregistered=False):
+            for r in op.results:
+                d = self.dtype_of(r)
+                if d in PRECISION_RANK:
+                    self.voters[r] = d  # pyright: ignore[reportArgumentType]
+
+    def dtype_of(self, value: SSAValue) -> str | None:
+        """A value's dtype in the input (cached per type object)."""
+        type_ = value.type
+        hit = self.type_dtypes.get(id(type_))
+        if hit is None:
+            hit = self.type_dtypes[id(type_)] = (type_, _dtype_of(value))  # keeps type_ (and its id) alive
+        return hit[1]
+
+    def signature(self, op: AscendOp, cls: _OpClass) -> tuple[Signature, list[list[SSAValue]] | None] | None:
+        """The op's original signature (None if an operand or result has an unmodelled type)."""
+        dtype_of = self.dtype_of
+        groups = None
+        if cls.regular:
+            ins = tuple([dtype_of(v) for v in op.operands])
+            if None in ins:
+                return None
+        else:
+            groups = cls.groups(op)
+            dts: list[str | None] = []
+            for g in groups:
+                if not g:
+                    dts.append(None)
+                    continue
+                d = dtype_of(g[0])
+                for v in g[1:]:  # a variadic group of mixed dtypes runs in the most precise
+                    other = dtype_of(v)
+                    if d is None or other is None:
+                        return None
+                    if other != d:
+                        d = _join(d, other) if d in PRECISION_RANK and other in PRECISION_RANK else d
+                if d is None:
+                    return None
+                dts.append(d)
+            ins = tuple(dts)
+        outs = tuple([dtype_of(r) for r in op.results])
+        if None in outs:
+            return None
+        return Signature(ins, outs), groups
+
+    def decide(self, op: AscendOp, position: str) -> None:
+        cls = _op_class(op)
+        op_type = cls.op_type
+        name_attr = op.properties.get("name")
+        name = name_attr.data if isinstance(name_attr, StringAttr) else None
+        if self.track:
+            self.used_types.add(op_type)
+            if name is not None:
+                self.used_names.add(name)
+        found = self.signature(op, cls)
+        kind = self.library_kind(op, op_type)
+        if found is None:
+            self.keep_as_is(op, op_type, name, kind, "unmodelled dtype", position, None)
+            return
+        sig, groups = found
+        if cls.fixed == "user cast" and op.operands[0] not in self.chosen:
+            self.plan.user_casts.setdefault((op.operands[0], sig.outputs[0]), op)  # pyright: ignore[reportArgumentType]
+            self.plan.order[op] = self.seq
+        if cls.fixed is not None or _primary(sig.inputs, sig.outputs) is None:
+            self.keep_as_is(op, op_type, name, kind, cls.fixed or "no float tensors", position, sig)
+            return
+        kernels = self.kernels(op, op_type)
+        cands = self.candidates_for(kernels, sig, cls)
+        kind, mix_reason = self.effective_kind(op_type, kind)
+        choice = self.choose(op, op_type, name, cands, kind, mix_reason, position)
+        kernel = choice.kernel
+        if choice.warning is not None:
+            label = f"{op_type} '{name}'" if name else op_type
+            self.warn(f"{label}: {choice.warning}; kernels: {_fmt_kernels(cands.kernels)}")
+        record = _Record(op, op_type, name, sig, kernel, kind, choice.reason, position)
+        self.plan.records.append(record)
+        if kernel is None:
+            self.keep_operands(op)
+            self.vote_results(op)
+            return
+        # Operands: cast where the value's (decided) dtype differs from the kernel's.
+        wanted: list[str | None] | None = None
+        if groups is None:
+            for i, v in enumerate(op.operands):
+                sd = sig.inputs[i]
+                kd = kernel.inputs[i] if sd in PRECISION_RANK else sd
+                if self.chosen.get(v, sd) != kd:
+                    if wanted is None:
+                        wanted = [None] * len(op.operands)
+                    wanted[i] = kd
+        else:
+            pos = 0
+            for i, g in enumerate(groups):
+                sd = sig.inputs[i]
+                for v in g:
+                    kd = kernel.inputs[i] if sd in PRECISION_RANK else self.dtype_of(v)
+                    if self.dtype(v) != kd:
+                        if wanted is None:
+                            wanted = [None] * len(op.operands)
+                        wanted[pos] = kd
+                    pos += 1
+        if wanted is not None:
+            self.need_casts(op, wanted)
+        # Results.
+        new: list[str | None] | None = None
+        for j, r in enumerate(op.results):
+            sd, kd = sig.outputs[j], kernel.outputs[j]
+            if sd in PRECISION_RANK:
+                self.voters[r] = kd
+                if kd != sd:
+                    if new is None:
+                        new = [None] * len(op.results)
+                    new[j] = kd
+                    self.chosen[r] = kd
+        if new is not None:
+            self.plan.results[op] = tuple(new)
+            if self.info:
+                before, after = _primary(*sig), _primary(kernel.inputs, kernel.outputs)
+                if _rank(after) < _rank(before):
+                    logger.info(
+                        "Reduce precision: %s %s -> %s (%s)", name or op_type, _cann(before), _cann(after), choice.reason
+                    )
+
+    def keep_as_is(
+        self, op: AscendOp, op_type: str, name: str | None, kind: str, reason: str, position: str, sig: Signature | None
+    ) -> None:
+        if sig is None:
+            sig = Signature(tuple(self.dtype_of(v) for v in op.operands), tuple(self.dtype_of(r) for r in op.results))
+        self.plan.records.append(_Record(op, op_type, name, sig, None, kind, reason, position))
+        self.keep_operands(op)
+        self.vote_results(op)
+
+    def keep_operands(self, op: Operation) -> None:
+        wanted: list[str | None] | None = None
+        for i, v in enumerate(op.operands):
+            if v in self.chosen:
+                if wanted is None:
+                    wanted = [None] * len(op.operands)
+                wanted[i] = self.dtype_of(v)
+        if wanted is not None:
+            self.need_casts(op, wanted)
+
+    def vote_results(self, op: Operation) -> None:
+        if op.has_trait(ConstantLike):
+            return  # constants do not vote
+        for r in op.results:
+            d = self.dtype_of(r)
+            if d in PRECISION_RANK:
+                self.voters[r] = d  # pyright: ignore[reportArgumentType]
+
+    # -- the rules ---------------------------------------------------------------------------
+    def choose(
+        self,
+        op: AscendOp,
+        op_type: str,
+        name: str | None,
+        cands: _Candidates,
+        kind: str,
+        mix_reason: str | None,
+        position: str,
+    ) -> _Choice:
+        config = self.config
+        orig = cands.primary
+        assert orig is not None
+        custom = config.customize_dtypes.lookup(name, op_type) if config.customize_dtypes is not None else None
+        if custom is not None:
+            return self.customized(op, op_type, name, cands, custom, position)
+        keep = config.keep_dtype is not None and config.keep_dtype.matches(name, op_type)
+        if keep and self.rule != "keep":
+            choice = self.keep_original(cands, orig, "keep_dtype")
+            if choice is not None:
+                return choice
+            self.warn(
+                f"{op_type} '{name or op_type}': keep_dtype cannot keep {_cann(orig)} (no kernel for it); "
+                f"the mode decides"
+            )
+        if self.rule == "keep":
+            choice = self.keep_original(cands, orig, "mode")
+            if choice is None:
+                label = f"{op_type} '{name}'" if name else f"{op_type} (unnamed)"
+                raise AscendError(
+                    f"{_location(op, position)}: {label} has no kernel for its original dtype {_cann(orig)} "
+                    f"under must_keep_origin_dtype and no AI CPU fallback; kernels: {_fmt_kernels(cands.kernels)}"
+                )
+            return choice
+        vote: str | None = None
+        follows = ""
+        if self.mix and kind == "gray" and orig == F32:
+            vote, follows = self.votes(op, cands)
+        key = (kind, vote, mix_reason)
+        choice = cands.memo.get(key)
+        if choice is None:
+            choice = cands.memo[key] = self.by_mode(cands, orig, kind, vote, mix_reason)
+        if follows and choice.reason.startswith("gray"):
+            choice = choice._replace(reason=choice.reason + follows)
+        return choice
+
+    def votes(self, op: AscendOp, cands: _Candidates) -> tuple[str | None, str]:
+        """The dtype a gray op's producers vote for (the most precise), and the producer it follows."""
+        cls = _op_class(op)
+        if cls.regular:
+            values: list[SSAValue] = [op.operands[i] for i in cands.varying]
+        else:
+            groups = cls.groups(op)
+            values = [v for i in cands.varying for v in groups[i]]
+        ballots = [(d, v.owner) for v in values if (d := self.voters.get(v)) is not None]
+        if not ballots:
+            return None, ""
+        vote = ballots[0][0]
+        for d, _ in ballots[1:]:
+            vote = _join(vote, d)
+        owner = next((o for d, o in ballots if d == vote), ballots[0][1])
+        if not isinstance(owner, Operation):
+            return vote, ""
+        label = owner.name.removeprefix("ascend.")
+        wname = owner.properties.get("name")
+        if isinstance(wname, StringAttr):
+            label += f"/{wname.data}"
+        return vote, f": follows {label}"
+
+    def keep_original(self, cands: _Candidates, orig: str, reason: str) -> _Choice | None:
+        """The must_keep_origin_dtype rule (also keep_dtype's)."""
+        steps = [_Step(orig, AICORE, reason)]
+        if orig in LOW:
+            steps += [_Step(F32, AICORE, f"no {_SHORT[orig]} kernel"), _Step(F32, AICPU, "aicpu fallback")]
+        else:
+            steps += [_Step(orig, AICPU, "aicpu fallback")]
+        return cands.run(steps)
+
+    def by_mode(self, cands: _Candidates, orig: str, kind: str, vote: str | None, mix_reason: str | None) -> _Choice:
+        low, other = self.low, self.other_low
+        no_orig = f"no {_SHORT.get(orig, orig)} kernel"
+        rule = self.rule
+        steps: list[_Step]
+        if rule == "force_fp16":
+            steps = [
+                _Step(F16, AICORE, "mode"),
+                _Step(orig, AICORE, "no fp16 kernel"),
+                _Step(F32, AICORE, "no fp16 kernel"),
+                _Step(BF16, AICORE, "no fp16 kernel"),
+                _Step(F32, AICPU, "aicpu fallback"),
+            ]
+        elif rule == "force_fp32":
+            steps = [_Step(F32, AICORE, "mode")]
+            if kind == "black":
+                steps.append(_Step(F32, AICPU, "aicpu fallback"))
+            steps += [
+                _Step(F16, AICORE, "no fp32 kernel", precise_out=True),
+                _Step(BF16, AICORE, "no fp32 kernel", precise_out=True),
+                _Step(F32, AICPU, "aicpu fallback"),
+            ]
+        elif rule == "allow_fp32_to_low":
+            steps = [
+                _Step(orig, AICORE, "mode"),
+                _Step(low, AICORE, no_orig),
+                _Step(F32, AICORE, no_orig),
+                _Step(other, AICORE, no_orig),
+                _Step(orig, AICPU, "aicpu fallback"),
+                _Step(F32, AICPU, "aicpu fallback"),
+            ]
+        else:  # mix
+            steps = self.mix_steps(orig, kind, vote, mix_reason)
+        choice = cands.run(steps)
+        if choice is not None:
+            return choice
+        # Nothing the rules allow: any kernel that fits, else the op stays as it is.
+        if cands.kernels:
+            k = cands.kernels[0]
+            return _Choice(k, "no preferred kernel", f"no kernel the mode allows; using {k}")
+        return _Choice(None, "no kernel", f"no kernel fits {_fmt_sig(*cands.sig)}; left unchanged")
+
+    def mix_steps(self, orig: str, kind: str, vote: str | None, mix_reason: str | None) -> list[_Step]:
+        low, other = self.low, self.other_low
+        no_low = f"no {_SHORT[low]} kernel"
+        if orig != F32:
+            return [
+                _Step(orig, AICORE, f"original {_cann(orig)}"),
+                _Step(F32, AICORE, f"no {_SHORT.get(orig, orig)} kernel"),
+                _Step(F32, AICPU, "aicpu fallback"),
+                _Step(low, AICORE, f"no {_SHORT.get(orig, orig)} kernel"),
+                _Step(other, AICORE, f"no {_SHORT.get(orig, orig)} kernel"),
+            ]
+        label = mix_reason if mix_reason is not None else kind
+        if kind == "white":
+            return [
+                _Step(low, AICORE, label),
+                _Step(F32, AICORE, no_low, warn=True),
+                _Step(F32, AICPU, "aicpu fallback", warn=True),
+                _Step(other, AICORE, no_low, warn=True),
+            ]
+        if kind == "black":
+            return [
+                _Step(F32, AICORE, label),
+                _Step(F32, AICPU, "aicpu fallback"),
+                _Step(low, AICORE, "no fp32 kernel", warn=True),
+                _Step(other, AICORE, "no fp32 kernel", warn=True),
+            ]
+        gray = "gray" if mix_reason is None else f"{mix_reason}; gray"
+        if vote is None:
+            return [
+                _Step(F32, AICORE, f"{gray}: no voting producer"),
+                _Step(low, AICORE, "no fp32 kernel"),
+                _Step(F32, AICPU, "aicpu fallback"),
+                _Step(other, AICORE, "no fp32 kernel"),
+            ]
+        if vote == F32 or vote not in LOW:
+            return [
+                _Step(vote, AICORE, gray),
+                _Step(F32, AICORE, gray),
+                _Step(low, AICORE, "no fp32 kernel"),
+                _Step(F32, AICPU, "aicpu fallback"),
+                _Step(other, AICORE, "no fp32 kernel"),
+            ]
+        no_vote = f"no {_SHORT[vote]} kernel"
+        return [
+            _Step(vote, AICORE, gray),
+            _Step(F32, AICORE, no_vote),
+            _Step(F32, AICPU, "aicpu fallback"),
+            _Step(low, AICORE, no_vote),
+            _Step(other, AICORE, no_vote),
+        ]
+
+    def customized(
+        self, op: AscendOp, op_type: str, name: str | None, cands: _Candidates, custom: KernelDtypes, position: str
+    ) -> _Choice:
+        kernel = cands.find(custom.inputs, custom.outputs)
+        if kernel is None:
+            path = self.config.customize_dtypes.path  # pyright: ignore[reportOptionalMemberAccess]
+            label = f"{op_type} '{name}'" if name else op_type
+            raise AscendError(
+                f"{path}:{custom.line}: {label} at {_location(op, position)} has no kernel "
+                f"{_fmt_sig(custom.inputs, custom.outputs)}; kernels: {_fmt_kernels(cands.kernels)}"
+            )
+        return _Choice(kernel, "customize_dtypes", None)
+
+    def check_unused(self) -> None:
+        config = self.config
+        for what, names, types, path in (
+            ("keep_dtype", *_entries(config.keep_dtype)),
+            ("customize_dtypes", *_entries(config.customize_dtypes)),
+        ):
+            for n in sorted(names - self.used_names):
+                self.warn(f"{path}: {what} entry '{n}' matches no op")
+            for t in sorted(types - self.used_types):
+                self.warn(f"{path}: {what} entry 'OpType::{t}' matches no op")
+
+
+def _entries(cfg: KeepDtype | CustomizeDtypes | None) -> tuple[set[str], set[str], str]:
+    if cfg is None:
+        return set(), set(), ""
+    if isinstance(cfg, KeepDtype):
+        return set(cfg.names), set(cfg.op_types), cfg.path
+    return set(cfg.by_name), set(cfg.by_type), cfg.path
+
+
+def decide_precision(module: Operation, config: PrecisionConfig) -> PrecisionPlan:
+    """Decide every op's kernel in one forward walk; raises AscendError before anything changes."""
+    return _Planner(config).run(module)
+
+
+# ======================================================================================
+# Rewrite patterns
+# ======================================================================================
+
+
+def _cast_operands(op: Operation, plan: PrecisionPlan, rewriter: PatternRewriter) -> None:
+    wanted = plan.operands.get(op)
+    if wanted is None:
+        return
+    changed = False
+    for i, dtype in enumerate(wanted):
+        if dtype is None:
+            continue
+        value = op.operands[i]
+        if _dtype_of(value) == dtype:
+            continue
+        op.operands[i] = plan.cast(value, dtype, rewriter, op)
+        changed = True
+    if changed:
+        rewriter.notify_op_modified(op)
+
+
+@dataclass(eq=False)
+class ApplyAscendDecision(RewritePattern):
+    """Casts an ascend op's operands to its chosen kernel's dtypes and retypes its results."""
+
+    plan: PrecisionPlan
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AscendOp, rewriter: PatternRewriter) -> None:
+        _cast_operands(op, self.plan, rewriter)
+        new = self.plan.results.get(op)
+        if new is None:
+            return
+        for j, dtype in enumerate(new):
+            if dtype is not None:
+                result = op.results[j]
+                rewriter.replace_value_with_new_type(result, self.plan.retyped(result.type, dtype))
+
+
+@dataclass(eq=False)
+class KeepForeignOperands(RewritePattern):
+    """Casts the operands of non-ascend ops (func.return, calls, ...) back to their original dtypes."""
+
+    plan: PrecisionPlan
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, AscendOp):
+            _cast_operands(op, self.plan, rewriter)
+
+
+def populate_precision_patterns(plan: PrecisionPlan) -> list[RewritePattern]:
+    """The patterns that apply a decided plan (for reuse by other pipelines)."""
+    return [ApplyAscendDecision(plan), KeepForeignOperands(plan)]
+
+
+def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan) -> None:
+    """Apply a plan with the patterns, in one program-order walk, without dead-code elimination."""
+    walker = PatternRewriteWalker(
+        GreedyRewritePatternApplier(populate_precision_patterns(plan), dce_enabled=False),
+        apply_recursively=False,
+    )
+    for region in module.regions:
+        walker.rewrite_region(region)
+
+
+# ======================================================================================
+# Entry points
+# ======================================================================================
+
+
+def precision_rewrite(module: ModuleOp | Operation, config: PrecisionConfig) -> PrecisionPlan:
+    """Decide and apply (the cyclic garbage collector paused: the walk allocates but frees nothing)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        plan = decide_precision(module, config)
+        apply_plan(module, plan)
+    finally:
+        if paused:
+            gc.enable()
+    return plan
+
+
+def run_precision(
+    module: ModuleOp,
+    *,
+    mode: str | None = None,
+    mode_v2: str | None = None,
+    modify_mixlist: str | None = None,
+    keep_dtype: str | None = None,
+    customize_dtypes: str | None = None,
+    soc: str = "ascend910",
+    op_info: str | None = None,
+    report: str | None = None,
+) -> PrecisionReport:
+    """Run the precision pass on `module` in place and return what it decided (options as the pass's)."""
+    config = load_config(mode, mode_v2, modify_mixlist, keep_dtype, customize_dtypes, soc, op_info, report)
+    result = precision_rewrite(module, config).report()
+    if report is not None:
+        result.write(report)
+    return result
+
+
+@dataclass(frozen=True)
+class AscendPrecisionPass(ModulePass):
+    """CANN precision modes: choose each op's kernel dtypes and insert the casts they need.
+
+    Options are ATC's: `mode` (`precision_mode`) or `mode_v2` (`precision_mode_v2`), the
+    override files `modify_mixlist`, `keep_dtype`, `customize_dtypes`, the SoC and an
+    optional op-info table, and `report`, a JSON file of the per-op decisions.
+    """
+
+    name = "ascend-precision"
+
+    mode: str | None = None
+    """precision_mode (v1 name); force_fp16 when neither mode is given."""
+    mode_v2: str | None = None
+    """precision_mode_v2 (fp16, origin, cube_fp16in_fp32out, mixed_float16, mixed_bfloat16)."""
+    modify_mixlist: str | None = None
+    """JSON moving op types between the black, white and gray lists (mix modes)."""
+    keep_dtype: str | None = None
+    """Ops (names or OpType::X, one a line) that keep their original dtype."""
+    customize_dtypes: str | None = None
+    """Exact kernel dtypes per op name or OpType::X."""
+    soc: str = "ascend910"
+    """SoC whose operator library is used."""
+    op_info: str | None = None
+    """A CANN aic-<soc>-ops-info.json table overriding the built-in entries."""
+    report: str | None = None
+    """Where to write the JSON precision report."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        config = load_config(
+            self.mode, self.mode_v2, self.modify_mixlist, self.keep_dtype, self.customize_dtypes, self.soc, self.op_info, self.report
+        )
+        plan = precision_rewrite(op, config)
+        if self.report is not None:
+            plan.report().write(self.report)
+
+
+__all__ = [
+    "AscendPrecisionPass",
+    "ApplyAscendDecision",
+    "KeepForeignOperands",
+    "OpDecision",
+    "PrecisionConfig",
+    "PrecisionPlan",
+    "PrecisionReport",
+    "Signature",
+    "apply_plan",
+    "decide_precision",
+    "load_config",
+    "populate_precision_patterns",
+    "precision_rewrite",
+    "resolve_mode",
+    "run_precision",
+]
