@@ -22,4 +22,6 @@ def _lazy(module: str, cls: str) -> Callable[[], type[ModulePass]]:
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ascend-attach-caps": _lazy("attach_caps", "AttachCapsPass"),
     "ascend-precision": _lazy("precision", "AscendPrecisionPass"),
+    "ascend-autodiff": _lazy("autodiff", "AutodiffPass"),
+    "ascend-loss-scale": _lazy("loss_scale", "LossScalePass"),
 }

@@ -1,0 +1,496 @@
+"""`ascend-loss-scale`: a training step with loss scaling, MindSpore's seven steps as IR.
+
+From `@forward_grad(params..., inputs..., labels) -> (loss, dparams...)` (made by
+`ascend-autodiff`, which this pass runs itself when the module has only `@forward`),
+possibly already rewritten by `ascend-precision`, the pass adds
+
+```mlir
+func.func @train_step(%params...: fp32 master weights, %state...: optimizer slots,
+                      %inputs..., %labels, %loss_scale: tensor<f32>,
+                      %good_steps: tensor<i32>, %step: tensor<i32>)
+    -> (new params..., new state..., loss, new loss_scale, new good_steps, new step, overflow: tensor<i1>)
+```
+
+whose body is, in order:
+
+1. `NPUAllocFloatStatus` + `NPUClearFloatStatus` (before the forward and backward);
+2. the master weights cast to the forward's parameter dtypes (when those are not fp32);
+3. `@forward_grad` inlined, its gradient seed (`Const` named `gradients/seed`) multiplied
+   by the loss scale: `%seed_scaled = Mul %seed, %loss_scale`;
+4. gradients cast to fp32 and divided by the scale (`RealDiv`);
+5. `NPUGetFloatStatus`, plus a check of the unscaled gradients for inf/NaN
+   (`ReduceSum(g * 0)` is 0 or NaN; `ArgMaxV2` of `[0, status + checks]` is the flag);
+6. the fp32 optimizer update (`ApplyGradientDescent` / `ApplyMomentumD` / `ApplyAdamD`);
+7. on overflow (with `drop-overflow-update`) parameters and optimizer state are kept
+   bit-identical and `step` does not advance; the loss scale and the clean-step counter
+   follow the manager's rule.
+
+Loss-scale managers (option `manager`):
+
+* `dynamic` (PyTorch's GradScaler rule): on overflow `scale *= backoff-factor` (not below
+  `min-scale`) and the counter resets; after `growth-interval` consecutive clean steps
+  `scale *= growth-factor` and the counter resets. Defaults are GradScaler's (init 2^16,
+  x2, x0.5, 2000, no floor); `preset=mindspore` is 2^24/2/0.5/2000 with floor 1,
+  `preset=tensorflow` 2^15/2/0.5/2000 with floor 1. Explicit options override a preset.
+* `fixed`: the scale never changes (`scale`, default 128); `drop-overflow-update`
+  (default true) skips the update on overflow, else the update is always applied.
+* `none`: no loss scaling (scale 1, updates always applied); the overflow flag is still computed.
+
+The initial state for the runtime is described by the function's `ascend.train_step`
+attribute and built by :func:`initial_state`.
+
+The dialect has no `Select`, so choosing between the updated and the old tensors is
+arithmetic that is exact for finite values: with `f` the 0/1 overflow flag,
+`out = old * f - Pow(new, 1 - f) * (f - 1)`. On overflow `Pow(new, 0)` is 1 even when
+`new` is inf or NaN, so `out = old * 1 - 1 * 0 = old` bit for bit; otherwise
+`out = old * 0 + new = new`. The `Pow` runs in f64 (its operand cast exactly), because a
+vectorised fp32 `pow(x, 1)` may be one ulp off; the f64 result rounds back to `x` exactly.
+Scalar state (scale, counters, Adam's beta powers) is chosen with `a * c + b * (1 - c)`,
+exact for finite values.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from ascend_mp.builder import Emitter, dtype, finish_function, new_function, shape, tensor
+from ascend_mp.dialects import ascend as A
+from ascend_mp.dtypes import tensor_dtype
+from ascend_mp.errors import AscendError
+
+OPTIMIZERS = ("sgd", "momentum", "adam")
+MANAGERS = ("dynamic", "fixed", "none")
+
+PRESETS: dict[str, dict[str, float]] = {
+    "pytorch": {"init_scale": 2.0**16, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 2000, "min_scale": 0.0},
+    "mindspore": {"init_scale": 2.0**24, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 2000, "min_scale": 1.0},
+    "tensorflow": {"init_scale": 2.0**15, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 2000, "min_scale": 1.0},
+}
+"""Dynamic loss-scale defaults: PyTorch GradScaler (the default), MindSpore's DynamicLossScaleManager, TF's LossScaleOptimizer."""
+
+logger = logging.getLogger("ascend_mp")
+
+ATTR = "ascend.train_step"
+"""Discardable attribute of `@train_step` describing its argument layout and initial state."""
+
+
+@dataclass(frozen=True)
+class LossScaleConfig:
+    """Resolved options of the pass (what the IR and the runtime agree on)."""
+
+    manager: str
+    optimizer: str
+    lr: float
+    momentum: float
+    nesterov: bool
+    beta1: float
+    beta2: float
+    epsilon: float
+    init_scale: float
+    growth_factor: float
+    backoff_factor: float
+    growth_interval: int
+    min_scale: float
+    drop_overflow_update: bool
+
+
+# --------------------------------------------------------------------------------------
+# IR helpers
+# --------------------------------------------------------------------------------------
+
+
+def select_scalar(e: Emitter, c: SSAValue, not_c: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+    """`c ? a : b` for a 0/1 flag `c` (`not_c = 1 - c`) and finite `a`, `b`: `a * c + b * not_c` (exact)."""
+    return e.add(e.mul(a, c), e.mul(b, not_c))
+
+
+def keep_on_overflow(e: Emitter, overflow: SSAValue, overflow_m1: SSAValue, ok64: SSAValue, old: SSAValue, new: SSAValue) -> SSAValue:
+    """`overflow ? old : new`, bit-exact for finite `old` and any `new` (see the module docstring)."""
+    wide = e.cast(new, "f64")
+    safe = e.cast(e.binary(A.PowOp, wide, ok64), dtype(new))
+    return e.sub(e.mul(old, overflow), e.mul(safe, overflow_m1))
+
+
+def _name_ops(after: Operation | None, scope: str) -> None:
+    """Name the unnamed ops after `after`: `<scope>/<OpType>[_k]`."""
+    from ascend_mp.passes.autodiff import name_new_ops
+
+    assert after is not None and after.parent is not None
+    name_new_ops(after.parent, after, scope)
+
+
+def _find(module: ModuleOp, name: str) -> func.FuncOp | None:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+            return op
+    return None
+
+
+def _seed_of(ops: Sequence[Operation]) -> A.ConstOp | None:
+    from ascend_mp.passes.autodiff import SEED_NAME
+
+    for op in ops:
+        if isinstance(op, A.ConstOp) and op.node_name is not None and op.node_name.data == SEED_NAME:
+            return op
+    return None
+
+
+def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, name: str = "train_step") -> func.FuncOp:
+    """Add `@<name>` (see the module docstring) built from `grad` and return it."""
+    gblock = grad.body.blocks[0]
+    gret = gblock.last_op
+    assert isinstance(gret, func.ReturnOp)
+    nparams = len(gret.arguments) - 1
+    gargs = list(gblock.args)
+    if nparams < 1 or nparams > len(gargs):
+        raise AscendError(f"ascend-loss-scale: @{grad.sym_name.data} must return (loss, one gradient per leading argument)")
+    for i in range(nparams):
+        if gret.arguments[i + 1].type != gargs[i].type and shape(gret.arguments[i + 1]) != shape(gargs[i]):
+            raise AscendError(f"ascend-loss-scale: result #{i + 1} of @{grad.sym_name.data} is not shaped like argument #{i}")
+    hints = [a.name_hint or f"p{i}" for i, a in enumerate(gargs)]
+    param_types = [tensor(shape(a), "f32") for a in gargs[:nparams]]
+    scalar = tensor(())
+    counter = tensor((), "i32")
+
+    # State slots per optimizer.
+    state_names: list[str] = []
+    state_types: list[Attribute] = []
+    state_init: list[str] = []
+    if cfg.optimizer == "momentum":
+        for i in range(nparams):
+            state_names.append(f"{hints[i]}_accum")
+            state_types.append(param_types[i])
+            state_init.append(f"zeros:{i}")
+    elif cfg.optimizer == "adam":
+        for slot in ("m", "v"):
+            for i in range(nparams):
+                state_names.append(f"{hints[i]}_{slot}")
+                state_types.append(param_types[i])
+                state_init.append(f"zeros:{i}")
+        state_names += ["beta1_power", "beta2_power"]
+        state_types += [scalar, scalar]
+        state_init += [f"value:{cfg.beta1!r}", f"value:{cfg.beta2!r}"]
+    nstate = len(state_types)
+
+    data = gargs[nparams:]
+    inputs = [*param_types, *state_types, *(a.type for a in data), scalar, counter, counter]
+    names = [*hints[:nparams], *state_names, *hints[nparams:], "loss_scale", "good_steps", "step"]
+    fn, block = new_function(name, inputs, names)
+    args = list(block.args)
+    params = args[:nparams]
+    state = args[nparams : nparams + nstate]
+    data_args = args[nparams + nstate : nparams + nstate + len(data)]
+    loss_scale, good_steps, step = args[-3:]
+    e = Emitter(block, prefix="loss_scale/")
+
+    # 1. Float status: allocate and clear before the forward and backward.
+    status = e.op(A.NPUAllocFloatStatusOp, types=[tensor((8,))], name="NPUAllocFloatStatus").results[0]
+    cleared = e.one(A.NPUClearFloatStatusOp, status, name="NPUClearFloatStatus")
+
+    # 2. fp32 master weights -> the forward's parameter dtypes.
+    mapping: dict[SSAValue, SSAValue] = {}
+    for p, a in zip(params, gargs[:nparams]):
+        mapping[a] = e.cast(p, dtype(a))
+    mapping.update(zip(data, data_args))
+
+    # 3. Inline the forward and backward, the seed scaled.
+    clones: list[Operation] = []
+    for op in gblock.ops:
+        if op is gret:
+            break
+        clone = op.clone(value_mapper=mapping)
+        block.add_op(clone)
+        clones.append(clone)
+    seed = _seed_of(clones)
+    if seed is None:
+        raise AscendError(f"ascend-loss-scale: @{grad.sym_name.data} has no gradient seed (a Const named 'gradients/seed', as ascend-autodiff makes)")
+    seed_value = seed.results[0]
+    scale_for_seed = e.cast(loss_scale, dtype(seed_value)) if dtype(seed_value) != "f32" else loss_scale
+    scaled = A.MulOp(seed_value, scale_for_seed, result_types=[seed_value.type], name="loss_scale/scale_seed")
+    block.insert_op_after(scaled, seed)
+    if scale_for_seed is not loss_scale and isinstance(scale_for_seed.owner, Operation):
+        block.detach_op(scale_for_seed.owner)
+        block.insert_op_before(scale_for_seed.owner, scaled)
+    seed_value.replace_uses_with_if(scaled.results[0], lambda use: use.operation is not scaled)
+    loss = mapping.get(gret.arguments[0], gret.arguments[0])
+    grads = [mapping.get(g, g) for g in gret.arguments[1:]]
+
+    # 4. Gradients in fp32, divided by the scale.
+    unscaled = [e.one(A.RealDivOp, e.cast(g, "f32"), loss_scale, name=f"unscale/{hints[i]}") for i, g in enumerate(grads)]
+
+    # 5. Overflow: the float status register, and inf/NaN in the unscaled gradients.
+    got = e.one(A.NPUGetFloatStatusOp, cleared, name="NPUGetFloatStatus")
+    first = block.last_op
+    zero = e.const(0.0)
+    total = e.reduce_sum(got, [0])
+    for g in unscaled:
+        total = e.add(total, e.reduce_sum(e.mul(g, zero), range(len(shape(g)))))
+    pair = e.one(A.ConcatV2DOp, [e.const(np.zeros(1)), e.reshape(total, (1,))], type_=tensor((2,)), concat_dim=0)
+    index = e.one(A.ArgMaxV2Op, pair, type_=tensor((), "i32"), dimension=0)
+    overflow = e.cast(index, "f32")
+    overflow_flag = e.cast(index, "i1")
+    one = e.const(1.0)
+    ok = e.sub(one, overflow)
+    _name_ops(first, "loss_scale/overflow")
+
+    # 6. The fp32 optimizer update.
+    e.prefix = "optimizer/"
+    lr = e.const(cfg.lr, name="lr")
+    new_params: list[SSAValue] = []
+    new_state: list[SSAValue] = []
+    if cfg.optimizer == "sgd":
+        for i, (p, g) in enumerate(zip(params, unscaled)):
+            new_params.append(e.one(A.ApplyGradientDescentOp, p, lr, g, name=f"{hints[i]}/ApplyGradientDescent"))
+    elif cfg.optimizer == "momentum":
+        mom = e.const(cfg.momentum, name="momentum")
+        for i, (p, g) in enumerate(zip(params, unscaled)):
+            upd = e.op(A.ApplyMomentumDOp, p, state[i], lr, g, mom, types=[p.type, p.type], name=f"{hints[i]}/ApplyMomentumD", use_nesterov=cfg.nesterov)
+            new_params.append(upd.results[0])
+            new_state.append(upd.results[1])
+    else:
+        b1, b2, eps = e.const(cfg.beta1, name="beta1"), e.const(cfg.beta2, name="beta2"), e.const(cfg.epsilon, name="epsilon")
+        ms, vs, b1p, b2p = state[:nparams], state[nparams : 2 * nparams], state[-2], state[-1]
+        new_m: list[SSAValue] = []
+        new_v: list[SSAValue] = []
+        for i, (p, g) in enumerate(zip(params, unscaled)):
+            upd = e.op(A.ApplyAdamDOp, p, ms[i], vs[i], b1p, b2p, lr, b1, b2, eps, g, types=[p.type] * 3, name=f"{hints[i]}/ApplyAdamD", use_nesterov=cfg.nesterov)
+            new_params.append(upd.results[0])
+            new_m.append(upd.results[1])
+            new_v.append(upd.results[2])
+        new_state = [*new_m, *new_v, e.mul(b1p, b1), e.mul(b2p, b2)]
+
+    # 7. Keep the old values on overflow; scale and counters.
+    e.prefix = "loss_scale/"
+    drop = cfg.manager != "none" and (cfg.manager == "dynamic" or cfg.drop_overflow_update)
+    if drop:
+        overflow_m1 = e.sub(overflow, one)
+        ok64 = e.cast(ok, "f64")
+        old_values = [*params, *state]
+        chosen: list[SSAValue] = []
+        for old, new in zip(old_values, [*new_params, *new_state]):
+            if shape(old) == ():
+                chosen.append(select_scalar(e, overflow, ok, old, new))
+            else:
+                chosen.append(keep_on_overflow(e, overflow, overflow_m1, ok64, old, new))
+        new_params, new_state = chosen[:nparams], chosen[nparams:]
+        step_f = e.add(e.cast(step, "f32"), ok)
+    else:
+        step_f = e.add(e.cast(step, "f32"), one)
+
+    if cfg.manager == "dynamic":
+        good1 = e.add(e.cast(good_steps, "f32"), one)
+        interval = e.const(float(cfg.growth_interval), name="growth_interval")
+        grow = e.binary(A.MinimumOp, e.one(A.FloorOp, e.div(good1, interval)), one)
+        grow_now = e.mul(grow, ok)
+        growth = select_scalar(e, grow_now, e.sub(one, grow_now), e.const(cfg.growth_factor, name="growth_factor"), one)
+        backoff = select_scalar(e, overflow, ok, e.const(cfg.backoff_factor, name="backoff_factor"), one)
+        new_scale = e.mul(e.mul(loss_scale, growth), backoff)
+        if cfg.min_scale > 0:
+            new_scale = e.binary(A.MaximumOp, new_scale, e.const(cfg.min_scale, name="min_scale"))
+        new_good = e.cast(e.mul(e.mul(good1, ok), e.sub(one, grow)), "i32")
+    else:
+        new_scale = loss_scale
+        new_good = good_steps
+    new_step = e.cast(step_f, "i32")
+
+    finish_function(fn, block, [*new_params, *new_state, loss, new_scale, new_good, new_step, overflow_flag])
+    fn.attributes[ATTR] = DictionaryAttr(
+        {
+            "params": IntegerAttr(nparams, i64),
+            "state": ArrayAttr([StringAttr(s) for s in state_init]),
+            "optimizer": StringAttr(cfg.optimizer),
+            "manager": StringAttr(cfg.manager),
+            "init_scale": StringAttr(repr(cfg.init_scale)),
+        }
+    )
+    module.body.blocks[0].insert_op_after(fn, grad)
+    return fn
+
+
+# --------------------------------------------------------------------------------------
+# Runtime side: the initial state
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class TrainState:
+    """Everything `@train_step` threads through: master weights, optimizer slots, scale, counters."""
+
+    params: list[np.ndarray]
+    slots: list[np.ndarray]
+    loss_scale: np.ndarray
+    good_steps: np.ndarray
+    step: np.ndarray
+
+    def args(self) -> list[np.ndarray]:
+        """The leading and trailing arguments of `@train_step` (the data goes in between)."""
+        return [*self.params, *self.slots]
+
+    def update(self, results: Sequence[np.ndarray]) -> tuple[np.ndarray, bool]:
+        """Take the step's results; returns (loss, overflow)."""
+        n, k = len(self.params), len(self.slots)
+        self.params = list(results[:n])
+        self.slots = list(results[n : n + k])
+        loss, self.loss_scale, self.good_steps, self.step, overflow = results[n + k :]
+        return loss, bool(overflow)
+
+
+def step_layout(fn: func.FuncOp) -> dict[str, Any]:
+    """The `ascend.train_step` attribute as Python values."""
+    attr = fn.attributes.get(ATTR)
+    if not isinstance(attr, DictionaryAttr):
+        raise AscendError(f"@{fn.sym_name.data} has no {ATTR} attribute (was it made by ascend-loss-scale?)")
+    d = attr.data
+    params, init = d["params"], d["init_scale"]
+    assert isinstance(params, IntegerAttr) and isinstance(init, StringAttr)
+    state = d["state"]
+    assert isinstance(state, ArrayAttr)
+    return {
+        "params": params.value.data,
+        "state": [s.data for s in state.data],  # pyright: ignore[reportAttributeAccessIssue]
+        "optimizer": d["optimizer"].data,  # pyright: ignore[reportAttributeAccessIssue]
+        "manager": d["manager"].data,  # pyright: ignore[reportAttributeAccessIssue]
+        "init_scale": float(init.data),
+    }
+
+
+def initial_state(fn: func.FuncOp, params: Sequence[np.ndarray]) -> TrainState:
+    """The state a run starts from: fp32 copies of `params`, zeroed slots, the initial scale, zero counters."""
+    layout = step_layout(fn)
+    if len(params) != layout["params"]:
+        raise AscendError(f"@{fn.sym_name.data} trains {layout['params']} parameters, got {len(params)}")
+    masters = [np.array(p, dtype=np.float32) for p in params]
+    slots: list[np.ndarray] = []
+    for spec in layout["state"]:
+        kind, _, arg = spec.partition(":")
+        if kind == "zeros":
+            slots.append(np.zeros_like(masters[int(arg)]))
+        else:
+            slots.append(np.array(float(arg), dtype=np.float32))
+    return TrainState(masters, slots, np.array(layout["init_scale"], np.float32), np.array(0, np.int32), np.array(0, np.int32))
+
+
+# --------------------------------------------------------------------------------------
+# The pass
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LossScalePass(ModulePass):
+    """Add `@train_step`: loss-scaled forward and backward, overflow check, fp32 update (module docstring)."""
+
+    name = "ascend-loss-scale"
+
+    func: str = "forward"
+    """The forward function; its gradient function is `<func>_grad` (made here if missing)."""
+    grad_func: str | None = None
+    """The gradient function (default `<func>_grad`)."""
+    step_func: str = "train_step"
+    """Name of the generated function."""
+    wrt: int | None = None
+    """Passed to ascend-autodiff when the gradient function has to be made."""
+    manager: str = "dynamic"
+    """`dynamic`, `fixed` or `none`."""
+    preset: str | None = None
+    """Dynamic defaults: `pytorch` (the default), `mindspore` or `tensorflow`."""
+    init_scale: float | None = None
+    growth_factor: float | None = None
+    backoff_factor: float | None = None
+    growth_interval: int | None = None
+    min_scale: float | None = None
+    scale: float | None = None
+    """The fixed manager's scale (default 128)."""
+    drop_overflow_update: bool | None = None
+    """Fixed manager: skip the update on overflow (default true)."""
+    optimizer: str = "sgd"
+    """`sgd` (ApplyGradientDescent), `momentum` (ApplyMomentumD) or `adam` (ApplyAdamD)."""
+    lr: float = 0.01
+    momentum: float = 0.9
+    nesterov: bool = False
+    beta1: float = 0.9
+    beta2: float = 0.999
+    epsilon: float = 1e-8
+
+    def config(self) -> LossScaleConfig:
+        """Validate the options and resolve the manager's defaults."""
+        p = self.name
+        if self.manager not in MANAGERS:
+            raise AscendError(f"{p}: manager must be one of {', '.join(MANAGERS)}, got '{self.manager}'")
+        if self.optimizer not in OPTIMIZERS:
+            raise AscendError(f"{p}: optimizer must be one of {', '.join(OPTIMIZERS)}, got '{self.optimizer}'")
+        if self.preset is not None and self.preset not in PRESETS:
+            raise AscendError(f"{p}: preset must be one of {', '.join(PRESETS)}, got '{self.preset}'")
+        dynamic_opts = ("preset", "init_scale", "growth_factor", "backoff_factor", "growth_interval", "min_scale")
+        fixed_opts = ("scale", "drop_overflow_update")
+        given = {f.name for f in fields(self) if f.name in dynamic_opts + fixed_opts and getattr(self, f.name) is not None}
+        unused = sorted(given - set(dynamic_opts if self.manager == "dynamic" else fixed_opts if self.manager == "fixed" else ()))
+        for opt in unused:
+            logger.warning("%s: option %s has no effect with manager=%s", p, opt.replace("_", "-"), self.manager)
+        base = PRESETS[self.preset or "pytorch"]
+
+        def pick(opt: str) -> float:
+            v = getattr(self, opt)
+            return float(base[opt] if v is None else v)
+
+        init_scale, growth, backoff = pick("init_scale"), pick("growth_factor"), pick("backoff_factor")
+        interval, min_scale = pick("growth_interval"), pick("min_scale")
+        scale = 128.0 if self.scale is None else float(self.scale)
+        if self.manager == "fixed":
+            init_scale = scale
+        elif self.manager == "none":
+            init_scale = 1.0
+        checks = [
+            (init_scale > 0 and np.isfinite(init_scale), "init-scale" if self.manager == "dynamic" else "scale", init_scale, "a positive finite number"),
+            (growth > 1, "growth-factor", growth, "> 1"),
+            (0 < backoff < 1, "backoff-factor", backoff, "in (0, 1)"),
+            (interval >= 1 and interval == int(interval), "growth-interval", interval, "a positive integer"),
+            (min_scale >= 0, "min-scale", min_scale, ">= 0"),
+            (self.lr > 0, "lr", self.lr, "> 0"),
+            (0 <= self.momentum < 1, "momentum", self.momentum, "in [0, 1)"),
+            (0 <= self.beta1 < 1, "beta1", self.beta1, "in [0, 1)"),
+            (0 <= self.beta2 < 1, "beta2", self.beta2, "in [0, 1)"),
+            (self.epsilon > 0, "epsilon", self.epsilon, "> 0"),
+        ]
+        for ok, opt, value, want in checks:
+            if not ok:
+                raise AscendError(f"{p}: {opt} must be {want}, got {value:g}")
+        return LossScaleConfig(
+            manager=self.manager,
+            optimizer=self.optimizer,
+            lr=float(self.lr),
+            momentum=float(self.momentum),
+            nesterov=bool(self.nesterov),
+            beta1=float(self.beta1),
+            beta2=float(self.beta2),
+            epsilon=float(self.epsilon),
+            init_scale=init_scale,
+            growth_factor=growth,
+            backoff_factor=backoff,
+            growth_interval=int(interval),
+            min_scale=min_scale,
+            drop_overflow_update=True if self.drop_overflow_update is None else bool(self.drop_overflow_update),
+        )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        cfg = self.config()
+        if _find(op, self.step_func) is not None:
+            raise AscendError(f"{self.name}: function @{self.step_func} already exists")
+        grad_name = self.grad_func or f"{self.func}_grad"
+        grad = _find(op, grad_name)
+        if grad is None:
+            from ascend_mp.passes.autodiff import differentiate
+
+            if _find(op, self.func) is None and self.grad_func is not None:
+                raise AscendError(f"{self.name}: no function @{grad_name} in the module")
+            grad = differentiate(op, self.func, self.wrt, grad_name)
+        build_train_step(op, grad, cfg, self.step_func)
