@@ -869,10 +869,10 @@ def differentiate(module: ModuleOp, func_name: str = "forward", wrt: int | None 
         assert isinstance(op, A.AscendOp)
         first = new_block.last_op
         grads = fn(GradContext(e, op, dys, needs, where))
-        name_new_ops(new_block, first, f"gradients/{_op_label(op)}_grad")
         for operand, grad, need in zip(op.operands, grads, needs):
             if grad is not None and need:
                 accumulate(operand, grad)
+        name_new_ops(new_block, first, f"gradients/{_op_label(op)}_grad")
 
     results = [loss]
     for i, arg in enumerate(new_block.args[:wrt]):

@@ -267,41 +267,49 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
             new_params.append(upd.results[0])
             new_m.append(upd.results[1])
             new_v.append(upd.results[2])
+        mark = block.last_op
         new_state = [*new_m, *new_v, e.mul(b1p, b1), e.mul(b2p, b2)]
+        _name_ops(mark, "optimizer/beta_power")
 
     # 7. Keep the old values on overflow; scale and counters.
     e.prefix = "loss_scale/"
     drop = cfg.manager != "none" and (cfg.manager == "dynamic" or cfg.drop_overflow_update)
     if drop:
+        mark = block.last_op
         overflow_m1 = e.sub(overflow, one)
         ok64 = e.cast(ok, "f64")
-        old_values = [*params, *state]
+        _name_ops(mark, "loss_scale/keep_on_overflow")
         chosen: list[SSAValue] = []
-        for old, new in zip(old_values, [*new_params, *new_state]):
+        for old, new, hint in zip([*params, *state], [*new_params, *new_state], [*hints[:nparams], *state_names]):
+            mark = block.last_op
             if shape(old) == ():
                 chosen.append(select_scalar(e, overflow, ok, old, new))
             else:
                 chosen.append(keep_on_overflow(e, overflow, overflow_m1, ok64, old, new))
+            _name_ops(mark, f"loss_scale/keep_on_overflow/{hint}")
         new_params, new_state = chosen[:nparams], chosen[nparams:]
-        step_f = e.add(e.cast(step, "f32"), ok)
-    else:
-        step_f = e.add(e.cast(step, "f32"), one)
+    mark = block.last_op
+    new_step = e.cast(e.add(e.cast(step, "f32"), ok if drop else one), "i32")
+    _name_ops(mark, "loss_scale/step")
 
     if cfg.manager == "dynamic":
+        mark = block.last_op
         good1 = e.add(e.cast(good_steps, "f32"), one)
         interval = e.const(float(cfg.growth_interval), name="growth_interval")
         grow = e.binary(A.MinimumOp, e.one(A.FloorOp, e.div(good1, interval)), one)
+        new_good = e.cast(e.mul(e.mul(good1, ok), e.sub(one, grow)), "i32")
+        _name_ops(mark, "loss_scale/good_steps")
+        mark = block.last_op
         grow_now = e.mul(grow, ok)
         growth = select_scalar(e, grow_now, e.sub(one, grow_now), e.const(cfg.growth_factor, name="growth_factor"), one)
         backoff = select_scalar(e, overflow, ok, e.const(cfg.backoff_factor, name="backoff_factor"), one)
         new_scale = e.mul(e.mul(loss_scale, growth), backoff)
         if cfg.min_scale > 0:
             new_scale = e.binary(A.MaximumOp, new_scale, e.const(cfg.min_scale, name="min_scale"))
-        new_good = e.cast(e.mul(e.mul(good1, ok), e.sub(one, grow)), "i32")
+        _name_ops(mark, "loss_scale/update_scale")
     else:
         new_scale = loss_scale
         new_good = good_steps
-    new_step = e.cast(step_f, "i32")
 
     finish_function(fn, block, [*new_params, *new_state, loss, new_scale, new_good, new_step, overflow_flag])
     fn.attributes[ATTR] = DictionaryAttr(
