@@ -899,7 +899,7 @@ class _Planner:
         choice = cands.memo.get(key)
         if choice is None:
             choice = cands.memo[key] = self.by_mode(cands, orig, kind, vote, mix_reason)
-        if follows and choice.reason.startswith("gray"):
+        if follows and choice.reason.endswith("gray"):
             choice = choice._replace(reason=choice.reason + follows)
         return choice
 

@@ -1,0 +1,798 @@
+"""The ascend-precision pass: modes, overrides, casts, report, diagnostics, properties (DESIGN.md section 5)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from ascend_mp.dialects import ascend
+from ascend_mp.dialects.ascend import AscendOp, CastOp, Kernel, operand_groups
+from ascend_mp.dtypes import element_type, tensor_dtype
+from ascend_mp.errors import AscendError
+from ascend_mp.ir import parse_module, print_module
+from ascend_mp.modes import V1_MODES, V2_TO_V1
+from ascend_mp.opinfo import load_library
+from ascend_mp.passes import PASSES
+from ascend_mp.passes.precision import (
+    AscendPrecisionPass,
+    PrecisionReport,
+    apply_plan,
+    decide_precision,
+    load_config,
+    populate_precision_patterns,
+    resolve_mode,
+    run_precision,
+)
+from ascend_mp.tools.ascend_opt import main
+
+# ---------------------------------------------------------------------------------------------------- helpers
+
+MLP = """func.func @mlp(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %b: tensor<4xf32>) -> tensor<8x4xf32> {
+  %y = ascend.MatMulV2 %x, %w {name = "fc1"} : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %z = ascend.BiasAdd %y, %b {name = "bias1"} : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<8x4xf32>
+  %r = ascend.Relu %z : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %l = ascend.Log %r {name = "log"} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %s = ascend.SoftmaxV2 %l {name = "softmax"} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  func.return %s : tensor<8x4xf32>
+}
+"""
+
+CNN = """func.func @cnn(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x3x3xf32> {
+  %c = ascend.Conv2D %x, %w {strides = array<i64: 1, 1, 1, 1>, name = "conv1"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %r = ascend.Relu %c {name = "relu1"} : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %p = ascend.MaxPool %r {ksize = array<i64: 1, 1, 2, 2>, strides = array<i64: 1, 1, 2, 2>, name = "pool1"} : (tensor<1x4x6x6xf32>) -> tensor<1x4x3x3xf32>
+  func.return %p : tensor<1x4x3x3xf32>
+}
+"""
+
+MATMULS = """func.func @matmuls(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %p = ascend.MatMul %x, %w {name = "mm"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %y = ascend.MatMulV2 %p, %w {name = "follows"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %z = ascend.MatMulV2 %x, %w {name = "alone"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  func.return %y, %z : tensor<8x8xf32>, tensor<8x8xf32>
+}
+"""
+
+
+def parse(text: str) -> ModuleOp:
+    return parse_module(text, "test.mlir")
+
+
+def run(text: str, **options: object) -> tuple[ModuleOp, PrecisionReport]:
+    module = parse(text)
+    report = run_precision(module, **options)  # pyright: ignore[reportArgumentType]
+    module.verify()
+    return module, report
+
+
+def named(module: Operation, name: str) -> AscendOp:
+    for op in module.walk():
+        if isinstance(op, AscendOp) and op.properties.get("name") is not None and op.properties["name"].data == name:  # pyright: ignore[reportAttributeAccessIssue]
+            return op
+    raise KeyError(name)
+
+
+def dtypes(op: Operation) -> tuple[tuple[str | None, ...], tuple[str | None, ...]]:
+    """(dtype per operand, dtype per result) of an op."""
+    return tuple(tensor_dtype(v.type) for v in op.operands), tuple(tensor_dtype(r.type) for r in op.results)
+
+
+def casts(module: Operation) -> list[CastOp]:
+    return [op for op in module.walk() if isinstance(op, CastOp)]
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def opt(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Run ascend-opt in-process: (exit code, stdout, stderr)."""
+    try:
+        main(args)
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+        if isinstance(e.code, str):
+            print(e.code, file=sys.stderr)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(err: str) -> str:
+    lines = [line for line in err.strip().splitlines() if line.startswith("ascend-opt: error: ")]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0].removeprefix("ascend-opt: error: ")
+
+
+# ---------------------------------------------------------------------------------------------------- options
+
+
+def test_registered_under_its_name() -> None:
+    assert PASSES["ascend-precision"]() is AscendPrecisionPass
+    assert AscendPrecisionPass.name == "ascend-precision"
+
+
+@pytest.mark.parametrize(("mode", "mode_v2", "expected"), [
+    (None, None, "force_fp16"),
+    ("allow_mix_precision", None, "allow_mix_precision"),
+    *[(None, v2, v1) for v2, v1 in V2_TO_V1.items()],
+])
+def test_resolve_mode(mode: str | None, mode_v2: str | None, expected: str) -> None:
+    assert resolve_mode(mode, mode_v2) == expected
+
+
+def test_mode_errors_quote_the_value() -> None:
+    with pytest.raises(AscendError, match="unknown precision_mode 'fp17'"):
+        resolve_mode("fp17", None)
+    with pytest.raises(AscendError, match="unknown precision_mode_v2 'mixed_float8'"):
+        resolve_mode(None, "mixed_float8")
+    with pytest.raises(AscendError, match="'force_fp16' and precision_mode_v2 'fp16' are mutually exclusive"):
+        resolve_mode("force_fp16", "fp16")
+
+
+def test_options_are_validated_before_rewriting(tmp_path: Path) -> None:
+    module = parse(MLP)
+    before = print_module(module)
+    with pytest.raises(AscendError, match="no-such.json"):
+        run_precision(module, mode="allow_mix_precision", modify_mixlist=str(tmp_path / "no-such.json"))
+    with pytest.raises(AscendError, match="unknown soc_version 'ascend310'"):
+        run_precision(module, soc="ascend310")
+    with pytest.raises(AscendError, match="cannot write the precision report"):
+        run_precision(module, report=str(tmp_path / "no" / "dir" / "r.json"))
+    assert print_module(module) == before
+
+
+def test_pass_options_from_a_pipeline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = write(tmp_path, "m.mlir", MLP)
+    mixlist = write(tmp_path, "ops.json", json.dumps({"black-list": {"to-add": ["MatMulV2"]}}))
+    code, out, _ = opt([src, "-p", f'ascend-precision{{mode=allow_mix_precision modify-mixlist="{mixlist}"}}'], capsys)
+    assert code == 0
+    assert "ascend.MatMulV2 %x, %w {name = \"fc1\"} : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>" in out
+
+
+# ---------------------------------------------------------------------------------------------------- modes
+
+
+def test_mlp_in_every_mode() -> None:
+    expected = {
+        # mode: (MatMulV2, BiasAdd, Log (black), SoftmaxV2) result dtypes
+        "force_fp16": ("f16", "f16", "f16", "f16"),
+        "force_fp32": ("f32", "f32", "f32", "f32"),
+        "cube_fp16in_fp32out": ("f32", "f32", "f32", "f32"),
+        "allow_fp32_to_fp16": ("f32", "f32", "f32", "f32"),
+        "must_keep_origin_dtype": ("f32", "f32", "f32", "f32"),
+        "allow_mix_precision": ("f16", "f16", "f32", "f32"),
+        "allow_mix_precision_fp16": ("f16", "f16", "f32", "f32"),
+    }
+    for mode, want in expected.items():
+        module, _ = run(MLP, mode=mode)
+        got = tuple(dtypes(named(module, n))[1][0] for n in ("fc1", "bias1", "log", "softmax"))
+        assert got == want, mode
+
+
+def test_cnn_fp16_only_ops() -> None:
+    # force_fp32: Conv2D has no fp32 kernel (fp16); MaxPool is gray, its fp32 kernel is AI CPU only (fp16).
+    _, report = run(CNN, mode="force_fp32")
+    assert report.by_name("conv1").reason == "no fp32 kernel"
+    assert report.by_name("pool1").chosen.outputs == ("f16",)
+    assert report.by_name("relu1").chosen.outputs == ("f32",)
+    # A black MaxPool takes the AI CPU kernel.
+    _, report = run(CNN.replace('name = "pool1"', 'name = "pool1", list = #ascend.list<black>'), mode="force_fp32")
+    pool = report.by_name("pool1")
+    assert (pool.chosen.outputs, pool.engine, pool.reason) == (("f32",), "aicpu", "aicpu fallback")
+    # must_keep_origin_dtype: the fp32 MaxPool runs on the AI CPU when Conv2D is fp16 already.
+    text = CNN.replace("%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>", "%x: tensor<1x3x8x8xf16>, %w: tensor<4x3x3x3xf16>")
+    text = text.replace("(tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>)", "(tensor<1x3x8x8xf16>, tensor<4x3x3x3xf16>)")
+    _, report = run(text, mode="must_keep_origin_dtype")
+    conv, pool = report.by_name("conv1"), report.by_name("pool1")
+    assert (conv.original.outputs, conv.chosen.outputs) == (("f32",), ("f16",))  # the only kernel
+    assert (pool.engine, pool.reason, pool.chosen.outputs) == ("aicpu", "aicpu fallback", ("f32",))
+
+
+def test_fp16_graph_is_not_raised_in_mix_modes() -> None:
+    text = MLP.replace("f32", "f16")
+    for mode in ("allow_mix_precision", "allow_mix_precision_bf16", "allow_fp32_to_fp16", "force_fp16", "must_keep_origin_dtype"):
+        module, report = run(text, mode=mode, soc="ascend910b")
+        assert not casts(module), mode
+        assert report.ops_reduced == 0
+    module, report = run(text, mode="force_fp32")
+    assert dtypes(named(module, "log"))[1] == ("f32",)
+    assert len(casts(module)) == 4  # three arguments in, one result out
+
+
+def test_gray_votes_and_reasons() -> None:
+    text = """func.func @g(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>, %h: tensor<8x8xf16>) -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) {
+  %m = ascend.MatMulV2 %x, %w {name = "mm"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %s = ascend.ReduceSum %x {axes = array<i64: 1>, keep_dims = true, name = "sum"} : (tensor<8x8xf32>) -> tensor<8x1xf32>
+  %a = ascend.Add %m, %s {name = "both"} : (tensor<8x8xf32>, tensor<8x1xf32>) -> tensor<8x8xf32>
+  %b = ascend.Mul %m, %x {name = "one"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %c = ascend.Sub %x, %w {name = "none"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %u = ascend.Cast %h {name = "user"} : (tensor<8x8xf16>) -> tensor<8x8xf32>
+  %d = ascend.Relu %u {name = "cast_vote"} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  func.return %a, %b, %c, %d : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+}
+"""
+    module, report = run(text, mode="allow_mix_precision")
+    assert report.by_name("both").reason == "gray: follows ReduceSum/sum"
+    assert report.by_name("both").chosen.outputs == ("f32",)
+    assert report.by_name("one").reason == "gray: follows MatMulV2/mm"
+    assert report.by_name("one").chosen.outputs == ("f16",)
+    assert report.by_name("none").reason == "gray: no voting producer"
+    assert report.by_name("cast_vote").reason == "gray: follows Cast/user"
+    assert report.by_name("cast_vote").chosen.outputs == ("f32",)
+    assert report.by_name("user").reason == "user cast"
+    assert report.by_name("mm").reason == "white" and report.by_name("sum").reason == "black"
+
+
+def test_constants_do_not_vote() -> None:
+    text = """func.func @c(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %c = ascend.Const dense<2.0> : tensor<4x4xf32>
+  %m = ascend.MatMulV2 %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %a = ascend.Add %c, %c {name = "consts"} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %b = ascend.Add %c, %m {name = "mixed"} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %r = ascend.Add %a, %b : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return %r : tensor<4x4xf32>
+}
+"""
+    module, report = run(text, mode="allow_mix_precision")
+    assert report.by_name("consts").chosen.outputs == ("f32",)
+    assert report.by_name("mixed").chosen.outputs == ("f16",)
+    const = next(op for op in module.walk() if isinstance(op, ascend.ConstOp))
+    assert dtypes(const)[1] == ("f32",)
+
+
+def test_allow_fp32_to_bf16_keeps_fp32_where_supported() -> None:
+    module, report = run(CNN, mode="allow_fp32_to_bf16", soc="ascend910b")
+    assert report.by_name("conv1").chosen.outputs == ("bf16",)
+    assert report.by_name("relu1").chosen.outputs == ("f32",)
+    assert report.by_name("pool1").chosen.outputs == ("bf16",)
+    assert report.by_name("conv1").reason == "no fp32 kernel"
+
+
+def test_mixed_dtype_kernels() -> None:
+    text = """func.func @k(%x: tensor<2x4x8x8xf32>, %st: tensor<4xf32>, %a: tensor<4x10xf32>, %i: tensor<4xi32>, %on: tensor<f32>, %off: tensor<f32>, %dy: tensor<2x4x6x6xf32>) -> (tensor<2x4x8x8xf32>, tensor<4xi32>, tensor<4x10xf32>, tensor<4x4x3x3xf32>) {
+  %y, %m, %v = ascend.BatchNorm %x, %st, %st, %st, %st {name = "bn"} : (tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>)
+  %am = ascend.ArgMaxV2 %a {name = "argmax"} : (tensor<4x10xf32>) -> tensor<4xi32>
+  %oh = ascend.OneHot %i, %on, %off {depth = 10 : i64, name = "onehot"} : (tensor<4xi32>, tensor<f32>, tensor<f32>) -> tensor<4x10xf32>
+  %dw = ascend.Conv2DBackpropFilter %x, %dy {filter_size = array<i64: 4, 4, 3, 3>, strides = array<i64: 1, 1, 1, 1>, name = "dw"} : (tensor<2x4x8x8xf32>, tensor<2x4x6x6xf32>) -> tensor<4x4x3x3xf32>
+  func.return %y, %am, %oh, %dw : tensor<2x4x8x8xf32>, tensor<4xi32>, tensor<4x10xf32>, tensor<4x4x3x3xf32>
+}
+"""
+    module, _ = run(text, mode="force_fp16")
+    assert dtypes(named(module, "bn")) == (("f16", "f32", "f32", "f32", "f32"), ("f16", "f32", "f32"))
+    assert dtypes(named(module, "argmax")) == (("f16",), ("i32",))
+    assert dtypes(named(module, "onehot")) == (("i32", "f16", "f16"), ("f16",))
+    assert dtypes(named(module, "dw")) == (("f16", "f16"), ("f32",))
+    module, _ = run(text, mode="force_fp32")
+    assert dtypes(named(module, "dw")) == (("f16", "f16"), ("f32",))
+    assert dtypes(named(module, "onehot")) == (("i32", "f32", "f32"), ("f32",))
+
+
+def test_optional_and_variadic_operands() -> None:
+    text = """func.func @v(%x: tensor<4x4xf32>, %b: tensor<4xf32>, %h: tensor<4x4xf16>) -> (tensor<4x4xf32>, tensor<4x12xf32>) {
+  %m = ascend.MatMulV2 %x, %x, %b {name = "mm"} : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  %hf = ascend.Cast %h : (tensor<4x4xf16>) -> tensor<4x4xf32>
+  %c = ascend.ConcatV2D %m, %x, %hf {concat_dim = 1 : i64, name = "cat"} : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x12xf32>
+  func.return %m, %c : tensor<4x4xf32>, tensor<4x12xf32>
+}
+"""
+    module, report = run(text, mode="allow_mix_precision")
+    assert dtypes(named(module, "mm")) == (("f16", "f16", "f16"), ("f16",))
+    # The variadic Concat: fp16 (MatMulV2) and fp32 (user Cast) votes -> fp32, one dtype for all its values.
+    assert dtypes(named(module, "cat")) == (("f32", "f32", "f32"), ("f32",))
+    assert report.by_name("cat").chosen.inputs == ("f32",)
+    module, _ = run(text, mode="force_fp16")
+    assert dtypes(named(module, "cat")) == (("f16", "f16", "f16"), ("f16",))
+    # The fp16 -> fp32 user cast is folded away for the fp16 Concat: it reads %h directly.
+    assert named(module, "cat").operands[2] is module.body.block.first_op.body.block.args[2]  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def test_integer_ops_never_change() -> None:
+    text = """func.func @i(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  %s = ascend.Add %a, %b {name = "add"} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return %s : tensor<4xi32>
+}
+"""
+    for mode in V1_MODES:
+        module, report = run(text, mode=mode)
+        assert dtypes(named(module, "add")) == (("i32", "i32"), ("i32",))
+        assert report.by_name("add").reason == "no float tensors"
+
+
+def test_function_calls_keep_their_operand_dtypes() -> None:
+    text = """func.func @callee(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  func.return %x : tensor<4x4xf32>
+}
+func.func @caller(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %m = ascend.MatMulV2 %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %c = func.call @callee(%m) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %r = ascend.Relu %c {name = "after_call"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return %r : tensor<4x4xf32>
+}
+"""
+    module, report = run(text, mode="allow_mix_precision")
+    call = next(op for op in module.walk() if isinstance(op, func.CallOp))
+    assert dtypes(call) == (("f32",), ("f32",))
+    assert report.by_name("after_call").reason == "gray: follows func.call"
+
+
+# ---------------------------------------------------------------------------------------------------- overrides
+
+
+def test_customize_beats_keep_beats_mixlist(tmp_path: Path) -> None:
+    mixlist = write(tmp_path, "ops.json", json.dumps({"white-list": {"to-add": ["Log", "SoftmaxV2"]}}))
+    keep = write(tmp_path, "keep.txt", "log\nsoftmax\n")
+    custom = write(tmp_path, "custom.cfg", "softmax::InputDtype:float16,OutputDtype:float16\n")
+    _, report = run(MLP, mode="allow_mix_precision", modify_mixlist=mixlist, keep_dtype=keep, customize_dtypes=custom)
+    assert (report.by_name("softmax").reason, report.by_name("softmax").chosen.outputs) == ("customize_dtypes", ("f16",))
+    assert (report.by_name("log").reason, report.by_name("log").chosen.outputs) == ("keep_dtype", ("f32",))
+    _, report = run(MLP, mode="allow_mix_precision", modify_mixlist=mixlist)
+    assert (report.by_name("log").reason, report.by_name("log").chosen.outputs) == ("modify_mixlist: to-add white-list", ("f16",))
+
+
+def test_customize_by_op_type_and_present_operands(tmp_path: Path) -> None:
+    custom = write(tmp_path, "custom.cfg", "OpType::MatMulV2:InputDtype:float16,float16,OutputDtype:float32\n")
+    module, report = run(MLP, mode="force_fp32", customize_dtypes=custom)
+    assert dtypes(named(module, "fc1")) == (("f16", "f16"), ("f32",))
+    assert report.by_name("fc1").reason == "customize_dtypes"
+
+
+def test_keep_dtype_by_type_in_force_fp16(tmp_path: Path) -> None:
+    keep = write(tmp_path, "keep.txt", "OpType::SoftmaxV2\n")
+    module, report = run(MLP, mode="force_fp16", keep_dtype=keep)
+    assert dtypes(named(module, "softmax")) == (("f32",), ("f32",))
+    assert dtypes(named(module, "log")) == (("f16",), ("f16",))
+
+
+def test_keep_dtype_of_an_unsupported_dtype_falls_back_to_the_mode(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    keep = write(tmp_path, "keep.txt", "conv1\n")
+    with caplog.at_level(logging.WARNING, logger="ascend_mp"):
+        _, report = run(CNN, mode="allow_mix_precision", keep_dtype=keep)
+    assert report.by_name("conv1").chosen.outputs == ("f16",)
+    assert any("keep_dtype cannot keep float32" in r.message for r in caplog.records)
+
+
+def test_cann_guide_mixlist_examples(tmp_path: Path) -> None:
+    """The guide's three ways to change a white-list op (MatMulV2 here); only the third makes it gray."""
+    examples = {
+        "black-list to-add": ({"black-list": {"to-add": ["MatMulV2"]}}, "black", "f32", "modify_mixlist: to-add black-list"),
+        "black-list to-add, white-list to-remove": (
+            {"black-list": {"to-add": ["MatMulV2"]}, "white-list": {"to-remove": ["MatMulV2"]}},
+            "black", "f32", "modify_mixlist: to-add black-list"),
+        "white-list to-remove": (
+            {"white-list": {"to-remove": ["MatMulV2"]}}, "gray", "f16",
+            "modify_mixlist: to-remove white-list; gray: follows MatMul/mm"),
+    }
+    for label, (data, kind, dtype, reason) in examples.items():
+        path = write(tmp_path, "ops.json", json.dumps(data))
+        module, report = run(MATMULS, mode="allow_mix_precision", modify_mixlist=path)
+        follows = report.by_name("follows")
+        assert (follows.list_kind, follows.chosen.outputs, follows.reason) == (kind, (dtype,), reason), label
+        assert report.by_name("alone").chosen.outputs == ("f32",), label
+        assert report.by_name("mm").chosen.outputs == ("f16",), label
+
+
+def test_mixlist_to_remove_of_an_op_not_on_the_list_warns(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = write(tmp_path, "ops.json", json.dumps({"black-list": {"to-remove": ["MatMulV2"]}}))
+    with caplog.at_level(logging.WARNING, logger="ascend_mp"):
+        _, report = run(MATMULS, mode="allow_mix_precision", modify_mixlist=path)
+    assert report.by_name("alone").reason == "white"
+    assert any("'MatMulV2' is not on the black-list" in r.message for r in caplog.records)
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"mode": "force_fp16", "modify_mixlist": "ops.json"}, "modify_mixlist has no effect in precision mode 'force_fp16'"),
+    ({"mode": "must_keep_origin_dtype", "keep_dtype": "keep.txt"}, "keep_dtype has no effect in precision mode 'must_keep_origin_dtype'"),
+    ({"mode": "force_fp16", "keep_dtype": "keep.txt"}, "keep_dtype entry 'nosuchop' matches no op"),
+    ({"mode": "force_fp16", "keep_dtype": "keep.txt"}, "keep_dtype entry 'OpType::Conv2D' matches no op"),
+    ({"mode": "force_fp16", "customize_dtypes": "custom.cfg"}, "customize_dtypes entry 'ghost' matches no op"),
+    ({"mode": "allow_mix_precision_bf16"}, "MatMulV2 'fc1': no bf16 kernel"),
+])
+def test_warnings_for_configurations_that_do_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, options: dict[str, str], message: str
+) -> None:
+    write(tmp_path, "ops.json", json.dumps({"white-list": {"to-add": ["Relu"]}}))
+    write(tmp_path, "keep.txt", "nosuchop\nOpType::Conv2D\nfc1\n")
+    write(tmp_path, "custom.cfg", "ghost::InputDtype:float32,OutputDtype:float32\n")
+    resolved = {k: (str(tmp_path / v) if k in ("modify_mixlist", "keep_dtype", "customize_dtypes") else v) for k, v in options.items()}
+    with caplog.at_level(logging.WARNING, logger="ascend_mp"):
+        _, report = run(MLP, **resolved)
+    warnings = [r.message for r in caplog.records if r.levelno == logging.WARNING]
+    assert any(message in w for w in warnings), warnings
+
+
+# ---------------------------------------------------------------------------------------------------- casts
+
+
+def test_one_cast_per_value_and_dtype_and_exact_folding() -> None:
+    text = """func.func @c(%h: tensor<8x8xf16>, %x: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf16>) {
+  %up = ascend.Cast %h {name = "up"} : (tensor<8x8xf16>) -> tensor<8x8xf32>
+  %a = ascend.MatMulV2 %up, %x {name = "a"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %b = ascend.MatMulV2 %x, %up {name = "b"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %down = ascend.Cast %x {name = "down"} : (tensor<8x8xf32>) -> tensor<8x8xf16>
+  %back = ascend.Cast %down {name = "back"} : (tensor<8x8xf16>) -> tensor<8x8xf32>
+  %c = ascend.Log %back {name = "c"} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  func.return %a, %b, %c, %down : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf16>
+}
+"""
+    module, report = run(text, mode="allow_mix_precision")
+    a, b = named(module, "a"), named(module, "b")
+    h = module.body.block.first_op.body.block.args[0]  # pyright: ignore[reportAttributeAccessIssue]
+    assert a.operands[0] is h and b.operands[1] is h  # f16 -> f32 -> f16 folded
+    assert a.operands[1] is b.operands[0]  # one cast of %x to f16, shared
+    # f32 -> f16 -> f32 is never folded: Log (black) reads the user's round trip.
+    assert named(module, "c").operands[0] is named(module, "back").results[0]
+    # User casts are all kept.
+    assert {op.properties["name"].data for op in casts(module) if "name" in op.properties} == {"up", "down", "back"}  # pyright: ignore[reportAttributeAccessIssue]
+    assert report.casts_folded == 1  # one (value, dtype) pair folded, for both consumers
+    assert report.casts_inserted == len(casts(module)) - 3
+
+
+def test_user_cast_before_a_consumer_is_reused() -> None:
+    text = """func.func @r(%x: tensor<8x8xf32>) -> (tensor<8x8xf16>, tensor<8x8xf32>) {
+  %d = ascend.Cast %x {name = "mine"} : (tensor<8x8xf32>) -> tensor<8x8xf16>
+  %m = ascend.MatMulV2 %x, %x {name = "mm"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  func.return %d, %m : tensor<8x8xf16>, tensor<8x8xf32>
+}
+"""
+    module, report = run(text, mode="allow_mix_precision")
+    mine = named(module, "mine")
+    assert named(module, "mm").operands[0] is mine.results[0]
+    assert report.casts_inserted == 1  # only the cast of the result back to fp32
+
+
+def test_inserted_casts_have_no_name_or_marker() -> None:
+    module, _ = run(MLP, mode="allow_mix_precision")
+    for cast in casts(module):
+        assert set(cast.properties) | set(cast.attributes) == set()
+
+
+# ---------------------------------------------------------------------------------------------------- report
+
+
+def test_report_file(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "report.json"
+    with caplog.at_level(logging.INFO, logger="ascend_mp"):
+        _, report = run(MLP, mode="allow_mix_precision", report=str(path))
+    data = json.loads(path.read_text())
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]  # no temporary file left
+    assert data["mode"] == "allow_mix_precision" and data["soc"] == "ascend910"
+    assert data["totals"] == {"ops": 5, "ops_reduced": 3, "casts_inserted": 4, "casts_folded": 0}
+    fc1 = data["ops"][0]
+    assert fc1 == {
+        "name": "fc1",
+        "type": "MatMulV2",
+        "location": "test.mlir:2:3",
+        "original": {"inputs": ["float32", "float32", None], "outputs": ["float32"]},
+        "chosen": {"inputs": ["float16", "float16", None], "outputs": ["float16"]},
+        "list": "white",
+        "engine": "aicore",
+        "reason": "white",
+    }
+    assert [o["reason"] for o in data["ops"]] == [
+        "white", "gray: follows MatMulV2/fc1", "gray: follows BiasAdd/bias1", "black", "gray: follows Log/log"]
+    assert data["ops"][2]["name"] is None
+    assert report.to_json() == data
+    infos = [r.message for r in caplog.records if r.levelno == logging.INFO]
+    assert "Reduce precision: fc1 float32 -> float16 (white)" in infos
+    assert "Reduce precision: Relu float32 -> float16 (gray: follows BiasAdd/bias1)" in infos
+
+
+def test_report_from_ascend_opt(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = write(tmp_path, "m.mlir", CNN)
+    path = tmp_path / "r.json"
+    code, _, _ = opt([src, "--precision_mode=force_fp32", f"--precision-report={path}"], capsys)
+    assert code == 0
+    ops = {o["name"]: o for o in json.loads(path.read_text())["ops"]}
+    assert ops["conv1"]["reason"] == "no fp32 kernel"
+    assert ops["conv1"]["location"] == f"{src}:2:3"
+
+
+def test_report_of_built_ops_names_their_position() -> None:
+    module = chain(8)
+    report = run_precision(module, mode="allow_mix_precision")
+    assert report.ops[0].location == "@chain, op #1"
+    assert report.ops[3].location == "@chain, op #4"
+
+
+# ---------------------------------------------------------------------------------------------------- API
+
+
+def test_populate_patterns_apply_a_plan() -> None:
+    a, b = parse(MLP), parse(MLP)
+    config = load_config(mode="allow_mix_precision")
+    plan = decide_precision(a, config)
+    assert len(populate_precision_patterns(plan)) == 2
+    apply_plan(a, plan)
+    run_precision(b, mode="allow_mix_precision")
+    assert print_module(a) == print_module(b)
+
+
+# ---------------------------------------------------------------------------------------------------- diagnostics (ascend-opt)
+
+
+@pytest.fixture
+def src(tmp_path: Path) -> str:
+    return write(tmp_path, "m.mlir", CNN)
+
+
+def test_must_keep_violation(src: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = opt([src, "--precision_mode=must_keep_origin_dtype"], capsys)
+    assert code == 1 and out == ""
+    msg = one_line_error(err)
+    assert msg.startswith(f"{src}:2:3: Conv2D 'conv1' has no kernel for its original dtype float32")
+    assert msg.endswith("kernels: (f16, f16, f16) -> f16")
+
+
+def test_both_modes(src: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = opt([src, "--precision_mode=allow_mix_precision", "--precision_mode_v2=origin"], capsys)
+    assert code == 1
+    assert "precision_mode 'allow_mix_precision' and precision_mode_v2 'origin' are mutually exclusive" in one_line_error(err)
+
+
+def test_unknown_mode_in_pipeline(src: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = opt([src, "-p", "ascend-precision{mode=mixed}"], capsys)
+    assert code == 1
+    assert "unknown precision_mode 'mixed'" in one_line_error(err)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("{", "ops.json:1:2: invalid JSON"),
+    ('{"grey-list": {}}', "key 'grey-list': unknown key"),
+    ('{"white-list": {"to-add": "Relu"}}', "key 'white-list.to-add': expected an array of op types"),
+    ('{"white-list": {"to-add": [3]}}', "key 'white-list.to-add[0]': expected a string op type"),
+    ('{"white-list": {"to-append": []}}', "key 'white-list.to-append': unknown key"),
+])
+def test_bad_mixlist(tmp_path: Path, src: str, capsys: pytest.CaptureFixture[str], text: str, expected: str) -> None:
+    path = write(tmp_path, "ops.json", text)
+    code, _, err = opt([src, "--precision_mode=allow_mix_precision", f"--modify_mixlist={path}"], capsys)
+    assert code == 1
+    assert expected in one_line_error(err)
+
+
+def test_bad_keep_dtype_line(tmp_path: Path, src: str, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "keep.txt", "conv1\nOpType::\n")
+    code, _, err = opt([src, f"--keep_dtype={path}"], capsys)
+    assert code == 1
+    assert "keep.txt:2: expected an op name or OpType::<type>, got 'OpType::'" in one_line_error(err)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("conv1::InputDtype:float16\n", "custom.cfg:1: missing OutputDtype:<dtypes>"),
+    ("conv1::InputDtype:float17,OutputDtype:float16\n", "expected a dtype"),
+    ("conv1 InputDtype:float16\n", "custom.cfg:1: expected '<op name>::InputDtype"),
+])
+def test_bad_customize_line(tmp_path: Path, src: str, capsys: pytest.CaptureFixture[str], text: str, expected: str) -> None:
+    path = write(tmp_path, "custom.cfg", text)
+    code, _, err = opt([src, f"--customize_dtypes={path}"], capsys)
+    assert code == 1
+    assert expected in one_line_error(err)
+
+
+def test_unsupported_customize_combination(tmp_path: Path, src: str, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "custom.cfg", "# conv in fp32\nconv1::InputDtype:float32,float32,OutputDtype:float32\n")
+    code, _, err = opt([src, "--precision_mode=force_fp16", f"--customize_dtypes={path}"], capsys)
+    assert code == 1
+    msg = one_line_error(err)
+    assert msg == f"{path}:2: Conv2D 'conv1' at {src}:2:3 has no kernel (f32, f32) -> f32; kernels: (f16, f16, f16) -> f16"
+
+
+@pytest.mark.parametrize("flag", ["modify_mixlist", "keep_dtype", "customize_dtypes", "op_info"])
+def test_missing_files(tmp_path: Path, src: str, capsys: pytest.CaptureFixture[str], flag: str) -> None:
+    missing = tmp_path / "missing.txt"
+    code, _, err = opt([src, "--precision_mode=allow_mix_precision", f"--{flag}={missing}"], capsys)
+    assert code == 1
+    assert f"{missing}: cannot read" in one_line_error(err)
+
+
+def test_report_into_a_missing_directory(tmp_path: Path, src: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = opt([src, "--precision_mode=force_fp16", f"--precision-report={tmp_path}/nope/r.json"], capsys)
+    assert code == 1 and out == ""
+    assert "cannot write the precision report" in one_line_error(err)
+
+
+# ---------------------------------------------------------------------------------------------------- properties
+
+SOCS = ("ascend910", "ascend910b")
+MODES = V1_MODES
+UNARY = (ascend.ReluOp, ascend.ExpOp, ascend.LogOp, ascend.TanhOp, ascend.SqrtOp)
+BINARY = (ascend.AddOp, ascend.MulOp, ascend.SubOp, ascend.MaximumOp)
+N = 4
+
+
+def _t(shape: tuple[int, ...], dtype: str) -> TensorType:
+    return TensorType(element_type(dtype), list(shape))
+
+
+@st.composite
+def graphs(draw: st.DrawFn) -> tuple[str, ModuleOp]:
+    """A random DAG of ascend ops over fp16/fp32 (and bf16 on ascend910b) inputs, with user casts."""
+    soc = draw(st.sampled_from(SOCS))
+    floats = ("f16", "f32", "bf16") if soc == "ascend910b" else ("f16", "f32")
+    mat, img = (N, N), (1, N, N, N)
+    arg_types: list[TensorType] = []
+    arg_kinds: list[tuple[tuple[int, ...], str]] = []
+    for shape in (mat, img):
+        for d in floats:
+            arg_types.append(_t(shape, d))
+            arg_kinds.append((shape, d))
+    for shape, d in [((N,), "f32"), *(((N, N, 1, 1), d) for d in floats)]:
+        arg_types.append(_t(shape, d))
+        arg_kinds.append((shape, d))
+    block = Block(arg_types=arg_types)
+    pool: dict[tuple[tuple[int, ...], str], list[SSAValue]] = {}
+    for kind, arg in zip(arg_kinds, block.args):
+        pool.setdefault(kind, []).append(arg)
+    ints: list[SSAValue] = []
+
+    def pick(shape: tuple[int, ...], dtype: str) -> SSAValue:
+        return draw(st.sampled_from(pool[(shape, dtype)]))
+
+    def add(op: Operation) -> None:
+        block.add_op(op)
+        for r in op.results:
+            d = tensor_dtype(r.type)
+            shape = tuple(r.type.get_shape())  # pyright: ignore[reportAttributeAccessIssue]
+            if d in ("i32",):
+                ints.append(r)
+            else:
+                pool.setdefault((shape, d), []).append(r)  # pyright: ignore[reportArgumentType]
+
+    for _ in range(draw(st.integers(1, 14))):
+        kind = draw(st.sampled_from(("unary", "binary", "matmul", "softmax", "reduce", "cast", "conv", "bn", "argmax")))
+        d = draw(st.sampled_from(floats))
+        t = _t(mat, d)
+        if kind == "unary":
+            add(draw(st.sampled_from(UNARY))(pick(mat, d), result_types=[t]))
+        elif kind == "binary":
+            add(draw(st.sampled_from(BINARY))(pick(mat, d), pick(mat, d), result_types=[t]))
+        elif kind == "matmul":
+            bias = draw(st.booleans()) and ((N,), d) in pool
+            add(ascend.MatMulV2Op(pick(mat, d), pick(mat, d), pick((N,), d) if bias else None, result_types=[t]))
+        elif kind == "softmax":
+            add(ascend.SoftmaxV2Op(pick(mat, d), result_types=[t]))
+        elif kind == "reduce":
+            r = ascend.ReduceSumOp(pick(mat, d), result_types=[_t((N,), d)], axes=[1])
+            add(r)
+        elif kind == "cast":
+            pairs = [("f16", "f32"), ("f32", "f16")] + ([("bf16", "f32"), ("f32", "bf16")] if soc == "ascend910b" else [])
+            a, b = draw(st.sampled_from(pairs))
+            shape = draw(st.sampled_from((mat, img)))
+            add(CastOp(pick(shape, a), result_types=[_t(shape, b)]))
+        elif kind == "conv":
+            c = ascend.Conv2DOp(pick(img, d), pick((N, N, 1, 1), d), None, result_types=[_t(img, d)], strides=[1, 1, 1, 1])
+            add(c)
+            add(ascend.MaxPoolOp(c.results[0], result_types=[_t(img, d)], ksize=[1, 1, 1, 1], strides=[1, 1, 1, 1]))
+        elif kind == "bn":
+            s = pool[((N,), "f32")][0]
+            add(ascend.BatchNormOp(pick(img, d), s, s, s, s, result_types=[_t(img, d), _t((N,), "f32"), _t((N,), "f32")]))
+        else:
+            add(ascend.ArgMaxV2Op(pick(mat, d), result_types=[_t((N,), "i32")]))
+    produced = [r for op in block.ops for r in op.results]
+    outs = draw(st.lists(st.sampled_from(produced), min_size=1, max_size=3, unique=True)) if produced else [block.args[0]]
+    block.add_op(func.ReturnOp(*outs))
+    fn = func.FuncOp("g", (arg_types, [v.type for v in outs]), Region(block))
+    module = ModuleOp([fn])
+    module.verify()
+    return soc, module
+
+
+def matches_a_kernel(op: AscendOp, kernels: tuple[Kernel, ...]) -> bool:
+    groups = operand_groups(op)
+    ins = [tensor_dtype(g[0].type) if g else None for g in groups]
+    outs = tuple(tensor_dtype(r.type) for r in op.results)
+    for k in kernels:
+        if k.outputs == outs and all(i is None or i == kd for i, kd in zip(ins, k.inputs)):
+            if all(tensor_dtype(v.type) == k.inputs[j] for j, g in enumerate(groups) for v in g):
+                return True
+    return False
+
+
+def check_invariants(soc: str, module: ModuleOp, mode: str) -> None:
+    library = load_library(soc)
+    fn = next(op for op in module.walk() if isinstance(op, func.FuncOp))
+    signature = fn.function_type
+    user_ops = [op for op in module.walk() if isinstance(op, AscendOp)]
+    user_casts = {id(op) for op in user_ops if isinstance(op, CastOp)}
+    before = print_module(module)
+    try:
+        report = run_precision(module, mode=mode, soc=soc)
+    except AscendError as e:
+        assert mode == "must_keep_origin_dtype", str(e)
+        assert "under must_keep_origin_dtype" in str(e)
+        assert print_module(module) == before  # nothing changed
+        return
+    module.verify()
+    assert fn.function_type == signature
+    after_ops = [op for op in module.walk() if isinstance(op, AscendOp)]
+    assert [op for op in after_ops if not isinstance(op, CastOp) or id(op) in user_casts] == user_ops  # none deleted or reordered
+    assert len(report.ops) == len(user_ops)
+    for op in after_ops:
+        assert matches_a_kernel(op, library.kernels(op)), (mode, print_module(op))
+    inserted = [op for op in after_ops if isinstance(op, CastOp) and id(op) not in user_casts]
+    keys = [(op.operands[0], tensor_dtype(op.results[0].type)) for op in inserted]
+    assert len(keys) == len(set(keys)), "two casts of one value to one dtype"
+    assert report.casts_inserted == len(inserted)
+    once = print_module(module)
+    run_precision(module, mode=mode, soc=soc)
+    assert print_module(module) == once, f"not idempotent under {mode}"
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs())
+def test_random_graphs_in_every_mode(graph: tuple[str, ModuleOp]) -> None:
+    soc, module = graph
+    for mode in MODES:
+        check_invariants(soc, module.clone(), mode)
+
+
+# ---------------------------------------------------------------------------------------------------- performance
+
+
+def chain(n_ops: int) -> ModuleOp:
+    t = _t((16, 16), "f32")
+    block = Block(arg_types=[t, t])
+    x, w = block.args
+    value: SSAValue = x
+    count = 0
+    while count < n_ops:
+        mm = ascend.MatMulV2Op(value, w, None, result_types=[t])
+        add = ascend.AddOp(mm, x, result_types=[t])
+        relu = ascend.ReluOp(add, result_types=[t])
+        block.add_ops([mm, add, relu])
+        value, count = relu.results[0], count + 3
+        if count % 12 == 0:
+            soft = ascend.SoftmaxV2Op(value, result_types=[t])
+            block.add_op(soft)
+            value, count = soft.results[0], count + 1
+    block.add_op(func.ReturnOp(value))
+    return ModuleOp([func.FuncOp("chain", ([t, t], [t]), Region(block))])
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def test_linear_time() -> None:
+    small, large = chain(2000), chain(16000)
+    t_small = min(timed(lambda: run_precision(chain(2000), mode="allow_mix_precision")) for _ in range(2))
+    t_large = timed(lambda: run_precision(large, mode="allow_mix_precision"))
+    del small
+    assert t_large < 12 * t_small + 0.2, (t_small, t_large)  # 8x the ops: linear, with slack for noise
+
+
+FILECHECK = Path(__file__).parent / "filecheck"
+
+
+@pytest.mark.parametrize("path", sorted(FILECHECK.glob("ascend-precision*.mlir")), ids=lambda p: p.name)
+def test_filecheck_inputs_idempotent_in_every_mode(path: Path) -> None:
+    """Every FileCheck input, in every mode on both SoCs: output verifies, a second run changes nothing."""
+    for chunk in path.read_text().split("// -----"):
+        for soc in SOCS:
+            for mode in MODES:
+                module = parse(chunk)
+                try:
+                    run_precision(module, mode=mode, soc=soc)
+                except AscendError as e:
+                    assert mode == "must_keep_origin_dtype", str(e)
+                    continue
+                module.verify()
+                once = print_module(module)
+                run_precision(module, mode=mode, soc=soc)
+                assert print_module(module) == once, (path.name, mode, soc)
