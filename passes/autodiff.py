@@ -69,10 +69,9 @@ class GradContext:
     """The forward op's location, for errors."""
 
     def dy(self, index: int = 0) -> SSAValue:
-        """The gradient of result `index`, which the rule requires."""
+        """The gradient of result `index` (multi-result rules call :meth:`only` first, so it exists)."""
         g = self.dys[index]
-        if g is None:  # another result carries the gradient, this one does not
-            raise AscendError(f"ascend-autodiff: {self.where}: no gradient rule for {self.op.name} when only result #{self.dys.index(next(d for d in self.dys if d is not None))} is differentiated")
+        assert g is not None, f"{self.op.name}: result #{index} has no gradient"
         return g
 
     def only(self, *results: int) -> None:

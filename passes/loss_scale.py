@@ -65,7 +65,6 @@ from xdsl.passes import ModulePass
 
 from ascend_mp.builder import Emitter, dtype, finish_function, new_function, shape, tensor
 from ascend_mp.dialects import ascend as A
-from ascend_mp.dtypes import tensor_dtype
 from ascend_mp.errors import AscendError
 
 OPTIMIZERS = ("sgd", "momentum", "adam")
