@@ -148,7 +148,8 @@ class PrecisionConfig:
     mixlist: Mixlist | None = None
     keep_dtype: KeepDtype | None = None
     customize_dtypes: CustomizeDtypes | None = None
-    report: str | None = None
+    warnings: tuple[str, ...] = ()
+    """What loading the options warned about (already logged)."""
 
     @property
     def rule(self) -> str:
@@ -197,11 +198,15 @@ def load_config(
         folder = os.path.dirname(os.path.abspath(report))
         if not os.path.isdir(folder):
             raise AscendError(f"{report}: cannot write the precision report: no directory '{folder}'")
+    warnings = [w for cfg in (mixlist, keep, custom) if cfg is not None for w in cfg.warnings]
+    useless: list[str] = []
     if mixlist is not None and resolved not in MIX_MODES:
-        logger.warning("%s: modify_mixlist has no effect in precision mode '%s' (only in the mix modes)", modify_mixlist, resolved)
+        useless.append(f"{modify_mixlist}: modify_mixlist has no effect in precision mode '{resolved}' (only in the mix modes)")
     if keep is not None and resolved == "must_keep_origin_dtype":
-        logger.warning("%s: keep_dtype has no effect in precision mode 'must_keep_origin_dtype'", keep_dtype)
-    return PrecisionConfig(resolved, library, mixlist, keep, custom, report)
+        useless.append(f"{keep_dtype}: keep_dtype has no effect in precision mode 'must_keep_origin_dtype'")
+    for message in useless:
+        logger.warning("%s", message)
+    return PrecisionConfig(resolved, library, mixlist, keep, custom, (*warnings, *useless))
 
 
 # ======================================================================================
@@ -444,7 +449,7 @@ class PrecisionPlan:
     records: list[_Record] = field(default_factory=list[_Record])
     warnings: list[str] = field(default_factory=list[str])
     inserted: set[Operation] = field(default_factory=set[Operation])
-    """Casts this plan inserted (never printed; only these may be folded away)."""
+    """Casts this plan inserted (tracked here, nothing marks them in the IR); a fold looks through user casts only."""
     casts: dict[tuple[SSAValue, str], SSAValue] = field(default_factory=dict[tuple[SSAValue, str], SSAValue])
     last_cast: dict[Operation | Block, Operation] = field(default_factory=dict[Operation | Block, Operation])
     """The last cast inserted after an op or at the start of a block (casts keep consumer order)."""
@@ -527,8 +532,10 @@ def _location(op: Operation, position: str) -> str:
     """The op's `file:line:col` when it was parsed, else its position in the input (`@f, op #k`)."""
     from ascend_mp import ir
 
-    # location_of walks the whole function for an op that was not parsed; `position` is that answer, precomputed.
-    if op in ir._LOCATIONS:  # pyright: ignore[reportPrivateUsage]
+    # location_of walks the whole function for an op that was not parsed (O(n) per op): `position` is
+    # that answer, precomputed in the walk, so only parsed ops ask location_of.
+    parsed = getattr(ir, "_LOCATIONS", None)
+    if parsed is None or op in parsed:
         return ir.location_of(op)
     return position
 
@@ -611,7 +618,7 @@ class _Planner:
 
     def __init__(self, config: PrecisionConfig):
         self.config = config
-        self.plan = PrecisionPlan(config)
+        self.plan = PrecisionPlan(config, warnings=list(config.warnings))
         self.rule = config.rule
         self.low = config.low
         self.other_low = BF16 if self.low == F16 else F16
@@ -678,15 +685,19 @@ class _Planner:
     def run(self, module: Operation) -> PrecisionPlan:
         fname: str | None = None
         count = 0
+        kinds: dict[type[Operation], int] = {}  # 0: other op, 1: ascend op, 2: function
         for seq, op in enumerate(module.walk()):
             self.seq = seq
-            if isinstance(op, func.FuncOp):
-                fname, count = op.sym_name.data, 0
+            kind = kinds.get(type(op))
+            if kind is None:
+                kind = kinds[type(op)] = 2 if isinstance(op, func.FuncOp) else 1 if isinstance(op, AscendOp) else 0
+            if kind == 2:
+                fname, count = op.sym_name.data, 0  # pyright: ignore[reportAttributeAccessIssue]
                 continue
             count += 1
-            if isinstance(op, AscendOp):
+            if kind == 1:
                 # What location_of says of an op it did not parse: its index in the function's walk.
-                self.decide(op, f"@{fname}, op #{count}" if fname is not None else "<unknown location>")
+                self.decide(op, f"@{fname}, op #{count}" if fname is not None else "<unknown location>")  # pyright: ignore[reportArgumentType]
             elif op is not module:
                 self.foreign(op)
         self.check_unused()
