@@ -154,7 +154,7 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
     if nparams < 1 or nparams > len(gargs):
         raise AscendError(f"ascend-loss-scale: @{grad.sym_name.data} must return (loss, one gradient per leading argument)")
     for i in range(nparams):
-        if gret.arguments[i + 1].type != gargs[i].type and shape(gret.arguments[i + 1]) != shape(gargs[i]):
+        if shape(gret.arguments[i + 1]) != shape(gargs[i]):
             raise AscendError(f"ascend-loss-scale: result #{i + 1} of @{grad.sym_name.data} is not shaped like argument #{i}")
     hints = [a.name_hint or f"p{i}" for i, a in enumerate(gargs)]
     param_types = [tensor(shape(a), "f32") for a in gargs[:nparams]]
@@ -497,7 +497,8 @@ class LossScalePass(ModulePass):
         if grad is None:
             from ascend_mp.passes.autodiff import differentiate
 
-            if _find(op, self.func) is None and self.grad_func is not None:
-                raise AscendError(f"{self.name}: no function @{grad_name} in the module")
+            if _find(op, self.func) is None:
+                names = ", ".join(f"@{f.sym_name.data}" for f in op.ops if isinstance(f, func.FuncOp)) or "none"
+                raise AscendError(f"{self.name}: no function @{grad_name} or @{self.func} in the module (functions: {names})")
             grad = differentiate(op, self.func, self.wrt, grad_name)
         build_train_step(op, grad, cfg, self.step_func)
