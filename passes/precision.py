@@ -252,7 +252,10 @@ class _Candidates:
     def __init__(self, kernels: Sequence[Kernel], sig: Signature, cls: _OpClass):
         self.sig = sig
         self.primary = _primary(sig.inputs, sig.outputs)
+        self.all = tuple(kernels)
+        """Every kernel of the op (for messages)."""
         self.kernels = [k for k in kernels if _fits(k, sig) and cls.allows(k, sig)]
+        """The kernels that can run this op: same non-float dtypes, and the op still verifies."""
         self.primaries = [_primary(_present(k.inputs, sig.inputs), k.outputs) for k in self.kernels]
         self.varying = tuple(
             i
@@ -790,7 +793,7 @@ class _Planner:
         kernel = choice.kernel
         if choice.warning is not None:
             label = f"{op_type} '{name}'" if name else op_type
-            self.warn(f"{label}: {choice.warning}; kernels: {_fmt_kernels(cands.kernels)}")
+            self.warn(f"{label}: {choice.warning}; kernels: {_fmt_kernels(cands.all)}")
         record = _Record(op, op_type, name, sig, kernel, kind, choice.reason, position)
         self.plan.records.append(record)
         if kernel is None:
@@ -899,7 +902,7 @@ class _Planner:
                 label = f"{op_type} '{name}'" if name else f"{op_type} (unnamed)"
                 raise AscendError(
                     f"{_location(op, position)}: {label} has no kernel for its original dtype {_cann(orig)} "
-                    f"under must_keep_origin_dtype and no AI CPU fallback; kernels: {_fmt_kernels(cands.kernels)}"
+                    f"under must_keep_origin_dtype and no AI CPU fallback; kernels: {_fmt_kernels(cands.all)}"
                 )
             return choice
         vote: str | None = None
@@ -1048,7 +1051,7 @@ class _Planner:
             label = f"{op_type} '{name}'" if name else op_type
             raise AscendError(
                 f"{path}:{custom.line}: {label} at {_location(op, position)} has no kernel "
-                f"{_fmt_sig(custom.inputs, custom.outputs)}; kernels: {_fmt_kernels(cands.kernels)}"
+                f"{_fmt_sig(custom.inputs, custom.outputs)}; kernels: {_fmt_kernels(cands.all)}"
             )
         return _Choice(kernel, "customize_dtypes", None)
 
