@@ -8,6 +8,7 @@ are named by their function and position instead.
 
 from __future__ import annotations
 
+import bisect
 import re
 import weakref
 from collections.abc import Iterator
@@ -49,7 +50,9 @@ class LocatingParser(Parser):
         except VerifyException as e:  # a property or type constraint failed while building the op
             self.raise_error(_first_line(e), start, self.pos)
         _LOCATIONS[op] = (self.lexer.input.name, start, self.line_offset)
-        self._inputs[self.lexer.input.name] = self.lexer.input.content  # pyright: ignore[reportArgumentType]
+        if self._inputs.get(self.lexer.input.name) is not self.lexer.input.content:
+            self._inputs[self.lexer.input.name] = self.lexer.input.content  # pyright: ignore[reportArgumentType]
+            _LINE_STARTS.pop(self.lexer.input.name, None)
         return op
 
     _inputs: dict[str, str] = {}
@@ -79,20 +82,33 @@ _PLAIN_TENSOR = re.compile(r"tensor<(?:[0-9?]+x)*(?:bf16|f16|f32|f64|i1|i8|i16|i
 _TYPE_CACHE: dict[str, TypeAttribute] = {}
 
 
+_LINE_STARTS: dict[str, list[int]] = {}
+
+
 def _line_col(name: str, pos: int) -> tuple[int, int]:
-    content = LocatingParser._inputs.get(name, "")  # pyright: ignore[reportPrivateUsage]
-    line = content.count("\n", 0, pos) + 1
-    col = pos - (content.rfind("\n", 0, pos) + 1) + 1
-    return line, col
+    starts = _LINE_STARTS.get(name)
+    if starts is None:
+        content = LocatingParser._inputs.get(name, "")  # pyright: ignore[reportPrivateUsage]
+        starts = _LINE_STARTS[name] = [0] + [i + 1 for i, c in enumerate(content) if c == "\n"]
+    line = bisect.bisect_right(starts, pos)
+    return line, pos - starts[line - 1] + 1
+
+
+def source_location(op: Operation) -> str | None:
+    """`file:line:col` of an op that was parsed from text, None for one built in Python or by a pass."""
+    loc = _LOCATIONS.get(op)
+    if loc is None:
+        return None
+    name, pos, offset = loc
+    line, col = _line_col(name, pos)
+    return f"{name}:{line + offset}:{col}"
 
 
 def location_of(op: Operation) -> str:
     """`file:line:col` of a parsed op, else `@func, op #k` for one a pass created."""
-    loc = _LOCATIONS.get(op)
+    loc = source_location(op)
     if loc is not None:
-        name, pos, offset = loc
-        line, col = _line_col(name, pos)
-        return f"{name}:{line + offset}:{col}"
+        return loc
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, func.FuncOp):
         parent = parent.parent_op()

@@ -533,14 +533,9 @@ class PrecisionPlan:
 
 def _location(op: Operation, position: str) -> str:
     """The op's `file:line:col` when it was parsed, else its position in the input (`@f, op #k`)."""
-    from ascend_mp import ir
+    from ascend_mp.ir import source_location
 
-    # location_of walks the whole function for an op that was not parsed (O(n) per op): `position` is
-    # that answer, precomputed in the walk, so only parsed ops ask location_of.
-    parsed = getattr(ir, "_LOCATIONS", None)
-    if parsed is None or op in parsed:
-        return ir.location_of(op)
-    return position
+    return source_location(op) or position
 
 
 # ======================================================================================
