@@ -1,8 +1,11 @@
 """Shared fixtures."""
 
+import sys
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the benchmarks' graph builders
 
 REAL_TABLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "aic-ascend910-ops-info.json"
 

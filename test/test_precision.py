@@ -5,24 +5,11 @@ from __future__ import annotations
 import json
 import logging
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Block, Operation, Region, SSAValue
-
 from ascend_mp.dialects import ascend
-from ascend_mp.dialects.ascend import AscendOp, CastOp, Kernel, operand_groups
-from ascend_mp.dtypes import element_type, tensor_dtype
-from ascend_mp.errors import AscendError
-from ascend_mp.ir import parse_module, print_module
-from ascend_mp.modes import V1_MODES, V2_TO_V1
-from ascend_mp.opinfo import load_library
+from ascend_mp.dialects.ascend import AscendOp, CastOp
 from ascend_mp.passes import PASSES
 from ascend_mp.passes.precision import (
     AscendPrecisionPass,
@@ -34,7 +21,18 @@ from ascend_mp.passes.precision import (
     resolve_mode,
     run_precision,
 )
+from hypothesis import HealthCheck, given, settings
+from strategies import MODES, SOCS, check_invariants, graphs
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+
+from ascend_mp.dtypes import tensor_dtype
+from ascend_mp.errors import AscendError
+from ascend_mp.ir import parse_module, print_module
+from ascend_mp.modes import V1_MODES, V2_TO_V1
 from ascend_mp.tools.ascend_opt import main
+from benchmarks.graphs import chain_module
 
 # ---------------------------------------------------------------------------------------------------- helpers
 
@@ -503,7 +501,7 @@ def test_report_from_ascend_opt(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_report_of_built_ops_names_their_position() -> None:
-    module = chain(8)
+    module = chain_module(8)
     report = run_precision(module, mode="allow_mix_precision")
     assert report.ops[0].location == "@chain, op #1"
     assert report.ops[3].location == "@chain, op #4"
@@ -607,130 +605,6 @@ def test_report_into_a_missing_directory(tmp_path: Path, src: str, capsys: pytes
 
 # ---------------------------------------------------------------------------------------------------- properties
 
-SOCS = ("ascend910", "ascend910b")
-MODES = V1_MODES
-UNARY = (ascend.ReluOp, ascend.ExpOp, ascend.LogOp, ascend.TanhOp, ascend.SqrtOp)
-BINARY = (ascend.AddOp, ascend.MulOp, ascend.SubOp, ascend.MaximumOp)
-N = 4
-
-
-def _t(shape: tuple[int, ...], dtype: str) -> TensorType:
-    return TensorType(element_type(dtype), list(shape))
-
-
-@st.composite
-def graphs(draw: st.DrawFn) -> tuple[str, ModuleOp]:
-    """A random DAG of ascend ops over fp16/fp32 (and bf16 on ascend910b) inputs, with user casts."""
-    soc = draw(st.sampled_from(SOCS))
-    floats = ("f16", "f32", "bf16") if soc == "ascend910b" else ("f16", "f32")
-    mat, img = (N, N), (1, N, N, N)
-    arg_types: list[TensorType] = []
-    arg_kinds: list[tuple[tuple[int, ...], str]] = []
-    for shape in (mat, img):
-        for d in floats:
-            arg_types.append(_t(shape, d))
-            arg_kinds.append((shape, d))
-    for shape, d in [((N,), "f32"), *(((N, N, 1, 1), d) for d in floats)]:
-        arg_types.append(_t(shape, d))
-        arg_kinds.append((shape, d))
-    block = Block(arg_types=arg_types)
-    pool: dict[tuple[tuple[int, ...], str], list[SSAValue]] = {}
-    for kind, arg in zip(arg_kinds, block.args):
-        pool.setdefault(kind, []).append(arg)
-    ints: list[SSAValue] = []
-
-    def pick(shape: tuple[int, ...], dtype: str) -> SSAValue:
-        return draw(st.sampled_from(pool[(shape, dtype)]))
-
-    def add(op: Operation) -> None:
-        block.add_op(op)
-        for r in op.results:
-            d = tensor_dtype(r.type)
-            shape = tuple(r.type.get_shape())  # pyright: ignore[reportAttributeAccessIssue]
-            if d in ("i32",):
-                ints.append(r)
-            else:
-                pool.setdefault((shape, d), []).append(r)  # pyright: ignore[reportArgumentType]
-
-    for _ in range(draw(st.integers(1, 14))):
-        kind = draw(st.sampled_from(("unary", "binary", "matmul", "softmax", "reduce", "cast", "conv", "bn", "argmax")))
-        d = draw(st.sampled_from(floats))
-        t = _t(mat, d)
-        if kind == "unary":
-            add(draw(st.sampled_from(UNARY))(pick(mat, d), result_types=[t]))
-        elif kind == "binary":
-            add(draw(st.sampled_from(BINARY))(pick(mat, d), pick(mat, d), result_types=[t]))
-        elif kind == "matmul":
-            bias = draw(st.booleans()) and ((N,), d) in pool
-            add(ascend.MatMulV2Op(pick(mat, d), pick(mat, d), pick((N,), d) if bias else None, result_types=[t]))
-        elif kind == "softmax":
-            add(ascend.SoftmaxV2Op(pick(mat, d), result_types=[t]))
-        elif kind == "reduce":
-            r = ascend.ReduceSumOp(pick(mat, d), result_types=[_t((N,), d)], axes=[1])
-            add(r)
-        elif kind == "cast":
-            pairs = [("f16", "f32"), ("f32", "f16")] + ([("bf16", "f32"), ("f32", "bf16")] if soc == "ascend910b" else [])
-            a, b = draw(st.sampled_from(pairs))
-            shape = draw(st.sampled_from((mat, img)))
-            add(CastOp(pick(shape, a), result_types=[_t(shape, b)]))
-        elif kind == "conv":
-            c = ascend.Conv2DOp(pick(img, d), pick((N, N, 1, 1), d), None, result_types=[_t(img, d)], strides=[1, 1, 1, 1])
-            add(c)
-            add(ascend.MaxPoolOp(c.results[0], result_types=[_t(img, d)], ksize=[1, 1, 1, 1], strides=[1, 1, 1, 1]))
-        elif kind == "bn":
-            s = pool[((N,), "f32")][0]
-            add(ascend.BatchNormOp(pick(img, d), s, s, s, s, result_types=[_t(img, d), _t((N,), "f32"), _t((N,), "f32")]))
-        else:
-            add(ascend.ArgMaxV2Op(pick(mat, d), result_types=[_t((N,), "i32")]))
-    produced = [r for op in block.ops for r in op.results]
-    outs = draw(st.lists(st.sampled_from(produced), min_size=1, max_size=3, unique=True)) if produced else [block.args[0]]
-    block.add_op(func.ReturnOp(*outs))
-    fn = func.FuncOp("g", (arg_types, [v.type for v in outs]), Region(block))
-    module = ModuleOp([fn])
-    module.verify()
-    return soc, module
-
-
-def matches_a_kernel(op: AscendOp, kernels: tuple[Kernel, ...]) -> bool:
-    groups = operand_groups(op)
-    ins = [tensor_dtype(g[0].type) if g else None for g in groups]
-    outs = tuple(tensor_dtype(r.type) for r in op.results)
-    for k in kernels:
-        if k.outputs == outs and all(i is None or i == kd for i, kd in zip(ins, k.inputs)):
-            if all(tensor_dtype(v.type) == k.inputs[j] for j, g in enumerate(groups) for v in g):
-                return True
-    return False
-
-
-def check_invariants(soc: str, module: ModuleOp, mode: str) -> None:
-    library = load_library(soc)
-    fn = next(op for op in module.walk() if isinstance(op, func.FuncOp))
-    signature = fn.function_type
-    user_ops = [op for op in module.walk() if isinstance(op, AscendOp)]
-    user_casts = {id(op) for op in user_ops if isinstance(op, CastOp)}
-    before = print_module(module)
-    try:
-        report = run_precision(module, mode=mode, soc=soc)
-    except AscendError as e:
-        assert mode == "must_keep_origin_dtype", str(e)
-        assert "under must_keep_origin_dtype" in str(e)
-        assert print_module(module) == before  # nothing changed
-        return
-    module.verify()
-    assert fn.function_type == signature
-    after_ops = [op for op in module.walk() if isinstance(op, AscendOp)]
-    assert [op for op in after_ops if not isinstance(op, CastOp) or id(op) in user_casts] == user_ops  # none deleted or reordered
-    assert len(report.ops) == len(user_ops)
-    for op in after_ops:
-        assert matches_a_kernel(op, library.kernels(op)), (mode, print_module(op))
-    inserted = [op for op in after_ops if isinstance(op, CastOp) and id(op) not in user_casts]
-    keys = [(op.operands[0], tensor_dtype(op.results[0].type)) for op in inserted]
-    assert len(keys) == len(set(keys)), "two casts of one value to one dtype"
-    assert report.casts_inserted == len(inserted)
-    once = print_module(module)
-    run_precision(module, mode=mode, soc=soc)
-    assert print_module(module) == once, f"not idempotent under {mode}"
-
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graphs())
@@ -738,43 +612,6 @@ def test_random_graphs_in_every_mode(graph: tuple[str, ModuleOp]) -> None:
     soc, module = graph
     for mode in MODES:
         check_invariants(soc, module.clone(), mode)
-
-
-# ---------------------------------------------------------------------------------------------------- performance
-
-
-def chain(n_ops: int) -> ModuleOp:
-    t = _t((16, 16), "f32")
-    block = Block(arg_types=[t, t])
-    x, w = block.args
-    value: SSAValue = x
-    count = 0
-    while count < n_ops:
-        mm = ascend.MatMulV2Op(value, w, None, result_types=[t])
-        add = ascend.AddOp(mm, x, result_types=[t])
-        relu = ascend.ReluOp(add, result_types=[t])
-        block.add_ops([mm, add, relu])
-        value, count = relu.results[0], count + 3
-        if count % 12 == 0:
-            soft = ascend.SoftmaxV2Op(value, result_types=[t])
-            block.add_op(soft)
-            value, count = soft.results[0], count + 1
-    block.add_op(func.ReturnOp(value))
-    return ModuleOp([func.FuncOp("chain", ([t, t], [t]), Region(block))])
-
-
-def timed(fn: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
-def test_linear_time() -> None:
-    small, large = chain(2000), chain(16000)
-    t_small = min(timed(lambda: run_precision(chain(2000), mode="allow_mix_precision")) for _ in range(2))
-    t_large = timed(lambda: run_precision(large, mode="allow_mix_precision"))
-    del small
-    assert t_large < 12 * t_small + 0.2, (t_small, t_large)  # 8x the ops: linear, with slack for noise
 
 
 FILECHECK = Path(__file__).parent / "filecheck"
