@@ -1,0 +1,1010 @@
+"""Numpy kernels for every op of the `ascend` dialect, and the numerics model they follow.
+
+:data:`KERNELS` maps each CANN op type to a :class:`KernelDef`: a *builder* that
+receives the op's static facts (:class:`OpSpec`: attributes as Python values,
+operand and result dtypes and shapes) once, at compile time, and returns a plain
+function over numpy arrays. :func:`make_kernel` adds the dtype handling, so a
+kernel body only states the math.
+
+Numerics (what :func:`make_kernel` does around a kernel body):
+
+* **Vector ops** (elementwise, reductions, normalisation, softmax, pooling,
+  gradients, optimizers): float16/bfloat16 operands are widened to float32, the
+  body runs in float32, and each result is rounded once to its result dtype
+  (round to nearest even; fp16 overflow gives inf). This models Ascend's vector
+  unit, which computes fp16 with fp32 internals closely enough for precision
+  studies; an f32 op runs in f32 and is not rounded again. Nothing is computed in
+  Python floats.
+* **Cube ops** (MatMul, MatMulV2, BatchMatMul, Conv2D, DepthwiseConv2D,
+  Conv2DBackpropInput/Filter): operands arrive in their dtype (already rounded),
+  are copied to float32, multiplied and accumulated in float32 (numpy's matmul on
+  the float32 copies) and the result is rounded to the kernel's output dtype
+  (f16 or f32), as the Cube unit accumulates in its fp32 L0C buffer.
+* **Data movement** (Reshape, Transpose, ConcatV2D) is exact and runs in the
+  operands' dtype; **Cast** rounds to nearest even (float to int truncates).
+* **Reference mode** (``OpSpec.reference``): every float tensor is float64 and
+  every op computes in float64, the "same graph in float64" baseline.
+* The float status ops model Ascend's overflow register (:class:`FloatStatus`):
+  the executor sets it when an AI Core kernel (every op but Const and the status
+  ops) writes inf or NaN into a float result; NPUGetFloatStatus returns a
+  tensor<8xf32> whose element 0 is 1.0 when it is set (all zeros otherwise), and
+  NPUClearFloatStatus clears it. NPUAllocFloatStatus returns zeros and leaves the
+  flag alone.
+
+Callers must run kernels under ``np.errstate(all="ignore")`` (the executor does):
+overflow and invalid operations produce inf/NaN, never warnings or exceptions.
+Layouts follow the dialect: Conv2D filters are OIHW with NCHW data and HWIO with
+NHWC data; DepthwiseConv2D filters are [KH, KW, C, M]; pads are
+[top, bottom, left, right]; strides, ksize and dilations have 4 entries in
+data_format order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+F16 = np.dtype(np.float16)
+BF16 = np.dtype(ml_dtypes.bfloat16)
+F32 = np.dtype(np.float32)
+F64 = np.dtype(np.float64)
+FLOATS = frozenset((F16, BF16, F32, F64))
+"""The numpy float dtypes the interpreter models."""
+
+VECTOR, CUBE, DATA, CAST, CONST, STATUS = "vector", "cube", "data", "cast", "const", "status"
+"""Kernel units: how :func:`make_kernel` treats dtypes around a kernel body."""
+
+Array = np.ndarray[Any, Any]
+KernelFn = Callable[..., Any]
+
+
+class KernelError(ValueError):
+    """An op the kernels cannot execute (e.g. pooling over the batch dimension)."""
+
+
+class FloatStatus:
+    """Ascend's float status register: set when an AI Core kernel produced inf/NaN."""
+
+    __slots__ = ("flag",)
+
+    def __init__(self) -> None:
+        self.flag = False
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """The static facts of one op a kernel is built for."""
+
+    type: str
+    in_dtypes: tuple[np.dtype[Any], ...]
+    out_dtypes: tuple[np.dtype[Any], ...]
+    in_shapes: tuple[tuple[int, ...], ...] = ()
+    out_shapes: tuple[tuple[int, ...], ...] = ()
+    attrs: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    reference: bool = False
+    status: FloatStatus | None = None
+
+    @property
+    def compute(self) -> np.dtype[Any] | None:
+        """The dtype the body computes floats in: float64 in reference mode or with f64
+        tensors, else float32 whenever a float tensor is involved; None for integer-only ops."""
+        dtypes = [d for d in (*self.in_dtypes, *self.out_dtypes) if d in FLOATS]
+        if not dtypes:
+            return None
+        if self.reference or F64 in dtypes:
+            return F64
+        return F32
+
+    def attr(self, name: str) -> Any:
+        try:
+            return self.attrs[name]
+        except KeyError:
+            raise KernelError(f"{self.type} needs the attribute '{name}'") from None
+
+
+@dataclass(frozen=True)
+class KernelDef:
+    """One table entry: a builder and how the result dtypes come about."""
+
+    build: Callable[[OpSpec], KernelFn]
+    unit: str = VECTOR
+    finite_preserving: bool = False
+    """Finite operands give finite results of the same dtype (so the float status
+    check can be skipped when every operand was already checked)."""
+    keeps_dtype: bool = True
+    """The body returns arrays in the compute dtype (else results are always cast)."""
+    propagates: tuple[int, ...] = ()
+    """Operand positions whose inf/NaN elements always give inf/NaN in a (non-empty)
+    result 0 (so a check of that result also sees the operand's overflow)."""
+
+
+KERNELS: dict[str, KernelDef] = {}
+"""CANN op type -> kernel. Every op of the dialect has one (a registry test checks it)."""
+
+
+def kernel(
+    *types: str,
+    unit: str = VECTOR,
+    finite_preserving: bool = False,
+    keeps_dtype: bool = True,
+    propagates: tuple[int, ...] = (),
+):
+    """Register a builder `spec -> function` for op types."""
+
+    def register(build: Callable[[OpSpec], KernelFn]) -> Callable[[OpSpec], KernelFn]:
+        for t in types:
+            assert t not in KERNELS, f"two kernels for {t}"
+            KERNELS[t] = KernelDef(build, unit, finite_preserving, keeps_dtype, propagates)
+        return build
+
+    return register
+
+
+def simple(fn: KernelFn) -> Callable[[OpSpec], KernelFn]:
+    """A builder for a body that needs no static facts."""
+    return lambda spec: fn
+
+
+def make_kernel(spec: OpSpec) -> KernelFn:
+    """The kernel for `spec`, with its operand widening and result rounding.
+
+    The function takes the operands (in their dtypes) and returns one array, or
+    a tuple for ops with several results, each exactly in its result dtype.
+    """
+    try:
+        kd = KERNELS[spec.type]
+    except KeyError:
+        raise KernelError(f"no kernel for op type '{spec.type}'") from None
+    body = kd.build(spec)
+    if kd.unit in (DATA, CAST, CONST, STATUS):
+        return body
+    cd = spec.compute
+    casts = tuple(cd if (cd is not None and d in FLOATS and d != cd) else None for d in spec.in_dtypes)
+    outs = spec.out_dtypes
+    widen = any(c is not None for c in casts)
+    # numpy returns scalars, not arrays, for 0-d results of ufuncs and reductions
+    scalar = not spec.out_shapes or any(len(s) == 0 for s in spec.out_shapes)
+    round_out = scalar or cd is None or not kd.keeps_dtype or any(d != cd for d in outs)
+    if not round_out and not widen:
+        return body
+    if len(outs) == 1:
+        (out,) = outs
+
+        def one(*xs: Array) -> Array:
+            if widen:
+                xs = tuple(x if c is None else x.astype(c) for x, c in zip(xs, casts))
+            return np.asarray(body(*xs)).astype(out, copy=False)
+
+        return one
+
+    def many(*xs: Array) -> tuple[Array, ...]:
+        if widen:
+            xs = tuple(x if c is None else x.astype(c) for x, c in zip(xs, casts))
+        return tuple(np.asarray(r).astype(d, copy=False) for r, d in zip(body(*xs), outs))
+
+    return many
+
+
+def apply(spec: OpSpec, *inputs: Array) -> Any:
+    """Build and run one kernel (for tests and one-off use), with fp errors silenced."""
+    with np.errstate(all="ignore"):
+        return make_kernel(spec)(*inputs)
+
+
+# --------------------------------------------------------------------------------------
+# Float status checks (chosen per result dtype at compile time)
+# --------------------------------------------------------------------------------------
+
+
+def nonfinite_wide(a: Array) -> bool:
+    """Whether an f32/f64 array holds inf/NaN: one BLAS dot, exact check only if it overflows."""
+    r = a.reshape(-1)
+    if r.dot(r) < math.inf:
+        return False
+    return not bool(np.isfinite(r).all())
+
+
+def _bits_check(mask: int) -> Callable[[Array], bool]:
+    def check(a: Array) -> bool:
+        if a.size == 0:
+            return False
+        bits = np.bitwise_and(a.reshape(-1).view(np.uint16), mask)
+        return int(bits.max()) == mask
+
+    return check
+
+
+NONFINITE: dict[np.dtype[Any], Callable[[Array], bool]] = {
+    F32: nonfinite_wide,
+    F64: nonfinite_wide,
+    F16: _bits_check(0x7C00),
+    BF16: _bits_check(0x7F80),
+}
+"""Float dtype -> a fast test for inf/NaN elements (exponent bits all ones for 16-bit floats)."""
+
+
+# --------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------
+
+
+def _reduce_axes(spec: OpSpec, rank: int) -> tuple[int, ...]:
+    axes = spec.attrs.get("axes", ()) or tuple(range(rank))
+    return tuple(sorted({a % rank for a in axes})) if rank else ()
+
+
+def _channel_axis(fmt: str, rank: int) -> int:
+    return 1 if fmt == "NCHW" else rank - 1
+
+
+def _spatial(fmt: str) -> tuple[int, int]:
+    """Indices of H and W in a 4-entry strides/ksize/dilations list."""
+    return (2, 3) if fmt == "NCHW" else (1, 2)
+
+
+def _to_nchw(x: Array, fmt: str) -> Array:
+    return x if fmt == "NCHW" else x.transpose(0, 3, 1, 2)
+
+
+def _from_nchw(y: Array, fmt: str) -> Array:
+    return y if fmt == "NCHW" else y.transpose(0, 2, 3, 1)
+
+
+def _scalar(x: Array) -> Array:
+    """A one-element hyper-parameter tensor as a 0-d array (so it broadcasts against anything)."""
+    return x.reshape(())
+
+
+def _contig(x: Array) -> Array:
+    return np.ascontiguousarray(x)
+
+
+# --------------------------------------------------------------------------------------
+# Constants, casts, data movement
+# --------------------------------------------------------------------------------------
+
+
+@kernel("Const", unit=CONST)
+def _const(spec: OpSpec) -> KernelFn:
+    value = np.asarray(spec.attr("value")).astype(spec.out_dtypes[0])
+    value.setflags(write=False)
+    return lambda: value
+
+
+@kernel("Cast", unit=CAST, finite_preserving=True, propagates=(0,))
+def _cast(spec: OpSpec) -> KernelFn:
+    (out,) = spec.out_dtypes
+    if out == np.dtype(np.bool_):
+        return lambda x: x != 0
+    if out.kind in "iu" and spec.in_dtypes[0] in FLOATS:
+        # Float -> int truncates toward zero; NaN and out-of-range values are undefined (as on the device).
+        return lambda x: np.trunc(x).astype(out)
+    return lambda x: x.astype(out, copy=False)
+
+
+@kernel("Reshape", unit=DATA, finite_preserving=True, propagates=(0,))
+def _reshape(spec: OpSpec) -> KernelFn:
+    shape = spec.out_shapes[0]
+    if sum(1 for d in shape if d < 0) > 1:
+        raise KernelError(f"Reshape to {shape} has more than one dynamic dimension")
+    return lambda x: x.reshape(shape)
+
+
+@kernel("Transpose", unit=DATA, finite_preserving=True, propagates=(0,))
+def _transpose(spec: OpSpec) -> KernelFn:
+    perm = tuple(spec.attr("perm"))
+    return lambda x: x.transpose(perm)
+
+
+@kernel("ConcatV2D", unit=DATA, finite_preserving=True)
+def _concat(spec: OpSpec) -> KernelFn:
+    dim = spec.attr("concat_dim")
+    return lambda *xs: np.concatenate(xs, axis=dim)
+
+
+# --------------------------------------------------------------------------------------
+# Elementwise
+# --------------------------------------------------------------------------------------
+
+
+def _int_safe(fn: KernelFn) -> Callable[[OpSpec], KernelFn]:
+    """A binary body that computes integer operands in float64 (the result is cast back),
+    so that integer division by zero or negative powers never raise."""
+
+    def build(spec: OpSpec) -> KernelFn:
+        if spec.compute is None:
+            return lambda a, b: fn(a.astype(F64), b.astype(F64))
+        return fn
+
+    return build
+
+
+kernel("Add", propagates=(0, 1))(simple(np.add))
+kernel("Sub", propagates=(0, 1))(simple(np.subtract))
+kernel("Mul", propagates=(0, 1))(simple(np.multiply))  # inf * 0 is NaN: still caught
+kernel("RealDiv", keeps_dtype=False, propagates=(0,))(_int_safe(np.true_divide))  # x / inf is 0
+kernel("Pow", keeps_dtype=False)(_int_safe(np.power))
+kernel("Maximum", finite_preserving=True)(simple(np.maximum))
+kernel("Minimum", finite_preserving=True)(simple(np.minimum))
+kernel("Neg", finite_preserving=True, propagates=(0,))(simple(np.negative))
+kernel("Square", propagates=(0,))(simple(np.square))
+kernel("Exp")(simple(np.exp))
+kernel("Log", propagates=(0,))(simple(np.log))
+kernel("Sqrt", propagates=(0,))(simple(np.sqrt))
+kernel("Floor", finite_preserving=True, propagates=(0,))(simple(np.floor))
+kernel("Tanh", finite_preserving=True)(simple(np.tanh))
+
+
+@kernel("Relu", finite_preserving=True)
+def _relu(spec: OpSpec) -> KernelFn:
+    zero = np.zeros((), spec.compute or spec.in_dtypes[0])
+    return lambda x: np.maximum(x, zero)
+
+
+@kernel("Rsqrt")
+def _rsqrt(spec: OpSpec) -> KernelFn:
+    return lambda x: np.reciprocal(np.sqrt(x))
+
+
+@kernel("Sigmoid", finite_preserving=True)
+def _sigmoid(spec: OpSpec) -> KernelFn:
+    # exp(-x) overflows to inf for very negative x, giving exactly 0; never NaN for finite x.
+    return lambda x: np.reciprocal(np.exp(-x) + 1)
+
+
+@kernel("LeakyRelu")
+def _leaky_relu(spec: OpSpec) -> KernelFn:
+    slope = float(spec.attrs.get("negative_slope", 0.0))
+    return lambda x: np.where(x > 0, x, x * slope)
+
+
+_GELU_C = math.sqrt(2.0 / math.pi)
+_GELU_A = 0.044715
+
+
+@kernel("Gelu")
+def _gelu(spec: OpSpec) -> KernelFn:
+    # The tanh approximation (CANN's Gelu): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+    return lambda x: 0.5 * x * (1 + np.tanh(_GELU_C * (x + _GELU_A * (x * x * x))))
+
+
+@kernel("BiasAdd", propagates=(0, 1))
+def _bias_add(spec: OpSpec) -> KernelFn:
+    rank = len(spec.in_shapes[0])
+    axis = _channel_axis(spec.attrs.get("data_format", "NCHW"), rank)
+    if axis == rank - 1:
+        return np.add
+    shape = [1] * rank
+    shape[axis] = -1
+    return lambda x, b: x + b.reshape(shape)
+
+
+# --------------------------------------------------------------------------------------
+# Cube: matrix products and convolutions
+# --------------------------------------------------------------------------------------
+
+
+@kernel("MatMul", "MatMulV2", unit=CUBE, propagates=(0, 1, 2))
+def _matmul(spec: OpSpec) -> KernelFn:
+    ta, tb = bool(spec.attrs.get("transpose_x1", False)), bool(spec.attrs.get("transpose_x2", False))
+
+    ints = spec.compute is None  # integer kernels (int8 -> int32) accumulate in int64
+
+    def mm(a: Array, b: Array, bias: Array | None = None) -> Array:
+        if ints:
+            a, b = a.astype(np.int64), b.astype(np.int64)
+        y = np.matmul(a.T if ta else a, b.T if tb else b)
+        return y if bias is None else y + bias
+
+    return mm
+
+
+@kernel("BatchMatMul", unit=CUBE, propagates=(0, 1))
+def _batch_matmul(spec: OpSpec) -> KernelFn:
+    ta, tb = bool(spec.attrs.get("adj_x1", False)), bool(spec.attrs.get("adj_x2", False))
+    ints = spec.compute is None
+
+    def bmm(a: Array, b: Array) -> Array:
+        if ints:
+            a, b = a.astype(np.int64), b.astype(np.int64)
+        return np.matmul(a.swapaxes(-1, -2) if ta else a, b.swapaxes(-1, -2) if tb else b)
+
+    return bmm
+
+
+@dataclass(frozen=True)
+class ConvGeometry:
+    """A Conv2D in NCHW/OIHW terms: strides, dilations, pads (top, bottom, left, right), groups."""
+
+    sh: int
+    sw: int
+    dh: int
+    dw: int
+    pads: tuple[int, int, int, int]
+    groups: int
+
+    @classmethod
+    def of(cls, spec: OpSpec, groups: int | None = None) -> ConvGeometry:
+        h, w = _spatial(spec.attrs.get("data_format", "NCHW"))
+        s = spec.attr("strides")
+        d = spec.attrs.get("dilations", (1, 1, 1, 1))
+        p = tuple(spec.attrs.get("pads", (0, 0, 0, 0)))
+        g = groups if groups is not None else int(spec.attrs.get("groups", 1))
+        return cls(s[h], s[w], d[h], d[w], (p[0], p[1], p[2], p[3]), g)
+
+    def out_size(self, h: int, w: int, kh: int, kw: int) -> tuple[int, int]:
+        pt, pb, pl, pr = self.pads
+        oh = (h + pt + pb - (self.dh * (kh - 1) + 1)) // self.sh + 1
+        ow = (w + pl + pr - (self.dw * (kw - 1) + 1)) // self.sw + 1
+        return oh, ow
+
+    def columns(self, x: Array, kh: int, kw: int) -> Array:
+        """im2col: (N*OH*OW, G, C/G*KH*KW) patches of padded `x` (N, C, H, W)."""
+        n, c, h, w = x.shape
+        oh, ow = self.out_size(h, w, kh, kw)
+        pt, pb, pl, pr = self.pads
+        if any(self.pads):
+            x = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+        eh, ew = self.dh * (kh - 1) + 1, self.dw * (kw - 1) + 1
+        win = sliding_window_view(x, (eh, ew), axis=(2, 3))  # N, C, H', W', eh, ew
+        win = win[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw, :: self.dh, :: self.dw]
+        return win.transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, self.groups, (c // self.groups) * kh * kw)
+
+    def forward(self, x: Array, w: Array) -> Array:
+        """y (N, O, OH, OW) = conv(x (N, C, H, W), w (O, C/G, KH, KW))."""
+        n, _, h, wd = x.shape
+        o, i, kh, kw = w.shape
+        g = self.groups
+        oh, ow = self.out_size(h, wd, kh, kw)
+        cols = self.columns(x, kh, kw)  # P, G, I*K
+        wm = w.reshape(g, o // g, i * kh * kw)
+        if g == 1:
+            y = np.matmul(cols[:, 0, :], wm[0].T)  # P, O
+        else:
+            y = np.matmul(cols.transpose(1, 0, 2), wm.transpose(0, 2, 1)).transpose(1, 0, 2)  # P, G, O/G
+        return _contig(y.reshape(n, oh, ow, o).transpose(0, 3, 1, 2))
+
+    def backprop_filter(self, x: Array, dy: Array, filter_shape: tuple[int, ...]) -> Array:
+        """dw (O, C/G, KH, KW) of the forward conv, from its input x and output gradient dy."""
+        o, i, kh, kw = filter_shape
+        g = self.groups
+        cols = self.columns(x, kh, kw)  # P, G, I*K
+        dym = dy.transpose(0, 2, 3, 1).reshape(-1, g, o // g)  # P, G, O/G
+        dw = np.matmul(dym.transpose(1, 2, 0), cols.transpose(1, 0, 2))  # G, O/G, I*K
+        return dw.reshape(o, i, kh, kw)
+
+    def backprop_input(self, w: Array, dy: Array, input_shape: tuple[int, ...]) -> Array:
+        """dx (N, C, H, W) of the forward conv, from its filter w and output gradient dy."""
+        n, c, h, wd = input_shape
+        o, i, kh, kw = w.shape
+        g = self.groups
+        oh, ow = dy.shape[2], dy.shape[3]
+        dym = dy.transpose(0, 2, 3, 1).reshape(-1, g, o // g).transpose(1, 0, 2)  # G, P, O/G
+        dcols = np.matmul(dym, w.reshape(g, o // g, i * kh * kw))  # G, P, I*K
+        dcols = dcols.reshape(g, n, oh, ow, i, kh, kw).transpose(1, 0, 4, 5, 6, 2, 3).reshape(n, c, kh, kw, oh, ow)
+        pt, pb, pl, pr = self.pads
+        dx = np.zeros((n, c, h + pt + pb, wd + pl + pr), dcols.dtype)
+        for a in range(kh):  # a loop over filter taps, not pixels
+            h0 = a * self.dh
+            for b in range(kw):
+                w0 = b * self.dw
+                dx[:, :, h0 : h0 + (oh - 1) * self.sh + 1 : self.sh, w0 : w0 + (ow - 1) * self.sw + 1 : self.sw] += dcols[:, :, a, b]
+        return _contig(dx[:, :, pt : pt + h, pl : pl + wd])
+
+
+def _oihw(w: Array, fmt: str) -> Array:
+    return w if fmt == "NCHW" else w.transpose(3, 2, 0, 1)
+
+
+def _channel_bias(y: Array, bias: Array | None, fmt: str) -> Array:
+    if bias is None:
+        return y
+    return y + (bias.reshape(1, -1, 1, 1) if fmt == "NCHW" else bias)
+
+
+@kernel("Conv2D", unit=CUBE, propagates=(1, 2))  # an input pixel may lie outside every window
+def _conv2d(spec: OpSpec) -> KernelFn:
+    fmt = spec.attrs.get("data_format", "NCHW")
+    geo = ConvGeometry.of(spec)
+
+    def conv(x: Array, w: Array, bias: Array | None = None) -> Array:
+        y = _from_nchw(geo.forward(_to_nchw(x, fmt), _oihw(w, fmt)), fmt)
+        return _channel_bias(y, bias, fmt)
+
+    return conv
+
+
+@kernel("DepthwiseConv2D", unit=CUBE, propagates=(1, 2))
+def _depthwise(spec: OpSpec) -> KernelFn:
+    fmt = spec.attrs.get("data_format", "NCHW")
+    kh, kw, c, m = spec.in_shapes[1]
+    geo = ConvGeometry.of(spec, groups=c)
+
+    def conv(x: Array, w: Array, bias: Array | None = None) -> Array:
+        # Depthwise = grouped conv with one group per channel; output channel c*M + m.
+        w_oihw = w.transpose(2, 3, 0, 1).reshape(c * m, 1, kh, kw)
+        y = _from_nchw(geo.forward(_to_nchw(x, fmt), w_oihw), fmt)
+        return _channel_bias(y, bias, fmt)
+
+    return conv
+
+
+@kernel("Conv2DBackpropInput", unit=CUBE)
+def _conv_backprop_input(spec: OpSpec) -> KernelFn:
+    fmt = spec.attrs.get("data_format", "NCHW")
+    geo = ConvGeometry.of(spec)
+    size = tuple(spec.attr("input_size"))
+    nchw = size if fmt == "NCHW" else (size[0], size[3], size[1], size[2])
+    return lambda w, dy: _from_nchw(geo.backprop_input(_oihw(w, fmt), _to_nchw(dy, fmt), nchw), fmt)
+
+
+@kernel("Conv2DBackpropFilter", unit=CUBE, propagates=(1,))
+def _conv_backprop_filter(spec: OpSpec) -> KernelFn:
+    fmt = spec.attrs.get("data_format", "NCHW")
+    geo = ConvGeometry.of(spec)
+    size = tuple(spec.attr("filter_size"))
+    oihw = size if fmt == "NCHW" else (size[3], size[2], size[0], size[1])
+
+    def grad(x: Array, dy: Array) -> Array:
+        dw = geo.backprop_filter(_to_nchw(x, fmt), _to_nchw(dy, fmt), oihw)
+        return dw if fmt == "NCHW" else _contig(dw.transpose(2, 3, 1, 0))
+
+    return grad
+
+
+# --------------------------------------------------------------------------------------
+# Pooling
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolGeometry:
+    """TF pooling on the H and W dimensions of an NCHW tensor."""
+
+    kh: int
+    kw: int
+    sh: int
+    sw: int
+    same: bool
+
+    @classmethod
+    def of(cls, spec: OpSpec) -> PoolGeometry:
+        fmt = spec.attrs.get("data_format", "NCHW")
+        k, s = spec.attr("ksize"), spec.attr("strides")
+        h, w = _spatial(fmt)
+        others = [i for i in range(4) if i not in (h, w)]
+        if any(k[i] != 1 or s[i] != 1 for i in others):
+            raise KernelError(f"{spec.type} pools only over H and W: ksize {list(k)} and strides {list(s)} must be 1 elsewhere")
+        return cls(k[h], k[w], s[h], s[w], spec.attrs.get("padding", "VALID") == "SAME")
+
+    def layout(self, h: int, w: int) -> tuple[int, int, int, int, int, int]:
+        """(OH, OW, pad top, pad bottom, pad left, pad right), TF's SAME/VALID rule."""
+        if not self.same:
+            return (h - self.kh) // self.sh + 1, (w - self.kw) // self.sw + 1, 0, 0, 0, 0
+        oh, ow = -(-h // self.sh), -(-w // self.sw)
+        ph = max((oh - 1) * self.sh + self.kh - h, 0)
+        pw = max((ow - 1) * self.sw + self.kw - w, 0)
+        return oh, ow, ph // 2, ph - ph // 2, pw // 2, pw - pw // 2
+
+    def windows(self, x: Array, fill: float) -> Array:
+        """(N, C, OH, OW, KH, KW) windows of `x` padded with `fill`."""
+        oh, ow, pt, pb, pl, pr = self.layout(x.shape[2], x.shape[3])
+        if pt or pb or pl or pr:
+            x = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=fill)
+        win = sliding_window_view(x, (self.kh, self.kw), axis=(2, 3))
+        return win[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw]
+
+    def counts(self, h: int, w: int, dtype: np.dtype[Any]) -> Array | int:
+        """Number of valid (unpadded) elements per window: TF's SAME AvgPool divisor."""
+        if not self.same:
+            return self.kh * self.kw
+        ones = np.ones((1, 1, h, w), dtype)
+        return self.windows(ones, 0.0).sum(axis=(4, 5))
+
+    def scatter(self, taps: Callable[[int, int], Array], shape: tuple[int, ...], dtype: np.dtype[Any]) -> Array:
+        """Sum `taps(a, b)` (N, C, OH, OW) back onto the input positions of window tap (a, b)."""
+        n, c, h, w = shape
+        oh, ow, pt, pb, pl, pr = self.layout(h, w)
+        dx = np.zeros((n, c, h + pt + pb, w + pl + pr), dtype)
+        for a in range(self.kh):  # a loop over window taps, not pixels
+            for b in range(self.kw):
+                dx[:, :, a : a + (oh - 1) * self.sh + 1 : self.sh, b : b + (ow - 1) * self.sw + 1 : self.sw] += taps(a, b)
+        return _contig(dx[:, :, pt : pt + h, pl : pl + w])
+
+
+@kernel("MaxPool", finite_preserving=True)
+def _max_pool(spec: OpSpec) -> KernelFn:
+    fmt = spec.attrs.get("data_format", "NCHW")
+    geo = PoolGeometry.of(spec)
+    return lambda x: _contig(_from_nchw(geo.windows(_to_nchw(x, fmt), -np.inf).max(axis=(4, 5)), fmt))
+
+
+@kernel("AvgPool")
+def _avg_pool(spec: OpSpec) -> KernelFn:
+    fmt = spec.attrs.get("data_format", "NCHW")
+    geo = PoolGeometry.of(spec)
+
+    def pool(x: Array) -> Array:
+        xn = _to_nchw(x, fmt)
+        total = geo.windows(xn, 0.0).sum(axis=(4, 5))
+        return _contig(_from_nchw(total / geo.counts(xn.shape[2], xn.shape[3], xn.dtype), fmt))
+
+    return pool
+
+
+@kernel("MaxPoolGrad")
+def _max_pool_grad(spec: OpSpec) -> KernelFn:
+    fmt = spec.attrs.get("data_format", "NCHW")
+    geo = PoolGeometry.of(spec)
+
+    def grad(x1: Array, x2: Array, g: Array) -> Array:
+        # Each output's gradient goes to the first maximum of its window (row-major), as TF does.
+        xn, gn = _to_nchw(x1, fmt), _to_nchw(g, fmt)
+        win = geo.windows(xn, -np.inf)
+        n, c, oh, ow = win.shape[:4]
+        arg = win.reshape(n, c, oh, ow, geo.kh * geo.kw).argmax(axis=-1)
+        zero = np.zeros((), gn.dtype)
+        dx = geo.scatter(lambda a, b: np.where(arg == a * geo.kw + b, gn, zero), xn.shape, gn.dtype)
+        return _contig(_from_nchw(dx, fmt))
+
+    return grad
+
+
+@kernel("AvgPoolGrad")
+def _avg_pool_grad(spec: OpSpec) -> KernelFn:
+    fmt = spec.attrs.get("data_format", "NCHW")
+    geo = PoolGeometry.of(spec)
+    size = tuple(spec.attr("orig_input_shape"))
+    nchw = size if fmt == "NCHW" else (size[0], size[3], size[1], size[2])
+
+    def grad(g: Array) -> Array:
+        gn = _to_nchw(g, fmt)
+        share = gn / geo.counts(nchw[2], nchw[3], gn.dtype)
+        return _contig(_from_nchw(geo.scatter(lambda a, b: share, nchw, gn.dtype), fmt))
+
+    return grad
+
+
+# --------------------------------------------------------------------------------------
+# Reductions and softmax
+# --------------------------------------------------------------------------------------
+
+
+@kernel("ReduceSum", propagates=(0,))
+def _reduce_sum(spec: OpSpec) -> KernelFn:
+    axes, keep = _reduce_axes(spec, len(spec.in_shapes[0])), bool(spec.attrs.get("keep_dims", False))
+    return lambda x: np.asarray(np.add.reduce(x, axis=axes, keepdims=keep))
+
+
+@kernel("ReduceMean", propagates=(0,))
+def _reduce_mean(spec: OpSpec) -> KernelFn:
+    axes, keep = _reduce_axes(spec, len(spec.in_shapes[0])), bool(spec.attrs.get("keep_dims", False))
+    if spec.compute is None:  # integer mean: computed in float64, truncated by the result cast
+        return lambda x: np.asarray(np.mean(x, axis=axes, keepdims=keep))
+    return lambda x: np.asarray(np.mean(x, axis=axes, keepdims=keep, dtype=x.dtype))
+
+
+@kernel("ReduceMax", finite_preserving=True)
+def _reduce_max(spec: OpSpec) -> KernelFn:
+    axes, keep = _reduce_axes(spec, len(spec.in_shapes[0])), bool(spec.attrs.get("keep_dims", False))
+    return lambda x: np.asarray(np.maximum.reduce(x, axis=axes, keepdims=keep))
+
+
+def _softmax_axes(spec: OpSpec) -> tuple[int, ...]:
+    rank = len(spec.in_shapes[0])
+    return tuple(sorted({a % rank for a in spec.attrs.get("axes", (-1,))}))
+
+
+def _softmax(x: Array, axes: tuple[int, ...]) -> Array:
+    e = np.exp(x - x.max(axis=axes, keepdims=True))
+    return e / e.sum(axis=axes, keepdims=True)
+
+
+def _log_softmax(x: Array, axes: tuple[int, ...]) -> Array:
+    shifted = x - x.max(axis=axes, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axes, keepdims=True))
+
+
+@kernel("SoftmaxV2", finite_preserving=True)
+def _softmax_v2(spec: OpSpec) -> KernelFn:
+    axes = _softmax_axes(spec)
+    return lambda x: _softmax(x, axes)
+
+
+@kernel("LogSoftmaxV2")
+def _log_softmax_v2(spec: OpSpec) -> KernelFn:
+    axes = _softmax_axes(spec)
+    return lambda x: _log_softmax(x, axes)
+
+
+@kernel("SoftmaxCrossEntropyWithLogits", propagates=(0, 1))
+def _softmax_xent(spec: OpSpec) -> KernelFn:
+    def xent(features: Array, labels: Array) -> tuple[Array, Array]:
+        logp = _log_softmax(features, (1,))
+        return -(labels * logp).sum(axis=1), np.exp(logp) - labels
+
+    return xent
+
+
+@kernel("ArgMaxV2", keeps_dtype=False)
+def _argmax(spec: OpSpec) -> KernelFn:
+    dim = spec.attrs.get("dimension", -1)
+    return lambda x: np.asarray(np.argmax(x, axis=dim))
+
+
+@kernel("OneHot", finite_preserving=True)
+def _one_hot(spec: OpSpec) -> KernelFn:
+    depth, axis = spec.attr("depth"), spec.attrs.get("axis", -1)
+    rank = len(spec.in_shapes[0]) + 1
+    axis %= rank
+    classes = np.arange(depth)
+
+    def one_hot(x: Array, on: Array, off: Array) -> Array:
+        hot = x[..., None] == classes  # out-of-range indices are all off
+        y = np.where(hot, _scalar(on), _scalar(off))
+        return y if axis == rank - 1 else np.moveaxis(y, -1, axis)
+
+    return one_hot
+
+
+# --------------------------------------------------------------------------------------
+# Normalisation
+# --------------------------------------------------------------------------------------
+
+
+def _bn_view(spec: OpSpec) -> tuple[tuple[int, ...], list[int]]:
+    """(reduced axes, broadcast shape of a per-channel vector) of a rank-4 BatchNorm input."""
+    axis = _channel_axis(spec.attrs.get("data_format", "NCHW"), 4)
+    shape = [1, 1, 1, 1]
+    shape[axis] = -1
+    return tuple(i for i in range(4) if i != axis), shape
+
+
+@kernel("BatchNorm")
+def _batch_norm(spec: OpSpec) -> KernelFn:
+    axes, shape = _bn_view(spec)
+    eps = float(spec.attrs.get("epsilon", 1e-4))
+    training = bool(spec.attrs.get("is_training", True))
+
+    def bn(x: Array, scale: Array, offset: Array, mean: Array, variance: Array) -> tuple[Array, Array, Array]:
+        if training:
+            n = math.prod(x.shape[i] for i in axes)
+            m = x.mean(axis=axes)
+            var = np.square(x - m.reshape(shape)).mean(axis=axes)
+            # As TF's FusedBatchNorm: y uses the biased variance, batch_variance is Bessel-corrected.
+            out_var = var * (n / max(n - 1, 1))
+        else:
+            m, var, out_var = mean, variance, variance
+        inv = np.reciprocal(np.sqrt(var + eps))
+        y = (x - m.reshape(shape)) * (scale * inv).reshape(shape) + offset.reshape(shape)
+        return y, m, out_var
+
+    return bn
+
+
+_NCHW_AXES = (0, 2, 3)
+_NCHW_VEC = (1, -1, 1, 1)
+
+
+@kernel("BNTrainingReduce")
+def _bn_training_reduce(spec: OpSpec) -> KernelFn:
+    return lambda x: (x.sum(axis=_NCHW_AXES), np.square(x).sum(axis=_NCHW_AXES))
+
+
+@kernel("BNTrainingUpdate")
+def _bn_training_update(spec: OpSpec) -> KernelFn:
+    eps = float(spec.attrs.get("epsilon", 1e-4))
+    factor = float(spec.attrs.get("factor", 0.1))
+    n = math.prod(spec.in_shapes[0][i] for i in _NCHW_AXES)
+
+    def update(x: Array, s: Array, ss: Array, scale: Array, offset: Array, mean: Array, variance: Array):
+        # CANN: batch statistics from the sums (biased variance normalises; the running
+        # variance is updated with the Bessel-corrected one).
+        bm = s / n
+        bv = ss / n - bm * bm
+        inv = np.reciprocal(np.sqrt(bv + eps))
+        y = (x - bm.reshape(_NCHW_VEC)) * (scale * inv).reshape(_NCHW_VEC) + offset.reshape(_NCHW_VEC)
+        mean_out = mean * (1 - factor) + bm * factor
+        var_out = variance * (1 - factor) + bv * (factor * n / max(n - 1, 1))
+        return y, mean_out, var_out, bm, bv
+
+    return update
+
+
+@kernel("BNTrainingUpdateGrad")
+def _bn_training_update_grad(spec: OpSpec) -> KernelFn:
+    eps = float(spec.attrs.get("epsilon", 1e-4))
+
+    def grad(dy: Array, x: Array, bm: Array, bv: Array) -> tuple[Array, Array]:
+        xhat = (x - bm.reshape(_NCHW_VEC)) * np.reciprocal(np.sqrt(bv + eps)).reshape(_NCHW_VEC)
+        return (dy * xhat).sum(axis=_NCHW_AXES), dy.sum(axis=_NCHW_AXES)
+
+    return grad
+
+
+@kernel("BNTrainingReduceGrad")
+def _bn_training_reduce_grad(spec: OpSpec) -> KernelFn:
+    eps = float(spec.attrs.get("epsilon", 1e-4))
+    n = math.prod(spec.in_shapes[1][i] for i in _NCHW_AXES)
+
+    def grad(dy: Array, x: Array, dscale: Array, doffset: Array, scale: Array, bm: Array, bv: Array) -> Array:
+        inv = np.reciprocal(np.sqrt(bv + eps))
+        xhat = (x - bm.reshape(_NCHW_VEC)) * inv.reshape(_NCHW_VEC)
+        corr = (doffset.reshape(_NCHW_VEC) + xhat * dscale.reshape(_NCHW_VEC)) / n
+        return (scale * inv).reshape(_NCHW_VEC) * (dy - corr)
+
+    return grad
+
+
+@kernel("LayerNorm")
+def _layer_norm(spec: OpSpec) -> KernelFn:
+    rank = len(spec.in_shapes[0])
+    axes = tuple(range(spec.attrs.get("begin_norm_axis", -1) % rank, rank))
+    eps = float(spec.attrs.get("epsilon", 1e-7))
+
+    def ln(x: Array, gamma: Array, beta: Array) -> tuple[Array, Array, Array]:
+        m = x.mean(axis=axes, keepdims=True)
+        var = np.square(x - m).mean(axis=axes, keepdims=True)
+        y = (x - m) * np.reciprocal(np.sqrt(var + eps)) * gamma + beta
+        return y, m, var
+
+    return ln
+
+
+@kernel("LayerNormGrad")
+def _layer_norm_grad(spec: OpSpec) -> KernelFn:
+    x_shape, var_shape, gamma_shape = spec.in_shapes[1], spec.in_shapes[2], spec.in_shapes[4]
+    rank = len(x_shape)
+    # The normalised axes are those where the statistics have size 1 (reducing a size-1
+    # axis or not is the same); the parameter axes are gamma's trailing ones.
+    norm = rank
+    while norm > 0 and var_shape[norm - 1] == 1:
+        norm -= 1
+    axes = tuple(range(norm, rank))
+    n = math.prod(x_shape[i] for i in axes)
+    batch = tuple(range(rank - len(gamma_shape)))
+    # The op has no epsilon attribute: LayerNorm's default (1e-7) unless one is given.
+    eps = float(spec.attrs.get("epsilon", 1e-7))
+
+    def grad(dy: Array, x: Array, variance: Array, mean: Array, gamma: Array) -> tuple[Array, Array, Array]:
+        inv = np.reciprocal(np.sqrt(variance + eps))
+        xhat = (x - mean) * inv
+        g = dy * gamma
+        dx = inv * (g - g.sum(axis=axes, keepdims=True) / n - xhat * ((g * xhat).sum(axis=axes, keepdims=True) / n))
+        return dx, (dy * xhat).sum(axis=batch), dy.sum(axis=batch)
+
+    return grad
+
+
+# --------------------------------------------------------------------------------------
+# Gradients
+# --------------------------------------------------------------------------------------
+
+
+@kernel("ReluGrad", finite_preserving=True)
+def _relu_grad(spec: OpSpec) -> KernelFn:
+    zero = np.zeros((), spec.compute or spec.in_dtypes[0])
+    return lambda g, f: np.where(f > 0, g, zero)
+
+
+@kernel("LeakyReluGrad")
+def _leaky_relu_grad(spec: OpSpec) -> KernelFn:
+    slope = float(spec.attrs.get("negative_slope", 0.0))
+    return lambda g, f: np.where(f > 0, g, g * slope)
+
+
+@kernel("SigmoidGrad", propagates=(0, 1))
+def _sigmoid_grad(spec: OpSpec) -> KernelFn:
+    return lambda y, dy: dy * y * (1 - y)
+
+
+@kernel("TanhGrad", propagates=(0, 1))
+def _tanh_grad(spec: OpSpec) -> KernelFn:
+    return lambda y, dy: dy * (1 - y * y)
+
+
+@kernel("GeluGrad")
+def _gelu_grad(spec: OpSpec) -> KernelFn:
+    def grad(dy: Array, x: Array, y: Array) -> Array:
+        x2 = x * x
+        t = np.tanh(_GELU_C * (x + _GELU_A * x2 * x))
+        return dy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * (_GELU_C * (1 + 3 * _GELU_A * x2)))
+
+    return grad
+
+
+@kernel("SoftmaxGrad", propagates=(0, 1))
+def _softmax_grad(spec: OpSpec) -> KernelFn:
+    return lambda s, g: (g - (g * s).sum(axis=-1, keepdims=True)) * s
+
+
+@kernel("BiasAddGrad", propagates=(0,))
+def _bias_add_grad(spec: OpSpec) -> KernelFn:
+    rank = len(spec.in_shapes[0])
+    channel = _channel_axis(spec.attrs.get("data_format", "NCHW"), rank)
+    axes = tuple(i for i in range(rank) if i != channel)
+    return lambda x: x.sum(axis=axes)
+
+
+# --------------------------------------------------------------------------------------
+# Optimizers (functional: they return the updated state)
+# --------------------------------------------------------------------------------------
+
+
+@kernel("ApplyGradientDescent", propagates=(0, 1, 2))
+def _apply_gradient_descent(spec: OpSpec) -> KernelFn:
+    if spec.in_shapes[1] == ():
+        return lambda var, alpha, delta: var - alpha * delta
+    return lambda var, alpha, delta: var - _scalar(alpha) * delta
+
+
+@kernel("ApplyMomentumD", propagates=(0, 1, 2, 3, 4))
+def _apply_momentum(spec: OpSpec) -> KernelFn:
+    nesterov = bool(spec.attrs.get("use_nesterov", False))
+
+    def momentum(var: Array, accum: Array, lr: Array, grad: Array, mom: Array) -> tuple[Array, Array]:
+        lr, mom = _scalar(lr), _scalar(mom)
+        accum = accum * mom + grad
+        step = grad + mom * accum if nesterov else accum
+        return var - lr * step, accum
+
+    return momentum
+
+
+@kernel("ApplyAdamD")
+def _apply_adam(spec: OpSpec) -> KernelFn:
+    nesterov = bool(spec.attrs.get("use_nesterov", False))
+
+    def adam(var: Array, m: Array, v: Array, b1p: Array, b2p: Array, lr: Array, b1: Array, b2: Array, eps: Array, grad: Array):
+        b1p, b2p, lr, b1, b2, eps = (_scalar(t) for t in (b1p, b2p, lr, b1, b2, eps))
+        m = m + (grad - m) * (1 - b1)
+        v = v + (grad * grad - v) * (1 - b2)
+        lr_t = lr * np.sqrt(1 - b2p) / (1 - b1p)
+        direction = m * b1 + grad * (1 - b1) if nesterov else m
+        return var - lr_t * direction / (np.sqrt(v) + eps), m, v
+
+    return adam
+
+
+# --------------------------------------------------------------------------------------
+# Float status
+# --------------------------------------------------------------------------------------
+
+
+def _status_register(spec: OpSpec) -> FloatStatus:
+    if spec.status is None:
+        raise KernelError(f"{spec.type} needs the program's float status register")
+    return spec.status
+
+
+@kernel("NPUAllocFloatStatus", unit=STATUS)
+def _alloc_status(spec: OpSpec) -> KernelFn:
+    dtype = spec.out_dtypes[0]
+    return lambda: np.zeros(8, dtype)
+
+
+@kernel("NPUClearFloatStatus", unit=STATUS)
+def _clear_status(spec: OpSpec) -> KernelFn:
+    status, dtype = _status_register(spec), spec.out_dtypes[0]
+
+    def clear(addr: Array) -> Array:
+        status.flag = False
+        return np.zeros(8, dtype)
+
+    return clear
+
+
+@kernel("NPUGetFloatStatus", unit=STATUS)
+def _get_status(spec: OpSpec) -> KernelFn:
+    status, dtype = _status_register(spec), spec.out_dtypes[0]
+    clear, overflow = np.zeros(8, dtype), np.zeros(8, dtype)
+    overflow[0] = 1.0
+    clear.setflags(write=False)
+    overflow.setflags(write=False)
+    return lambda addr: overflow if status.flag else clear

@@ -1,0 +1,579 @@
+"""Compile `func.func` bodies of ascend ops into straight-line numpy code, and run them.
+
+:meth:`Program.from_module` walks each function once and turns every op into a
+:class:`Step` (kernel, operand slots, result slots, the results to check for
+overflow, the slots that die after it) over a register array; the attributes are
+read into the kernels' closures then, so running touches no xDSL object and
+looks up nothing by name. From the steps it generates one Python function per
+`func.func` (each step a line `r5 = k3(r1, r2)`, dead registers deleted after
+their last use), which is what :meth:`Program.run` calls; runs that track memory
+or profile walk the same steps in a loop instead.
+
+```python
+program = Program.from_module(read_module("examples/mlp.mlir"))
+(probs,) = program.run("mlp", x, w1, b1, w2, b2, track_memory=True)
+program.peak_bytes, program.float_status
+```
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from ascend_mp.dialects.ascend import AscendOp, op_type
+from ascend_mp.dtypes import NUMPY, tensor_dtype
+from ascend_mp.errors import AscendError
+from ascend_mp.interpreter.ascend import (
+    CONST,
+    F64,
+    FLOATS,
+    KERNELS,
+    NONFINITE,
+    STATUS,
+    FloatStatus,
+    KernelDef,
+    KernelError,
+    KernelFn,
+    OpSpec,
+    nonfinite_wide,
+    make_kernel,
+)
+
+_SKIPPED_PROPS = frozenset(("caps", "list", "name"))
+_DTYPE_NAMES = {d: n for n, d in NUMPY.items()}
+_FLOAT_MAX = {d: float(ml_dtypes.finfo(d).max) for d in FLOATS}
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A function argument or result: its name (SSA name hint or index), dtype and shape (-1 = dynamic)."""
+
+    name: str
+    dtype: np.dtype[Any]
+    shape: tuple[int, ...]
+
+    @property
+    def type_str(self) -> str:
+        dims = "".join(f"{'?' if d < 0 else d}x" for d in self.shape)
+        return f"tensor<{dims}{_DTYPE_NAMES.get(self.dtype, str(self.dtype))}>"
+
+    def accepts(self, a: np.ndarray[Any, Any]) -> bool:
+        return len(a.shape) == len(self.shape) and all(d < 0 or d == s for d, s in zip(self.shape, a.shape))
+
+
+@dataclass(frozen=True)
+class Step:
+    """One op: `outs = kernel(*ins)`; `checks` are (slot, test) pairs for the float status."""
+
+    kernel: KernelFn
+    ins: tuple[int, ...]
+    outs: tuple[int, ...]
+    op_type: str
+    multi: bool
+    """The kernel returns a sequence (several results, or a call)."""
+    checks: tuple[tuple[int, Callable[[Any], bool]], ...] = ()
+    frees: tuple[int, ...] = ()
+    """Registers whose last use is this step."""
+    releases: tuple[int, ...] = ()
+    """Buffers (owner registers) that die after this step, for memory accounting."""
+    callee: CompiledFunction | None = None
+
+
+@dataclass
+class CompiledFunction:
+    """A `func.func` compiled to steps over registers (arguments first)."""
+
+    name: str
+    args: tuple[TensorSpec, ...]
+    results: tuple[TensorSpec, ...]
+    n_slots: int = 0
+    steps: list[Step] = field(default_factory=list[Step])
+    result_slots: tuple[int, ...] = ()
+    owner: tuple[int, ...] = ()
+    """Buffer owner of each register (a Reshape result shares its operand's buffer)."""
+    entry_releases: tuple[int, ...] = ()
+    """Argument buffers no step uses."""
+    fast: Callable[..., list[Any]] = field(default=lambda *a: [])  # pyright: ignore[reportUnknownLambdaType]
+    source: str = ""
+    """The generated Python code of `fast` (for debugging)."""
+
+
+def _tensor(value: SSAValue, name: str, reference: bool) -> TensorSpec:
+    t = value.type
+    dtype = tensor_dtype(t)
+    if not isinstance(t, TensorType) or dtype is None:
+        raise AscendError(f"{name}: cannot execute a value of type {t}")
+    np_dtype = NUMPY[dtype]
+    if reference and np_dtype in FLOATS:
+        np_dtype = F64
+    return TensorSpec(name, np_dtype, tuple(t.get_shape()))
+
+
+def _dense_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray[Any, Any]:
+    dtype = NUMPY[tensor_dtype(attr.type) or "f32"]
+    shape = tuple(attr.type.get_shape())
+    raw = attr.data.data
+    if dtype == np.dtype(np.bool_):
+        flat = np.frombuffer(raw, np.uint8) != 0
+    elif len(raw) % dtype.itemsize == 0:
+        flat = np.frombuffer(raw, dtype)
+    else:
+        flat = np.asarray(attr.get_values(), dtype)
+    size = math.prod(shape)
+    if flat.size == 1 and size != 1:
+        return np.broadcast_to(flat, shape).copy()
+    return flat.reshape(shape).copy()
+
+
+def _attr_value(attr: Attribute) -> Any:
+    if isinstance(attr, DenseArrayBase):
+        return tuple(int(v) for v in attr.get_values())  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    if isinstance(attr, IntegerAttr):
+        value = int(attr.value.data)
+        width = getattr(attr.type, "width", None)
+        return bool(value) if width is not None and width.data == 1 else value
+    if isinstance(attr, FloatAttr):
+        return float(attr.value.data)
+    if isinstance(attr, StringAttr):
+        return attr.data
+    if isinstance(attr, DenseIntOrFPElementsAttr):
+        return _dense_array(attr)
+    return None
+
+
+def op_spec(op: AscendOp, reference: bool = False, status: FloatStatus | None = None) -> OpSpec:
+    """The static facts of an ascend op, as its kernel builder receives them."""
+    attrs: dict[str, Any] = {}
+    # properties, and discardable attributes (e.g. an `epsilon` on LayerNormGrad, which has no such property)
+    for key, attr in (*op.attributes.items(), *op.properties.items()):
+        if key not in _SKIPPED_PROPS:
+            value = _attr_value(attr)
+            if value is not None:
+                attrs[key] = value
+    ins = [_tensor(v, "operand", reference) for v in op.operands]
+    outs = [_tensor(r, "result", reference) for r in op.results]
+    return OpSpec(
+        type=op_type(op),
+        in_dtypes=tuple(t.dtype for t in ins),
+        out_dtypes=tuple(t.dtype for t in outs),
+        in_shapes=tuple(t.shape for t in ins),
+        out_shapes=tuple(t.shape for t in outs),
+        attrs=attrs,
+        reference=reference,
+        status=status,
+    )
+
+
+def _location(op: Operation) -> str:
+    from ascend_mp.ir import location_of
+
+    return location_of(op)
+
+
+@dataclass
+class _Pending:
+    """A step before liveness and float status checks are decided."""
+
+    step: Step
+    kernel_def: KernelDef | None = None
+    """None for func.call."""
+    in_dtypes: tuple[np.dtype[Any], ...] = ()
+    out_dtypes: tuple[np.dtype[Any], ...] = ()
+    out0_size: int = 0
+
+
+_CHECK, _PROPAGATED, _PRESERVED = "check", "propagated", "preserved"
+
+
+class _Compiler:
+    """Compiles one function body into steps."""
+
+    def __init__(self, program: Program, fn: CompiledFunction, body: func.FuncOp):
+        self.program, self.fn, self.body = program, fn, body
+        self.slots: dict[SSAValue, int] = {a: i for i, a in enumerate(body.args)}
+        self.owner: list[int] = list(range(len(body.args)))
+        self.pending: list[_Pending] = []
+
+    def slot(self, value: SSAValue) -> int:
+        return self.slots[value]
+
+    def new_slots(self, values: Sequence[SSAValue], alias_of: int | None = None) -> tuple[int, ...]:
+        out: list[int] = []
+        for v in values:
+            s = len(self.owner)
+            self.slots[v] = s
+            self.owner.append(self.owner[alias_of] if alias_of is not None else s)
+            out.append(s)
+        return tuple(out)
+
+    def compile(self) -> None:
+        results: tuple[int, ...] | None = None
+        for op in self.body.body.block.ops:
+            if results is not None:
+                raise AscendError(f"{_location(op)}: op after func.return")
+            if isinstance(op, func.ReturnOp):
+                results = tuple(self.slot(v) for v in op.arguments)
+            elif isinstance(op, func.CallOp):
+                self.call(op)
+            elif isinstance(op, AscendOp):
+                self.ascend(op)
+            else:
+                raise AscendError(f"{_location(op)}: the interpreter cannot execute '{op.name}'")
+        if results is None:
+            raise AscendError(f"@{self.fn.name}: function body has no func.return")
+        self.finish(results)
+
+    def call(self, op: func.CallOp) -> None:
+        name = op.callee.string_value()
+        callee = self.program.functions.get(name)
+        if callee is None:
+            raise AscendError(f"{_location(op)}: call to @{name}, which has no body in this module")
+        ins = tuple(self.slot(v) for v in op.arguments)
+        outs = self.new_slots(op.results)
+
+        def call(*args: Any, _callee: CompiledFunction = callee) -> list[Any]:
+            return _callee.fast(*args)
+
+        self.pending.append(_Pending(Step(call, ins, outs, "func.call", True, callee=callee)))
+
+    def ascend(self, op: AscendOp) -> None:
+        try:
+            spec = op_spec(op, self.program.reference, self.program.status_register)
+            kernel = make_kernel(spec)
+        except (KernelError, AscendError) as e:
+            raise AscendError(f"{_location(op)}: {e}") from None
+        ins = tuple(self.slot(v) for v in op.operands)
+        alias = ins[0] if spec.type == "Reshape" else None
+        outs = self.new_slots(op.results, alias)
+        size = math.prod(spec.out_shapes[0]) if spec.out_shapes and all(d > 0 for d in spec.out_shapes[0]) else 0
+        step = Step(kernel, ins, outs, spec.type, len(outs) != 1)
+        self.pending.append(_Pending(step, KERNELS[spec.type], spec.in_dtypes, spec.out_dtypes, size))
+
+    def status_checks(self, results: tuple[int, ...]) -> list[tuple[tuple[int, Callable[[Any], bool]], ...]]:
+        """Which float results each step checks for inf/NaN.
+
+        Every float result of an AI Core kernel must be *watched*: whenever it holds
+        inf/NaN, the register is set before the next status op (or call, or the end).
+        A result is watched when it is checked, when it feeds an operand that
+        propagates inf/NaN into a watched result 0 of a later op of the same segment
+        (the later check sees it), or when its op preserves finiteness and its float
+        operands are watched results of the same segment (it cannot be the first).
+        """
+        pending = self.pending
+        if not self.program.status_analysis:
+            return [
+                tuple((s, NONFINITE[d]) for s, d in zip(p.step.outs, p.out_dtypes) if d in FLOATS)
+                if p.kernel_def is not None and p.kernel_def.unit not in (CONST, STATUS)
+                else ()
+                for p in pending
+            ]
+        segment: list[int] = []
+        seg = 0
+        for p in pending:
+            if p.kernel_def is None or p.kernel_def.unit == STATUS:
+                seg += 1
+                segment.append(seg)
+                seg += 1
+            else:
+                segment.append(seg)
+        producer: dict[int, int] = {}
+        consumers: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        for i, p in enumerate(pending):
+            for pos, s in enumerate(p.step.ins):
+                consumers[s].append((i, pos))
+            for s in p.step.outs:
+                producer[s] = i
+
+        def watched_outputs(p: _Pending) -> list[tuple[int, np.dtype[Any]]]:
+            kd = p.kernel_def
+            if kd is None or kd.unit in (CONST, STATUS):
+                return []
+            return [(s, d) for s, d in zip(p.step.outs, p.out_dtypes) if d in FLOATS]
+
+        state: dict[int, str] = {}
+        relied: set[int] = set()
+        returned = set(results)
+        for i in range(len(pending) - 1, -1, -1):
+            for s, _ in watched_outputs(pending[i]):
+                state[s] = _CHECK
+                if s in returned:
+                    continue
+                for c, pos in consumers[s]:
+                    pc = pending[c]
+                    kd = pc.kernel_def
+                    if kd is None or segment[c] != segment[i] or pos not in kd.propagates or pc.out0_size == 0:
+                        continue
+                    target = pc.step.outs[0]
+                    if state.get(target) in (_CHECK, _PROPAGATED):
+                        state[s] = _PROPAGATED
+                        relied.add(target)
+                        break
+        for i, p in enumerate(pending):
+            kd = p.kernel_def
+            if kd is None or not kd.finite_preserving:
+                continue
+            float_ins = [(s, d) for s, d in zip(p.step.ins, p.in_dtypes) if d in FLOATS]
+            for s, dtype in watched_outputs(p):
+                if state[s] != _CHECK or s in relied or s in returned:
+                    continue
+                if all(
+                    s_in in state and segment[producer[s_in]] == segment[i] and _FLOAT_MAX[dtype] >= _FLOAT_MAX[d]
+                    for s_in, d in float_ins
+                ):
+                    state[s] = _PRESERVED
+        return [
+            tuple((s, NONFINITE[d]) for s, d in watched_outputs(p) if state[s] == _CHECK) for p in pending
+        ]
+
+    def finish(self, results: tuple[int, ...]) -> None:
+        fn, n_steps = self.fn, len(self.pending)
+        checks = self.status_checks(results)
+        last: dict[int, int] = {}
+        for i, p in enumerate(self.pending):
+            for s in p.step.ins:
+                last[s] = i
+            for s in p.step.outs:
+                last.setdefault(s, i)
+        end = n_steps  # results live to the end
+        for s in results:
+            last[s] = end
+        group_last: dict[int, int] = {}
+        for s in range(len(self.owner)):
+            o = self.owner[s]
+            group_last[o] = max(group_last.get(o, -1), last.get(s, -1))
+        frees: dict[int, list[int]] = defaultdict(list)
+        releases: dict[int, list[int]] = defaultdict(list)
+        for s, i in last.items():
+            if i < end:
+                frees[i].append(s)
+        for o, i in group_last.items():
+            if i < end:
+                releases[i].append(o)
+        fn.steps = [
+            Step(p.step.kernel, p.step.ins, p.step.outs, p.step.op_type, p.step.multi, checks[i],
+                 tuple(sorted(frees[i])), tuple(sorted(releases[i])), p.step.callee)
+            for i, p in enumerate(self.pending)
+        ]
+        fn.entry_releases = tuple(releases[-1])
+        fn.n_slots = len(self.owner)
+        fn.owner = tuple(self.owner)
+        fn.result_slots = results
+        fn.source, fn.fast = _generate(fn, self.program.status_register)
+
+
+def _generate(fn: CompiledFunction, status: FloatStatus) -> tuple[str, Callable[..., list[Any]]]:
+    """A straight-line Python function running `fn`'s steps (registers are locals)."""
+    env: dict[str, Any] = {"st": status, "inf": math.inf, "isfinite": np.isfinite}
+    params = ", ".join(f"r{i}" for i in range(len(fn.args)))
+    lines = [f"def run({params}):"]
+    unused = [s for s in range(len(fn.args)) if all(s not in st.ins for st in fn.steps) and s not in fn.result_slots]
+    if unused:
+        lines.append(f"    del {', '.join(f'r{s}' for s in unused)}")
+    for i, step in enumerate(fn.steps):
+        env[f"k{i}"] = step.kernel
+        call = f"k{i}({', '.join(f'r{s}' for s in step.ins)})"
+        if not step.outs:
+            lines.append(f"    {call}")
+        elif step.multi:
+            lines.append(f"    {', '.join(f'r{s}' for s in step.outs)}, = {call}")
+        else:
+            lines.append(f"    r{step.outs[0]} = {call}")
+        for j, (slot, check) in enumerate(step.checks):
+            if check is nonfinite_wide:  # inlined: one BLAS dot, an exact test only if it is not finite
+                lines.append("    if not st.flag:")
+                lines.append(f"        t = r{slot}.reshape(-1)")
+                lines.append("        if not t.dot(t) < inf and not isfinite(t).all(): st.flag = True")
+            else:
+                env[f"c{i}_{j}"] = check
+                lines.append(f"    if not st.flag and c{i}_{j}(r{slot}): st.flag = True")
+        if step.frees:
+            lines.append(f"    del {', '.join(f'r{s}' for s in step.frees)}")
+    lines.append(f"    return [{', '.join(f'r{s}' for s in fn.result_slots)}]")
+    source = "\n".join(lines) + "\n"
+    exec(compile(source, f"<ascend @{fn.name}>", "exec"), env)  # noqa: S102 - our own generated code
+    return source, env["run"]
+
+
+class Program:
+    """A compiled module: run its functions on numpy arrays.
+
+    After :meth:`run`, `float_status` is the overflow register (cleared when a run
+    starts), `peak_bytes` the peak of live tensor bytes (with `track_memory`) and
+    `op_times` seconds per op type (with `profile`).
+    """
+
+    def __init__(self, reference: bool = False, status_analysis: bool = True):
+        self.reference = reference
+        self.status_analysis = status_analysis
+        self.functions: dict[str, CompiledFunction] = {}
+        self.status_register = FloatStatus()
+        self.peak_bytes = 0
+        self.op_times: dict[str, float] = {}
+        self.public: list[str] = []
+
+    @classmethod
+    def from_module(cls, module: ModuleOp, *, reference: bool = False, status_analysis: bool = True) -> Program:
+        """Compile every function of `module`; `reference` runs every float op in float64.
+
+        `status_analysis=False` checks every float result for the float status instead
+        of only those the analysis needs (slower; for testing the analysis)."""
+        program = cls(reference, status_analysis)
+        bodies: list[tuple[CompiledFunction, func.FuncOp]] = []
+        for op in module.ops:
+            if not isinstance(op, func.FuncOp):
+                continue
+            name = op.sym_name.data
+            if not op.body.blocks:  # a declaration: calls to it fail to compile
+                continue
+            args = tuple(_tensor(a, a.name_hint or str(i), reference) for i, a in enumerate(op.args))
+            results = tuple(
+                _tensor_of_type(t, f"result{i}", reference, name) for i, t in enumerate(op.function_type.outputs.data)
+            )
+            fn = CompiledFunction(name, args, results)
+            program.functions[name] = fn
+            bodies.append((fn, op))
+            if op.sym_visibility is None or op.sym_visibility.data != "private":
+                program.public.append(name)
+        for fn, op in bodies:
+            _Compiler(program, fn, op).compile()
+        return program
+
+    @property
+    def float_status(self) -> bool:
+        return self.status_register.flag
+
+    @float_status.setter
+    def float_status(self, value: bool) -> None:
+        self.status_register.flag = value
+
+    def function(self, name: str) -> CompiledFunction:
+        fn = self.functions.get(name)
+        if fn is None:
+            known = ", ".join(f"@{n}" for n in self.functions) or "none"
+            raise AscendError(f"unknown function @{name} (functions: {known})")
+        return fn
+
+    def run(self, func_name: str, *args: Any, track_memory: bool = False, profile: bool = False) -> list[np.ndarray[Any, Any]]:
+        """Run a function; arguments must match its signature (count, shape, dtype)."""
+        fn = self.function(func_name)
+        arrays = self._check_args(fn, args)
+        self.status_register.flag = False
+        with np.errstate(all="ignore"):
+            if not (track_memory or profile):
+                return fn.fast(*arrays)
+            self.op_times = defaultdict(float) if profile else {}
+            results, peak = self._walk(fn, arrays, track_memory, profile)
+        if track_memory:
+            self.peak_bytes = peak
+        if profile:
+            self.op_times = dict(self.op_times)
+        return results
+
+    def _check_args(self, fn: CompiledFunction, args: Sequence[Any]) -> Sequence[np.ndarray[Any, Any]]:
+        specs = fn.args
+        if len(args) != len(specs):
+            raise AscendError(f"@{fn.name} takes {len(specs)} arguments, got {len(args)}")
+        for a, spec in zip(args, specs):  # the common case: exact arrays, checked cheaply
+            if a.__class__ is not np.ndarray or a.dtype != spec.dtype or a.shape != spec.shape:
+                break
+        else:
+            return args
+        arrays: list[np.ndarray[Any, Any]] = []
+        for i, (a, spec) in enumerate(zip(args, specs)):
+            arr = np.asarray(a)
+            ok_dtype = arr.dtype == spec.dtype or (self.reference and spec.dtype == F64 and arr.dtype in FLOATS)
+            if not ok_dtype or not spec.accepts(arr):
+                got = _DTYPE_NAMES.get(arr.dtype, str(arr.dtype))
+                raise AscendError(
+                    f"@{fn.name} argument {i} (%{spec.name}): expected {spec.type_str}, "
+                    f"got {got} array of shape {tuple(arr.shape)}"
+                )
+            arrays.append(arr.astype(F64) if arr.dtype != spec.dtype else arr)
+        return arrays
+
+    def _walk(
+        self, fn: CompiledFunction, args: Sequence[Any], track: bool, profile: bool
+    ) -> tuple[list[np.ndarray[Any, Any]], int]:
+        """Run the steps one by one, accounting live bytes and/or time per op type."""
+        regs: list[Any] = [None] * fn.n_slots
+        regs[: len(args)] = args
+        status, owner, times = self.status_register, fn.owner, self.op_times
+        sizes: dict[int, int] = {}
+        live = 0
+        if track:
+            for i, a in enumerate(args):
+                sizes[i] = a.nbytes
+            live = sum(sizes.values())
+        peak = live
+        for o in fn.entry_releases:
+            live -= sizes.pop(o, 0)
+        clock = time.perf_counter
+        for step in fn.steps:
+            ins = [regs[s] for s in step.ins]
+            t0 = clock()
+            if step.callee is not None:
+                out, inner = self._walk(step.callee, ins, track, profile)
+                entry = sum(a.nbytes for a in ins)
+                peak = max(peak, live + inner - entry)
+            else:
+                out = step.kernel(*ins)
+                if profile:
+                    times[step.op_type] += clock() - t0
+            if step.multi:
+                for s, v in zip(step.outs, out):
+                    regs[s] = v
+            elif step.outs:
+                regs[step.outs[0]] = out
+            for slot, check in step.checks:
+                if not status.flag and check(regs[slot]):
+                    status.flag = True
+            if track:
+                for s in step.outs:
+                    if owner[s] == s:
+                        sizes[s] = regs[s].nbytes
+                        live += sizes[s]
+                peak = max(peak, live)
+                for o in step.releases:
+                    live -= sizes.pop(o, 0)
+            for s in step.frees:
+                regs[s] = None
+        return [regs[s] for s in fn.result_slots], peak
+
+    def signature(self, func_name: str) -> tuple[tuple[TensorSpec, ...], tuple[TensorSpec, ...]]:
+        """(arguments, results) of a function."""
+        fn = self.function(func_name)
+        return fn.args, fn.results
+
+
+def _tensor_of_type(t: Attribute, name: str, reference: bool, fname: str) -> TensorSpec:
+    dtype = tensor_dtype(t)
+    if not isinstance(t, TensorType) or dtype is None:
+        raise AscendError(f"@{fname}: cannot execute a function with {name} of type {t}")
+    np_dtype = NUMPY[dtype]
+    if reference and np_dtype in FLOATS:
+        np_dtype = F64
+    return TensorSpec(name, np_dtype, tuple(t.get_shape()))
+
+
+def run_function(module: ModuleOp, func_name: str, *args: Any, reference: bool = False, **kw: Any) -> list[np.ndarray[Any, Any]]:
+    """Compile `module` and run one function (`kw`: track_memory, profile)."""
+    return Program.from_module(module, reference=reference).run(func_name, *args, **kw)
