@@ -86,6 +86,19 @@ def _count(module: ModuleOp) -> tuple[int, int]:
     return low, casts
 
 
+def _clone(module: ModuleOp) -> ModuleOp:
+    """A copy of `module` whose ops keep their source locations (for the pass's error messages)."""
+    from ascend_mp import ir
+
+    clone = module.clone()
+    locations = getattr(ir, "_LOCATIONS", None)  # ascend_mp.ir has no public way to copy them yet
+    if locations is not None:
+        for original, copy in zip(module.walk(), clone.walk()):
+            if original in locations:
+                locations[copy] = locations[original]
+    return clone
+
+
 def compare_modes(
     module: ModuleOp,
     func_name: str,
@@ -107,7 +120,7 @@ def compare_modes(
     _, original_casts = _count(module)
     results: list[ModeResult] = []
     for mode in modes:
-        clone = module.clone()
+        clone = _clone(module)
         try:
             precision(mode=mode, **pass_options).apply(make_context(), clone)
             program = Program.from_module(clone)
