@@ -1,7 +1,10 @@
 """`make demo`: the main job on the built-in examples.
 
-Compiles `examples/*.mlir` and prints each module with its ops' dtype
-capabilities and list kinds (the `ascend-attach-caps` pass).
+1. Compiles `examples/*.mlir` and prints each module with its ops' dtype capabilities
+   and list kinds (the `ascend-attach-caps` pass), then the same MLP after
+   `ascend-precision{mode=allow_mix_precision}` with its precision report summary.
+2. Trains the digits MLP (64-128-10) under allow_mix_precision with dynamic loss
+   scaling and prints fp32-vs-mixed test accuracy (`ascend_mp.train.demo`).
 """
 
 from __future__ import annotations
@@ -22,9 +25,26 @@ def show_capabilities(path: Path) -> None:
     print(print_module(module))
 
 
+def show_mixed_precision(path: Path) -> None:
+    from ascend_mp.passes.precision import run_precision
+
+    module = read_module(str(path))
+    report = run_precision(module, mode="allow_mix_precision")
+    print(f"// ===== {path.name} after ascend-precision{{mode=allow_mix_precision}}")
+    print(print_module(module))
+    for op in report.ops:
+        chosen = ",".join(d or "-" for d in op.chosen.inputs)
+        print(f"//   {op.name or op.type:<12} {op.type:<10} {op.list_kind:<6} -> ({chosen}) {op.reason}")
+    print(f"//   {report.ops_reduced} ops reduced, {report.casts_inserted} casts inserted\n")
+
+
 def main() -> None:
     for path in sorted(EXAMPLES.glob("*.mlir")):
         show_capabilities(path)
+    show_mixed_precision(EXAMPLES / "mlp.mlir")
+    from ascend_mp.train import demo
+
+    demo()
 
 
 if __name__ == "__main__":
