@@ -559,7 +559,7 @@ def train_step_args() -> list[np.ndarray]:
             (r.standard_normal((128, 10)) * 0.1).astype(F32), np.zeros(10, F32), np.array(0.1, F32)]
 
 
-def best_time(fn: Any, n: int = 200, repeat: int = 7) -> float:
+def best_time(fn: Any, n: int = 100, repeat: int = 5) -> float:
     best = float("inf")
     for _ in range(repeat):
         t = time.perf_counter()

@@ -684,10 +684,14 @@ def _reduce_sum(spec: OpSpec) -> KernelFn:
 
 @kernel("ReduceMean", propagates=(0,))
 def _reduce_mean(spec: OpSpec) -> KernelFn:
-    axes, keep = _reduce_axes(spec, len(spec.in_shapes[0])), bool(spec.attrs.get("keep_dims", False))
+    shape = spec.in_shapes[0]
+    axes, keep = _reduce_axes(spec, len(shape)), bool(spec.attrs.get("keep_dims", False))
     if spec.compute is None:  # integer mean: computed in float64, truncated by the result cast
         return lambda x: np.asarray(np.mean(x, axis=axes, keepdims=keep))
-    return lambda x: np.asarray(np.mean(x, axis=axes, keepdims=keep, dtype=x.dtype))
+    count = math.prod(shape[a] for a in axes)
+    if count <= 0:  # dynamic dimensions: counted at run time
+        return lambda x: np.asarray(np.mean(x, axis=axes, keepdims=keep, dtype=x.dtype))
+    return lambda x: np.asarray(np.add.reduce(x, axis=axes, keepdims=keep) / count)
 
 
 @kernel("ReduceMax", finite_preserving=True)

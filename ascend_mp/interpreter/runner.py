@@ -54,8 +54,8 @@ from ascend_mp.interpreter.ascend import (
     KernelError,
     KernelFn,
     OpSpec,
-    nonfinite_wide,
     make_kernel,
+    nonfinite_wide,
 )
 
 _SKIPPED_PROPS = frozenset(("caps", "list", "name"))
@@ -117,11 +117,11 @@ class CompiledFunction:
     """The generated Python code of `fast` (for debugging)."""
 
 
-def _tensor(value: SSAValue, name: str, reference: bool) -> TensorSpec:
-    t = value.type
+def _tensor(t: Attribute, name: str, reference: bool, where: str) -> TensorSpec:
+    """The runtime view of a tensor type (floats become float64 in reference mode)."""
     dtype = tensor_dtype(t)
     if not isinstance(t, TensorType) or dtype is None:
-        raise AscendError(f"{name}: cannot execute a value of type {t}")
+        raise AscendError(f"{where}: cannot execute a value of type {t}")
     np_dtype = NUMPY[dtype]
     if reference and np_dtype in FLOATS:
         np_dtype = F64
@@ -169,8 +169,8 @@ def op_spec(op: AscendOp, reference: bool = False, status: FloatStatus | None = 
             value = _attr_value(attr)
             if value is not None:
                 attrs[key] = value
-    ins = [_tensor(v, "operand", reference) for v in op.operands]
-    outs = [_tensor(r, "result", reference) for r in op.results]
+    ins = [_tensor(v.type, f"operand {i}", reference, f"operand {i}") for i, v in enumerate(op.operands)]
+    outs = [_tensor(r.type, f"result {i}", reference, f"result {i}") for i, r in enumerate(op.results)]
     return OpSpec(
         type=op_type(op),
         in_dtypes=tuple(t.dtype for t in ins),
@@ -429,6 +429,7 @@ class Program:
         self.peak_bytes = 0
         self.op_times: dict[str, float] = {}
         self.public: list[str] = []
+        """Names of the functions with a body that are not private, in module order."""
 
     @classmethod
     def from_module(cls, module: ModuleOp, *, reference: bool = False, status_analysis: bool = True) -> Program:
@@ -444,9 +445,11 @@ class Program:
             name = op.sym_name.data
             if not op.body.blocks:  # a declaration: calls to it fail to compile
                 continue
-            args = tuple(_tensor(a, a.name_hint or str(i), reference) for i, a in enumerate(op.args))
+            args = tuple(
+                _tensor(a.type, a.name_hint or str(i), reference, f"@{name} argument {i}") for i, a in enumerate(op.args)
+            )
             results = tuple(
-                _tensor_of_type(t, f"result{i}", reference, name) for i, t in enumerate(op.function_type.outputs.data)
+                _tensor(t, f"result{i}", reference, f"@{name} result {i}") for i, t in enumerate(op.function_type.outputs.data)
             )
             fn = CompiledFunction(name, args, results)
             program.functions[name] = fn
@@ -562,16 +565,6 @@ class Program:
         """(arguments, results) of a function."""
         fn = self.function(func_name)
         return fn.args, fn.results
-
-
-def _tensor_of_type(t: Attribute, name: str, reference: bool, fname: str) -> TensorSpec:
-    dtype = tensor_dtype(t)
-    if not isinstance(t, TensorType) or dtype is None:
-        raise AscendError(f"@{fname}: cannot execute a function with {name} of type {t}")
-    np_dtype = NUMPY[dtype]
-    if reference and np_dtype in FLOATS:
-        np_dtype = F64
-    return TensorSpec(name, np_dtype, tuple(t.get_shape()))
 
 
 def run_function(module: ModuleOp, func_name: str, *args: Any, reference: bool = False, **kw: Any) -> list[np.ndarray[Any, Any]]:
