@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.graphs import chain_module, count_ops  # noqa: E402
@@ -132,9 +134,129 @@ def bench_text(quick: bool) -> None:
             report(Row("startup on a small file: ascend-run minus ascend-opt", t_run - t_ascend, "s", 0.15))
 
 
+def _mlp_state(cfg_kwargs: dict[str, object]):  # noqa: ANN202
+    from ascend_mp.passes.loss_scale import initial_state
+    from ascend_mp.train import TrainConfig, compile_training
+
+    cfg = TrainConfig(model="mlp", batch=64, optimizer="sgd", lr=0.05, **cfg_kwargs)  # type: ignore[arg-type]
+    compiled = compile_training(cfg)
+    return compiled, initial_state(compiled.step_fn, compiled.model.init_params(0))
+
+
+def numpy_mlp_step(w1, b1, w2, b2, x, y, lr):  # noqa: ANN001, ANN201
+    """The same SGD step of the 64-128-10 MLP (mean softmax cross-entropy) in plain numpy, fp32."""
+    h = x @ w1 + b1
+    a = np.maximum(h, 0)
+    z = a @ w2 + b2
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    p = e / e.sum(axis=1, keepdims=True)
+    loss = np.mean(-np.sum(y * np.log(p), axis=1))
+    dz = (p - y) / x.shape[0]
+    dw2, db2 = a.T @ dz, dz.sum(axis=0)
+    da = dz @ w2.T
+    dh = da * (h > 0)
+    dw1, db1 = x.T @ dh, dh.sum(axis=0)
+    return w1 - lr * dw1, b1 - lr * db1, w2 - lr * dw2, b2 - lr * db2, loss
+
+
+def bench_step(quick: bool) -> None:
+    print("training step: digits MLP 64-128-10, batch 64, SGD (interpreter vs plain numpy)")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 64)).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)]
+    reps = 50 if quick else 300
+    timings: dict[str, float] = {}
+    for label, kwargs in (("fp32", {"precision_mode": None, "loss_scale": "none"}),
+                          ("mixed", {"precision_mode": "allow_mix_precision", "loss_scale": "dynamic"})):
+        compiled, state = _mlp_state(kwargs)
+        args = [*state.args(), x, y, state.loss_scale, state.good_steps, state.step]
+        run = compiled.program.run
+        timings[label] = best_of(lambda: [run("train_step", *args) for _ in range(reps)], 5) / reps
+        n_ops = len(list(compiled.step_fn.body.ops))
+        report(Row(f"interpreter step, {label} ({n_ops} ops in @train_step)", timings[label] * 1e3, "ms"))
+    compiled, state = _mlp_state({"precision_mode": None, "loss_scale": "none"})
+    w1, b1, w2, b2 = state.params
+    lr = np.float32(0.05)
+    timings["numpy"] = best_of(lambda: [numpy_mlp_step(w1, b1, w2, b2, x, y, lr) for _ in range(reps)], 5) / reps
+    report(Row("plain numpy step, fp32", timings["numpy"] * 1e3, "ms"))
+    report(Row("overhead: interpreter fp32 step / numpy step", timings["fp32"] / timings["numpy"], "x", 1.3))
+    report(Row("mixed step / fp32 step", timings["mixed"] / timings["fp32"], "x", 1.5))
+    try:
+        import torch  # noqa: PLC0415
+    except ImportError:
+        print("  (PyTorch is not installed: no CPU eager comparison)")
+        return
+    tw = [torch.tensor(a, requires_grad=True) for a in (w1, b1, w2, b2)]
+    tx, ty = torch.tensor(x), torch.tensor(y)
+
+    def torch_step() -> None:
+        logits = torch.relu(tx @ tw[0] + tw[1]) @ tw[2] + tw[3]
+        loss = torch.nn.functional.cross_entropy(logits, ty.argmax(1))
+        grads = torch.autograd.grad(loss, tw)
+        with torch.no_grad():
+            for p, g in zip(tw, grads):
+                p.sub_(0.05 * g)
+
+    t = best_of(lambda: [torch_step() for _ in range(reps)], 5) / reps
+    report(Row("PyTorch CPU eager step, fp32 (for reference)", t * 1e3, "ms"))
+
+
+def bench_memory(quick: bool) -> None:
+    from ascend_mp.interpreter import Program
+    from ascend_mp.ir import read_module
+    from ascend_mp.passes.loss_scale import initial_state
+    from ascend_mp.passes.precision import run_precision
+    from ascend_mp.train import TrainConfig, compile_training
+
+    print("memory: peak bytes of live tensors, allow_mix_precision vs fp32")
+    rng = np.random.default_rng(0)
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    for name, fn in (("mlp", "mlp"), ("cnn", "cnn")):
+        peaks = {}
+        for label, mode in (("fp32", None), ("mixed", "allow_mix_precision")):
+            module = read_module(str(examples / f"{name}.mlir"))
+            if mode:
+                run_precision(module, mode=mode)
+            prog = Program.from_module(module)
+            args = [rng.standard_normal(s.shape).astype(np.float32) for s in prog.signature(fn)[0]]
+            prog.run(fn, *args, track_memory=True)
+            peaks[label] = prog.peak_bytes
+        report(Row(f"{name} forward (examples/{name}.mlir): mixed / fp32 peak", peaks["mixed"] / peaks["fp32"], "x", 0.6,
+                   note=f"({peaks['fp32']} -> {peaks['mixed']} bytes)"))
+    for model in ("mlp", "cnn"):
+        peaks = {}
+        for label, kwargs in (("fp32", {"precision_mode": None, "loss_scale": "none"}),
+                              ("mixed", {"precision_mode": "allow_mix_precision", "loss_scale": "dynamic"})):
+            compiled = compile_training(TrainConfig(model=model, batch=64, **kwargs))  # type: ignore[arg-type]
+            state = initial_state(compiled.step_fn, compiled.model.init_params(0))
+            specs = compiled.program.signature("train_step")[0]
+            n = len(state.args())
+            data = [rng.standard_normal(s.shape).astype(np.float32) for s in specs[n : n + 2]]
+            compiled.program.run("train_step", *state.args(), *data, state.loss_scale, state.good_steps, state.step, track_memory=True)
+            peaks[label] = compiled.program.peak_bytes
+        report(Row(f"{model} training step (batch 64): mixed / fp32 peak", peaks["mixed"] / peaks["fp32"], "x", 0.6,
+                   note=f"({peaks['fp32']} -> {peaks['mixed']} bytes)"))
+
+
+def bench_accuracy(quick: bool) -> None:
+    from ascend_mp.train import accuracy_comparison
+
+    print("accuracy: digits MLP, fp32 vs allow_mix_precision + dynamic loss scaling (seeds 0-2, 30 epochs)")
+    start = time.perf_counter()
+    result = accuracy_comparison(seeds=(0,) if quick else (0, 1, 2), epochs=5 if quick else 30)
+    report(Row("test accuracy, fp32", 100 * result["fp32_accuracy"], "%"))
+    report(Row("test accuracy, mixed", 100 * result["mixed_accuracy"], "%"))
+    report(Row("|fp32 - mixed| accuracy", abs(result["difference_pt"]), "pt", 0.5,
+               note=f"(skipped steps {result['mixed_skipped_steps']}, final scales {result['mixed_final_scale']}, {time.perf_counter() - start:.0f} s)"))
+
+
 SECTIONS: dict[str, Callable[[bool], None]] = {
     "precision": bench_precision,
     "text": bench_text,
+    "step": bench_step,
+    "memory": bench_memory,
+    "accuracy": bench_accuracy,
 }
 
 
