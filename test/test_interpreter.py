@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -557,16 +556,6 @@ def train_step_args() -> list[np.ndarray]:
     return [r.standard_normal((64, 64)).astype(F32), np.eye(10, dtype=F32)[r.integers(0, 10, 64)],
             (r.standard_normal((64, 128)) * 0.1).astype(F32), np.zeros(128, F32),
             (r.standard_normal((128, 10)) * 0.1).astype(F32), np.zeros(10, F32), np.array(0.1, F32)]
-
-
-def best_time(fn: Any, n: int = 100, repeat: int = 5) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        for _ in range(n):
-            fn()
-        best = min(best, (time.perf_counter() - t) / n)
-    return best
 
 
 def test_training_step_matches_numpy() -> None:
