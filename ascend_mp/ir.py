@@ -129,9 +129,9 @@ def format_parse_error(e: ParseError, line_offset: int = 0) -> str:
 
 def parse_module(text: str, name: str = "<stdin>", ctx: Context | None = None, line_offset: int = 0) -> ModuleOp:
     """Parse and verify a module; errors are :class:`AscendError` with one line naming file:line:col."""
-    parser = LocatingParser(ctx or make_context(), text, name)
-    parser.line_offset = line_offset
-    try:
+    try:  # the parser lexes its first token when it is built: that can fail too
+        parser = LocatingParser(ctx or make_context(), text, name)
+        parser.line_offset = line_offset
         module = parser.parse_module()
     except ParseError as e:
         raise AscendError(format_parse_error(e, line_offset)) from None
@@ -144,12 +144,26 @@ def read_module(path: str, ctx: Context | None = None) -> ModuleOp:
     if path == "-":
         import sys
 
-        return parse_module(sys.stdin.read(), "<stdin>", ctx)
+        name = "<stdin>"
+        stream = getattr(sys.stdin, "buffer", None)
+        data: bytes | str = stream.read() if stream is not None else sys.stdin.read()
+    else:
+        name = path
+        try:
+            data = Path(path).read_bytes()
+        except OSError as e:
+            raise AscendError(f"{path}: cannot read file: {e.strerror or e}") from None
+    return parse_module(data if isinstance(data, str) else decode_source(data, name), name, ctx)
+
+
+def decode_source(data: bytes, name: str, line_offset: int = 0) -> str:
+    """`data` as UTF-8 text; otherwise an AscendError naming `name:line:col` of the first bad byte."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise AscendError(f"{path}: cannot read file: {getattr(e, 'strerror', None) or e}") from None
-    return parse_module(text, path, ctx)
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1 + line_offset
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise AscendError(f"{name}:{line}:{col}: not UTF-8 text (byte 0x{data[e.start]:02x})") from None
 
 
 def first_invalid_op(module: Operation) -> tuple[Operation, VerifyException] | None:

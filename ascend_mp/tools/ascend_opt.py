@@ -16,7 +16,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Sequence
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
@@ -67,9 +67,10 @@ class AscendOptMain(xDSLOptMain):
         super().register_all_frontends()
 
         def parse_mlir(stream: IO[bytes], line_offset: int = 0) -> ModuleOp:
-            from ascend_mp.ir import LocatingParser
+            from ascend_mp.ir import LocatingParser, decode_source
 
-            parser = LocatingParser(self.ctx, stream.read().decode("utf-8", "replace"), self.get_input_name())
+            text = decode_source(stream.read(), self.get_input_name(), line_offset)
+            parser = LocatingParser(self.ctx, text, self.get_input_name())
             parser.line_offset = line_offset
             return parser.parse_module(not self.args.no_implicit_module)
 
@@ -82,6 +83,7 @@ class AscendOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
+        arg_parser.error = _usage_error  # one line, not argparse's usage block
         atc = arg_parser.add_argument_group("ATC precision options (expand to the ascend-precision pass)")
         atc.add_argument("--precision_mode", choices=V1_MODES, help="CANN precision mode (v1 names)")
         atc.add_argument("--precision_mode_v2", choices=V2_MODES, help="CANN precision mode (v2 names)")
@@ -131,6 +133,12 @@ class AscendOptMain(xDSLOptMain):
         super().run()
         if isinstance(output, _Deferred):
             write_atomically(self.args.output_file, output.getvalue())
+
+
+def _usage_error(message: str) -> NoReturn:
+    """A command-line usage error: one line on stderr and exit status 2, as argparse gives without the usage."""
+    print(f"ascend-opt: error: {' '.join(message.split())}", file=sys.stderr)
+    sys.exit(2)
 
 
 def write_atomically(path: str, text: str) -> None:

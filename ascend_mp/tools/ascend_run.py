@@ -20,6 +20,7 @@ import os
 import sys
 import tempfile
 import time
+import zipfile
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -77,13 +78,29 @@ def build_parser() -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------------------
 
 
+NPY_MAGIC = b"\x93NUMPY"
+NPZ_MAGIC = b"PK\x03\x04"
+
+
+def _check_magic(path: str, magic: bytes, kind: str) -> None:
+    """Refuse a file that does not start like a `kind` file (np.load would try it as a pickle)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(magic))
+    except OSError as e:
+        raise AscendError(f"{path}: cannot read file: {e.strerror or e}") from None
+    if head != magic:
+        raise AscendError(f"{path}: not a {kind} file (it does not start with the {kind} header)")
+
+
 def _load_npy(path: str) -> np.ndarray[Any, Any]:
+    _check_magic(path, NPY_MAGIC, ".npy")
     try:
         return np.load(path, allow_pickle=False)
     except OSError as e:
         raise AscendError(f"{path}: cannot read file: {e.strerror or e}") from None
     except ValueError as e:
-        raise AscendError(f"{path}: not a .npy file: {e}") from None
+        raise AscendError(f"{path}: not a readable .npy file: {' '.join(str(e).split())}") from None
 
 
 def _arg_index(key: str, names: Sequence[str], source: str) -> int:
@@ -102,16 +119,15 @@ def gather_inputs(args: argparse.Namespace, specs: Sequence[Any], func_name: str
     names = [s.name for s in specs]
     given: dict[int, tuple[np.ndarray[Any, Any], str]] = {}
     if args.inputs:
+        _check_magic(args.inputs, NPZ_MAGIC, ".npz")
         try:
             with np.load(args.inputs, allow_pickle=False) as npz:
-                if not hasattr(npz, "files"):
-                    raise AscendError(f"{args.inputs}: not an .npz file")
                 for key in npz.files:
                     given[_arg_index(key, names, args.inputs)] = (npz[key], f"{args.inputs}[{key}]")
         except OSError as e:
             raise AscendError(f"{args.inputs}: cannot read file: {e.strerror or e}") from None
-        except ValueError as e:
-            raise AscendError(f"{args.inputs}: not an .npz file: {e}") from None
+        except (ValueError, zipfile.BadZipFile) as e:
+            raise AscendError(f"{args.inputs}: not a readable .npz file: {' '.join(str(e).split())}") from None
     for item in args.input:
         key, sep, path = item.partition("=")
         if not sep or not key or not path:

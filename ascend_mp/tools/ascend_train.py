@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -96,12 +97,44 @@ def _config(args: argparse.Namespace):
         batch=args.batch,
         seed=args.seed,
         subset=args.subset,
-        keep_loss_fp32=not args.loss_fp16,
+        # must_keep_origin_dtype keeps the fp32 loss anyway (and ignores keep_dtype)
+        keep_loss_fp32=not args.loss_fp16 and args.precision_mode != "must_keep_origin_dtype",
         modify_mixlist=args.modify_mixlist,
         keep_dtype=args.keep_dtype,
         soc=args.soc_version,
         stats_every=args.stats_every,
     )
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """Fail before compiling on an output folder that cannot be made, a bad keep_dtype file or an unreadable checkpoint."""
+    from pathlib import Path
+
+    if args.out is not None:
+        for folder in (Path(args.out), *Path(args.out).parents):
+            if folder.exists():
+                if not folder.is_dir():
+                    raise AscendError(f"{args.out}: cannot write the outputs there: '{folder}' is a file, not a folder")
+                if not os.access(folder, os.W_OK | os.X_OK):
+                    raise AscendError(f"{args.out}: cannot write the outputs there: '{folder}' is not writable")
+                break
+    if args.keep_dtype is not None:  # errors name the user's file, not the copy the trainer extends
+        from ascend_mp.config import load_keep_dtype
+
+        load_keep_dtype(args.keep_dtype)
+    if args.resume:
+        resume = Path(args.out) / "checkpoint.npz" if args.resume is True else Path(args.resume)
+        if not resume.exists():
+            raise AscendError(f"{resume}: no checkpoint to resume from")
+        if resume.is_dir():
+            raise AscendError(f"{resume}: not a readable ascend-train checkpoint (it is a folder)")
+        try:
+            with resume.open("rb") as f:
+                head = f.read(4)
+        except OSError as e:
+            raise AscendError(f"{resume}: cannot read file: {e.strerror or e}") from None
+        if head != b"PK\x03\x04":
+            raise AscendError(f"{resume}: not a readable ascend-train checkpoint (not an .npz file)")
 
 
 class _OneLine(logging.Formatter):
@@ -132,6 +165,7 @@ def run(argv: Sequence[str] | None = None) -> None:
         cfg = _config(args)
         if args.resume and args.out is None and args.resume is True:
             raise AscendError("--resume without a checkpoint path needs --out DIR")
+        _check_paths(args)
         compiled = compile_training(cfg)
         if not args.quiet:
             print(report_summary(compiled.report))
