@@ -16,7 +16,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Sequence
-from typing import IO, Any, NoReturn
+from typing import IO, NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
@@ -24,19 +24,8 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ascend_mp.errors import AscendError
-from ascend_mp.modes import V1_MODES, V2_MODES
+from ascend_mp.tools.atc import add_atc_arguments, precision_options
 
-ATC_FLAGS = {
-    # flag: precision pass field
-    "precision_mode": "mode",
-    "precision_mode_v2": "mode_v2",
-    "modify_mixlist": "modify_mixlist",
-    "keep_dtype": "keep_dtype",
-    "customize_dtypes": "customize_dtypes",
-    "soc_version": "soc",
-    "op_info": "op_info",
-    "precision_report": "report",
-}
 
 
 class _Deferred(io.StringIO):
@@ -84,21 +73,11 @@ class AscendOptMain(xDSLOptMain):
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
         arg_parser.error = _usage_error  # one line, not argparse's usage block
-        atc = arg_parser.add_argument_group("ATC precision options (expand to the ascend-precision pass)")
-        atc.add_argument("--precision_mode", choices=V1_MODES, help="CANN precision mode (v1 names)")
-        atc.add_argument("--precision_mode_v2", choices=V2_MODES, help="CANN precision mode (v2 names)")
-        atc.add_argument("--modify_mixlist", metavar="JSON", help="mixed-precision list changes (white/black/gray-list to-add/to-remove)")
-        atc.add_argument("--keep_dtype", metavar="FILE", help="ops (names or OpType::X, one a line) that keep their original dtype")
-        atc.add_argument("--customize_dtypes", metavar="FILE", help="exact kernel dtypes per op name or OpType::X")
-        atc.add_argument("--soc_version", metavar="SOC", help="SoC whose operator library is used (ascend910, ascend910b)")
-        atc.add_argument("--op_info", metavar="JSON", help="a CANN aic-<soc>-ops-info.json table overriding the built-in one")
-        atc.add_argument("--precision-report", "--precision_report", dest="precision_report", metavar="FILE", help="write the per-op precision decisions as JSON")
+        add_atc_arguments(arg_parser, "ATC precision options (expand to the ascend-precision pass)")
 
     def setup_pipeline(self):
         super().setup_pipeline()
-        options: dict[str, Any] = {
-            field: getattr(self.args, flag) for flag, field in ATC_FLAGS.items() if getattr(self.args, flag) is not None
-        }
+        options = precision_options(self.args)
         if options:
             precision = self.available_passes["ascend-precision"]()(**options)
             self.pipeline = PassPipeline((precision, *self.pipeline.passes), self.pipeline.callback)

@@ -27,21 +27,11 @@ from typing import Any, NoReturn
 import numpy as np
 
 from ascend_mp.errors import AscendError
-from ascend_mp.modes import V1_MODES, V2_MODES
+from ascend_mp.tools.atc import add_atc_arguments, precision_options
 
 PROG = "ascend-run"
 SHOWN_VALUES = 8
 
-ATC_FLAGS = {
-    # flag: precision pass field
-    "precision_mode": "mode",
-    "precision_mode_v2": "mode_v2",
-    "modify_mixlist": "modify_mixlist",
-    "keep_dtype": "keep_dtype",
-    "customize_dtypes": "customize_dtypes",
-    "soc_version": "soc",
-    "op_info": "op_info",
-}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -62,14 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--print-timing", action="store_true", help="print the run time and the time per op type")
     p.add_argument("--print-memory", action="store_true", help="print the peak bytes of live tensors")
     p.add_argument("--compare-modes", action="store_true", help="run every precision mode and compare with float64")
-    atc = p.add_argument_group("ATC precision options (run the ascend-precision pass first)")
-    atc.add_argument("--precision_mode", choices=V1_MODES, help="CANN precision mode (v1 names)")
-    atc.add_argument("--precision_mode_v2", choices=V2_MODES, help="CANN precision mode (v2 names)")
-    atc.add_argument("--modify_mixlist", metavar="JSON", help="mixed-precision list changes")
-    atc.add_argument("--keep_dtype", metavar="FILE", help="ops that keep their original dtype")
-    atc.add_argument("--customize_dtypes", metavar="FILE", help="exact kernel dtypes per op name or OpType::X")
-    atc.add_argument("--soc_version", metavar="SOC", help="SoC whose operator library is used")
-    atc.add_argument("--op_info", metavar="JSON", help="a CANN aic-<soc>-ops-info.json table")
+    add_atc_arguments(p, "ATC precision options (run the ascend-precision pass first)", report=False)
     return p
 
 
@@ -232,7 +215,7 @@ def run(argv: Sequence[str] | None) -> None:
 
     ctx = make_context()
     module = read_module(args.file, ctx)
-    options: dict[str, Any] = {field: getattr(args, flag) for flag, field in ATC_FLAGS.items() if getattr(args, flag) is not None}
+    options: dict[str, Any] = precision_options(args)
     if args.compare_modes and ("mode" in options or "mode_v2" in options):
         raise AscendError("--compare-modes runs every precision mode; drop --precision_mode/--precision_mode_v2")
     if options and not args.compare_modes:

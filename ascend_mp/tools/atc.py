@@ -1,0 +1,43 @@
+"""CANN ATC-style precision flags, shared by `ascend-opt` and `ascend-run`.
+
+Each flag maps onto a field of the `ascend-precision` pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ascend_mp.modes import V1_MODES, V2_MODES
+
+ATC_FLAGS = {
+    # flag: precision pass field
+    "precision_mode": "mode",
+    "precision_mode_v2": "mode_v2",
+    "modify_mixlist": "modify_mixlist",
+    "keep_dtype": "keep_dtype",
+    "customize_dtypes": "customize_dtypes",
+    "soc_version": "soc",
+    "op_info": "op_info",
+    "precision_report": "report",
+}
+
+
+def add_atc_arguments(parser: argparse.ArgumentParser, title: str, report: bool = True) -> None:
+    """Register the ATC flags (`--precision-report` only where a tool writes the report)."""
+    atc = parser.add_argument_group(title)
+    atc.add_argument("--precision_mode", choices=V1_MODES, help="CANN precision mode (v1 names)")
+    atc.add_argument("--precision_mode_v2", choices=V2_MODES, help="CANN precision mode (v2 names)")
+    atc.add_argument("--modify_mixlist", metavar="JSON", help="mixed-precision list changes (white/black/gray-list to-add/to-remove)")
+    atc.add_argument("--keep_dtype", metavar="FILE", help="ops (names or OpType::X, one a line) that keep their original dtype")
+    atc.add_argument("--customize_dtypes", metavar="FILE", help="exact kernel dtypes per op name or OpType::X")
+    atc.add_argument("--soc_version", metavar="SOC", help="SoC whose operator library is used (ascend910, ascend910b)")
+    atc.add_argument("--op_info", metavar="JSON", help="a CANN aic-<soc>-ops-info.json table overriding the built-in one")
+    if report:
+        atc.add_argument("--precision-report", "--precision_report", dest="precision_report", metavar="FILE",
+                         help="write the per-op precision decisions as JSON")
+
+
+def precision_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The `ascend-precision` pass fields the given flags set (empty: no precision pass)."""
+    return {field: getattr(args, flag) for flag, field in ATC_FLAGS.items() if getattr(args, flag, None) is not None}
