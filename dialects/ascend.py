@@ -890,6 +890,56 @@ class PowOp(BinaryOp):
 
 
 @irdl_op_definition
+class GreaterOp(BinaryOp):
+    """`y = x1 > x2` with NumPy broadcasting; the result is bool (`i1`), the operands float or integer.
+
+    ```mlir
+    %y = ascend.Greater %a, %zero : (tensor<4xf32>, tensor<f32>) -> tensor<4xi1>
+    ```
+    """
+
+    name = "ascend.Greater"
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x1", "x2")
+
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        if dtype_name(self.y.type.element_type) != "i1":  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
+            self.fail(f"expects a bool (i1) result, got {self.y.type.element_type}")  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
+
+
+@irdl_op_definition
+class SelectOp(AscendOp):
+    """`y = condition ? x1 : x2` elementwise; `condition` is bool (`i1`), rank 0 or shaped like `x1`.
+
+    Only the chosen operand's value reaches `y`, so the result is bit-exact whatever the
+    other holds (inf, NaN).
+
+    ```mlir
+    %y = ascend.Select %overflow, %old, %new : (tensor<i1>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    ```
+    """
+
+    name = "ascend.Select"
+    condition = operand_def(TensorType)
+    x1 = operand_def(TensorType)
+    x2 = operand_def(TensorType)
+    y = result_def(TensorType)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x1", "x2", "y")
+
+    def verify_shapes(self) -> None:
+        cond = self.condition.type
+        assert isinstance(cond, TensorType)
+        if dtype_name(cond.element_type) != "i1":  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+            self.fail(f"expects a bool (i1) condition, got {cond.element_type}")  # pyright: ignore[reportUnknownMemberType]
+        x1, x2, y = shape_of(self.x1), shape_of(self.x2), shape_of(self.y)
+        if not (_dims_match(x1, x2) and _dims_match(x1, y)):
+            self.fail(f"expects x1, x2 and y of one shape, got {x1}, {x2} and {y}")
+        c = shape_of(self.condition)
+        if c and not _dims_match(c, x1):
+            self.fail(f"expects a rank-0 condition or one shaped like x1 {x1}, got {c}")
+
+
+@irdl_op_definition
 class NegOp(UnaryOp):
     """`y = -x`. ```mlir
     %y = ascend.Neg %x : (tensor<4xf32>) -> tensor<4xf32>
@@ -1675,6 +1725,8 @@ OPS: tuple[type[AscendOp], ...] = (
     MaximumOp,
     MinimumOp,
     PowOp,
+    GreaterOp,
+    SelectOp,
     NegOp,
     ReluOp,
     SquareOp,

@@ -90,6 +90,7 @@ RULES: dict[type[A.AscendOp], Rule] = {}
 NO_GRADIENT: dict[type[A.AscendOp], str] = {
     A.ConstOp: "no operands",
     A.ArgMaxV2Op: "integer result",
+    A.GreaterOp: "bool result",
     A.FloorOp: "piecewise constant (zero gradient almost everywhere)",
     A.NPUAllocFloatStatusOp: "float status register",
     A.NPUClearFloatStatusOp: "float status register",
@@ -323,6 +324,18 @@ def _max_min(c: GradContext) -> Grads:
     d2 = e.one(A.ReluGradOp, dy, margin)
     d1 = e.sub(dy, d2)
     return [unbroadcast(e, d1, shape(x1)) if c.needs[0] else None, unbroadcast(e, d2, shape(x2)) if c.needs[1] else None]
+
+
+@rule(A.SelectOp)
+def _select(c: GradContext) -> Grads:
+    """The gradient goes to the chosen operand: d x1 = Select(c, dy, 0), d x2 = Select(c, 0, dy); none to the bool condition."""
+    op, e = c.op, c.e
+    assert isinstance(op, A.SelectOp)
+    dy = e.cast(c.dy(), dtype(op.x1))
+    zero = e.const(0.0, dtype(dy), shape(dy))
+    d1 = e.one(A.SelectOp, op.condition, dy, zero, type_=dy.type) if c.needs[1] else None
+    d2 = e.one(A.SelectOp, op.condition, zero, dy, type_=dy.type) if c.needs[2] else None
+    return [None, d1, d2]
 
 
 @rule(A.PowOp)

@@ -473,6 +473,25 @@ def test_unused_parameter_gets_zeros() -> None:
 # Registry and errors
 # --------------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("scalar", [False, True], ids=["mask", "flag"])
+def test_select(scalar: bool) -> None:
+    """The chosen operand gets dy, the other zeros; the arguments feeding only the condition get none."""
+
+    def body(e: Emitter, a: list[SSAValue]) -> list[SSAValue]:
+        x1, x2, c = a
+        flag = e.reduce_sum(c, [0, 1]) if scalar else c
+        cond = e.one(A.GreaterOp, flag, e.const(0.0), type_=tensor(shape(flag), "i1"))
+        pick = e.one(A.SelectOp, cond, x1, x2, type_=x1.type)
+        both = e.one(A.SelectOp, cond, e.mul(x2, x1), x1, type_=x1.type)  # x1 on both sides: its gradients add up
+        return [pick, both]
+
+    shapes = [(3, 4), (3, 4), (3, 4)]
+    for sign in (1.0, -1.0):
+        cond = sign * away_from_zero(3, 4, seed=2)
+        grads = check(build(shapes, body), [rand(3, 4), rand(3, 4, seed=1), cond])
+        assert not grads[2].any()
+
+
 SECOND_ORDER_WITHOUT_RULE = {A.MaxPoolGradOp, A.GeluGradOp, A.LayerNormGradOp, A.BNTrainingUpdateGradOp, A.BNTrainingReduceGradOp}
 STATEFUL = {A.ApplyGradientDescentOp, A.ApplyMomentumDOp, A.ApplyAdamDOp}
 

@@ -474,6 +474,37 @@ def test_status_analysis_per_op(op: str, operand_types: list[str], attrs: str, r
                 assert fast.float_status == full.float_status, f"{op}{tuple(x.tolist() for x in xs)}"
 
 
+@pytest.mark.parametrize("keep_operands", [False, True], ids=["propagation", "preservation"])
+@pytest.mark.parametrize("mask", [False, True], ids=["flag", "greater-mask"])
+def test_status_analysis_of_select_and_greater(mask: bool, keep_operands: bool) -> None:
+    """Select copies one operand (finite operands: finite result) and lets the other's inf/NaN
+    go nowhere, so the analysis checks its operands rather than its result; Greater's bool
+    result has nothing to check. Checked against checking every result, for special values."""
+    t = "tensor<2x2xf16>"
+    cond = "%g" if mask else "%c"
+    ret = [("%d", t)] + ([("%a", t), ("%b", t)] if keep_operands else [])
+    text = f"""func.func @f(%c: tensor<i1>, %x: {t}, %y: {t}, %one: {t}) -> ({", ".join(r for _, r in ret)}) {{
+  %a = ascend.Neg %x : ({t}) -> {t}
+  %b = ascend.Neg %y : ({t}) -> {t}
+  %g = ascend.Greater %a, %b : ({t}, {t}) -> tensor<2x2xi1>
+  %s = ascend.Select {cond}, %a, %b : ({"tensor<2x2xi1>" if mask else "tensor<i1>"}, {t}, {t}) -> {t}
+  %d = ascend.ReluGrad %one, %s : ({t}, {t}) -> {t}
+  func.return {", ".join(v for v, _ in ret)} : {", ".join(r for _, r in ret)}
+}}"""
+    module = parse_module(text, "select.mlir")
+    fast, full = Program.from_module(module), Program.from_module(module, status_analysis=False)
+    steps = {s.op_type: s for s in fast.functions["f"].steps}
+    assert steps["Select"].checks == () and steps["Greater"].checks == ()
+    one = np.ones((2, 2), F16)
+    with np.errstate(over="ignore"):
+        for u, v in itertools.product(SPECIALS, SPECIALS):
+            for c in (True, False):
+                x, y = np.array([[u, v], [v, u]], F16), np.full((2, 2), v, F16)
+                fast.run("f", np.array(c), x, y, one)
+                full.run("f", np.array(c), x, y, one)
+                assert fast.float_status == full.float_status, (c, u, v)
+
+
 def test_status_analysis_checks_few_results_of_a_training_step() -> None:
     prog = Program.from_module(read_module(str(EXAMPLES / "run_mlp_train.mlir")))
     steps = prog.functions["train_step"].steps

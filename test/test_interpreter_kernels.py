@@ -244,6 +244,46 @@ def test_binary_broadcasting(op: str, dtype: np.dtype, data: st.DataObject) -> N
     assert_close(y, ref, scale=s, ulps=1 if dtype != F32 else 2)
 
 
+@pytest.mark.parametrize("dtype", [*LOW_FLOATS, np.dtype(np.int32)], ids=str)
+@EXAMPLES
+@given(data=st.data())
+def test_greater(dtype: np.dtype, data: st.DataObject) -> None:
+    shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=4))
+    if dtype.kind == "i":
+        a, b = (data.draw(hnp.arrays(dtype, s, elements=st.integers(-3, 3))) for s in shapes.input_shapes)
+    else:
+        a, b = (data.draw(arrays_of(dtype, s)) for s in shapes.input_shapes)
+    y = run("Greater", a, b, out=np.bool_)
+    ref = np.empty(shapes.result_shape, np.bool_)
+    for index in np.ndindex(*shapes.result_shape):  # element by element, in float64 (NaN compares false)
+        ia = tuple(i if n > 1 else 0 for i, n in zip(index[len(index) - a.ndim :], a.shape))
+        ib = tuple(i if n > 1 else 0 for i, n in zip(index[len(index) - b.ndim :], b.shape))
+        ref[index] = float(a[ia]) > float(b[ib])
+    np.testing.assert_array_equal(y, ref)
+
+
+@pytest.mark.parametrize("dtype", [*LOW_FLOATS, np.dtype(np.int32)], ids=str)
+@EXAMPLES
+@given(data=st.data(), scalar=st.booleans())
+def test_select_is_bit_exact(dtype: np.dtype, data: st.DataObject, scalar: bool) -> None:
+    shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=3, max_side=4))
+    if dtype.kind == "i":
+        x1, x2 = (data.draw(hnp.arrays(dtype, shape)) for _ in range(2))
+    else:  # any bit pattern, inf and NaN included: only the chosen operand reaches y
+        x1, x2 = (data.draw(arrays_of(dtype, shape)) for _ in range(2))
+    cond = data.draw(hnp.arrays(np.bool_, () if scalar else shape))
+    y = run("Select", cond, x1, x2, out=dtype, out_shapes=[shape])
+    raw = {1: np.uint8, 2: np.uint16, 4: np.uint32}[dtype.itemsize]
+    want = [int(p if bool(cond if scalar else c) else q) for c, p, q in zip(np.broadcast_to(cond, shape).reshape(-1), x1.reshape(-1).view(raw), x2.reshape(-1).view(raw))]
+    assert y.shape == shape and y.reshape(-1).view(raw).tolist() == want
+
+
+def test_select_does_not_alias_its_operands() -> None:
+    x1, x2 = np.ones(3, F32), np.zeros(3, F32)
+    y = run("Select", np.array(True), x1, x2, out=F32, out_shapes=[(3,)])
+    assert y is not x1 and not np.shares_memory(y, x1)
+
+
 def test_fp16_overflow_is_inf_without_exception() -> None:
     a = np.array([65504.0, -65504.0, 60000.0], np.float16)
     y = run("Add", a, a)

@@ -20,8 +20,10 @@ Numerics (what :func:`make_kernel` does around a kernel body):
   are copied to float32, multiplied and accumulated in float32 (numpy's matmul on
   the float32 copies) and the result is rounded to the kernel's output dtype
   (f16 or f32), as the Cube unit accumulates in its fp32 L0C buffer.
-* **Data movement** (Reshape, Transpose, ConcatV2D) is exact and runs in the
-  operands' dtype; **Cast** rounds to nearest even (float to int truncates).
+* **Data movement** (Reshape, Transpose, ConcatV2D) and **Select** are exact and
+  run in the operands' dtype; **Cast** rounds to nearest even (float to int
+  truncates). Greater compares float16/bfloat16 operands widened to float32
+  (exactly), like any vector op.
 * **Reference mode** (``OpSpec.reference``): every float tensor is float64 and
   every op computes in float64, the "same graph in float64" baseline.
 * The float status ops model Ascend's overflow register (:class:`FloatStatus`):
@@ -308,6 +310,13 @@ def _concat(spec: OpSpec) -> KernelFn:
     return lambda *xs: np.concatenate(xs, axis=dim)
 
 
+@kernel("Select", unit=DATA, finite_preserving=True)  # a NaN in the operand not chosen goes nowhere: no `propagates`
+def _select(spec: OpSpec) -> KernelFn:
+    if spec.in_shapes[0] == ():  # one flag for the whole tensor: copy the chosen operand
+        return lambda c, x1, x2: (x1 if c else x2).copy()
+    return np.where
+
+
 # --------------------------------------------------------------------------------------
 # Elementwise
 # --------------------------------------------------------------------------------------
@@ -332,6 +341,7 @@ kernel("RealDiv", keeps_dtype=False, propagates=(0,))(_int_safe(np.true_divide))
 kernel("Pow", keeps_dtype=False)(_int_safe(np.power))
 kernel("Maximum", finite_preserving=True)(simple(np.maximum))
 kernel("Minimum", finite_preserving=True)(simple(np.minimum))
+kernel("Greater")(simple(np.greater))  # a bool result: nothing for the float status to watch
 kernel("Neg", finite_preserving=True, propagates=(0,))(simple(np.negative))
 kernel("Square", propagates=(0,))(simple(np.square))
 kernel("Exp")(simple(np.exp))

@@ -7,8 +7,8 @@ The facts of every dialect op (its inputs' and outputs' dtype columns,
 inputs and outputs the dialect models. What the real table does not state is
 stated here, as data, in :data:`STATED`: the dtype columns of `dynamicFormat`
 ops (Conv2D fp16 only, as CANN's guide says; cube ops with fp16-in/fp32-out
-columns; elementwise ops fp16 and fp32) and the ops CANN keeps outside the AI
-Core table (`Const`). The AI CPU table (:data:`AICPU`) lists fp32 fallback kernels.
+columns; elementwise ops fp16 and fp32; Select like SelectV2) and the ops CANN keeps
+outside the AI Core table (`Const`). The AI CPU table (:data:`AICPU`) lists fp32 fallback kernels.
 
 `ascend910b` is `ascend910` with a bfloat16 twin of every float16 column (the
 910B's vector and cube units take bf16 wherever they take fp16). A test re-derives
@@ -47,6 +47,8 @@ STATED: dict[str, dict[str, str]] = {
     "LayerNorm": {p: F16_F32 for p in ("x", "gamma", "beta", "y", "mean", "variance")},
     "ConcatV2D": {"input_values": "float16,float,int32,int64,int8,uint8,bool", "output_data": "float16,float,int32,int64,int8,uint8,bool"},
     "MaxPoolGrad": {"x1": "float16", "x2": "float16", "grad": "float16", "y": "float16"},
+    # Select's columns are SelectV2's (condition bool; then/else/result one dtype).
+    "Select": {"condition": "bool,bool,bool,bool,bool", **{p: "float16,float,int32,int8,uint8" for p in ("x1", "x2", "y")}},
 }
 
 AICPU: dict[str, dict[str, str]] = {

@@ -174,3 +174,59 @@ func.func @layernorm(%x: tensor<4x8xf32>, %g: tensor<4xf32>) -> tensor<4x8xf32> 
   func.return %y : tensor<4x8xf32>
 }
 // CHECK: 'ascend.LayerNorm' op expects gamma and beta of shape (8,), got (4,)
+
+// -----
+
+func.func @greater_result(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = ascend.Greater %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+// CHECK: 'ascend.Greater' op expects a bool (i1) result, got f32
+
+// -----
+
+func.func @greater_dtypes(%a: tensor<4xf32>, %b: tensor<4xf16>) -> tensor<4xi1> {
+  %0 = ascend.Greater %a, %b : (tensor<4xf32>, tensor<4xf16>) -> tensor<4xi1>
+  func.return %0 : tensor<4xi1>
+}
+// CHECK: 'ascend.Greater' op expects x1, x2 to have the same element type, got x1: f32, x2: f16
+
+// -----
+
+func.func @greater_broadcast(%a: tensor<4xf32>, %b: tensor<3xf32>) -> tensor<4xi1> {
+  %0 = ascend.Greater %a, %b : (tensor<4xf32>, tensor<3xf32>) -> tensor<4xi1>
+  func.return %0 : tensor<4xi1>
+}
+// CHECK: 'ascend.Greater' op operand shapes (4,) and (3,) do not broadcast
+
+// -----
+
+func.func @select_condition_dtype(%c: tensor<f32>, %a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = ascend.Select %c, %a, %a : (tensor<f32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+// CHECK: 'ascend.Select' op expects a bool (i1) condition, got f32
+
+// -----
+
+func.func @select_condition_shape(%c: tensor<2xi1>, %a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = ascend.Select %c, %a, %a : (tensor<2xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+// CHECK: 'ascend.Select' op expects a rank-0 condition or one shaped like x1 (4,), got (2,)
+
+// -----
+
+func.func @select_shapes(%c: tensor<i1>, %a: tensor<4xf32>, %b: tensor<1xf32>) -> tensor<4xf32> {
+  %0 = ascend.Select %c, %a, %b : (tensor<i1>, tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+// CHECK: 'ascend.Select' op expects x1, x2 and y of one shape, got (4,), (1,) and (4,)
+
+// -----
+
+func.func @select_dtypes(%c: tensor<i1>, %a: tensor<4xf32>, %b: tensor<4xf16>) -> tensor<4xf32> {
+  %0 = ascend.Select %c, %a, %b : (tensor<i1>, tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+// CHECK: 'ascend.Select' op expects x1, x2, y to have the same element type, got x1: f32, x2: f16, y: f32
