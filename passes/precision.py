@@ -36,6 +36,13 @@ It works in two steps, both linear in the number of ops:
    (value, dtype), shared by every consumer; an exact round trip through a user
    cast (f16->f32->f16, bf16->f32->bf16) is folded instead of adding a cast.
 
+Cast placement: a cast goes right before its first consumer in program order
+(so a function argument is not cast at the top, and a cast back to the result
+dtype sits right before `func.return`); the consumers after it share it. When
+that consumer is nested in a region, the cast goes right before the op of the
+value's block that contains it; when it is in another block of a multi-block
+region, right after the value's definition. Either point dominates every use.
+
 Running the pass twice gives the same IR as running it once.
 """
 
@@ -455,7 +462,7 @@ class PrecisionPlan:
     """Casts this plan inserted (tracked here, nothing marks them in the IR); a fold looks through user casts only."""
     casts: dict[tuple[SSAValue, str], SSAValue] = field(default_factory=dict[tuple[SSAValue, str], SSAValue])
     last_cast: dict[Operation | Block, Operation] = field(default_factory=dict[Operation | Block, Operation])
-    """The last cast inserted after an op or at the start of a block (casts keep consumer order)."""
+    """The last cast placed right after an op or at the start of a block (where no consumer could host it)."""
     user_casts: dict[tuple[SSAValue, str], Operation] = field(default_factory=dict[tuple[SSAValue, str], Operation])
     """Casts in the input, by (source value, destination dtype), for reuse."""
     order: dict[Operation, int] = field(default_factory=dict[Operation, int])
@@ -478,7 +485,8 @@ class PrecisionPlan:
     def cast(self, value: SSAValue, dtype: str, rewriter: PatternRewriter, user: Operation | None = None) -> SSAValue:
         """`value` converted to `dtype` for `user`: one shared cast per (value, dtype), exact round trips folded.
 
-        A cast of `value` to `dtype` that the user wrote earlier in `user`'s block is reused.
+        A cast of `value` to `dtype` that the user wrote earlier in `user`'s block is reused; a new
+        one is placed right before `user`, its first consumer (see :meth:`_place`).
         """
         key = (value, dtype)
         hit = self.casts.get(key)
@@ -498,24 +506,49 @@ class PrecisionPlan:
                 self.casts[key] = owner.x
                 return owner.x
         if src is not None and {src, dtype} == {F16, BF16}:
-            # No direct fp16 <-> bf16 kernel: go through fp32 (exact first step).
-            value = self.cast(value, F32, rewriter)
+            # No direct fp16 <-> bf16 kernel: go through fp32 (exact first step). The fp32 value may be
+            # a user cast, so the second step is looked up (and shared) under its own key too.
+            result = self.cast(self.cast(value, F32, rewriter, user), dtype, rewriter, user)
+            self.casts[key] = result
+            return result
         cast = CastOp(value, result_types=[self.retyped(value.type, dtype)])
-        # Right after the definition (it dominates every use), after the casts already placed there.
-        if isinstance(value, OpResult):
-            anchor: Operation | Block = value.op
-            point = InsertPoint.after(self.last_cast.get(anchor, anchor))
-        else:
-            assert isinstance(value, BlockArgument)
-            anchor = value.block
-            last = self.last_cast.get(anchor)
-            point = InsertPoint.after(last) if last is not None else InsertPoint.at_start(anchor)
+        point, anchor = self._place(value, user)
         rewriter.insert(cast, point)
-        self.last_cast[anchor] = cast
+        if anchor is not None:
+            self.last_cast[anchor] = cast
         self.inserted.add(cast)
         self.casts_inserted += 1
         self.casts[key] = cast.y
         return cast.y
+
+    def _place(self, value: SSAValue, user: Operation | None) -> tuple[InsertPoint, Operation | Block | None]:
+        """Where the first cast of `value` goes, and the definition it follows (None: before a consumer).
+
+        The rewrite walks in program order, so `user` is the cast's first consumer: the cast goes right
+        before the op of `value`'s block that is or contains `user`. That point dominates every later
+        consumer: the ones in the block (or nested in its ops) come after it, and any other block using
+        `value` is dominated by the block that defines it. A `user` that is not in (or nested in) that
+        block, e.g. in a sibling block of a multi-block region, puts the cast right after the definition.
+        """
+        anchor: Operation | Block
+        if isinstance(value, OpResult):
+            anchor = value.op
+            block = anchor.parent
+        else:
+            assert isinstance(value, BlockArgument)
+            anchor = block = value.block
+        op = user if block is not None else None
+        while op is not None and op.parent is not block:
+            op = op.parent_op()
+        if op is not None:
+            return InsertPoint.before(op), None
+        # After the definition, after the casts already placed there (they keep consumer order).
+        last = self.last_cast.get(anchor)
+        if last is not None:
+            return InsertPoint.after(last), anchor
+        if isinstance(anchor, Block):
+            return InsertPoint.at_start(anchor), anchor
+        return InsertPoint.after(anchor), anchor
 
     # -- reporting ------------------------------------------------------------------------
     def report(self) -> PrecisionReport:

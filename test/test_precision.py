@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -23,13 +24,15 @@ from ascend_mp.passes.precision import (
 )
 from hypothesis import HealthCheck, given, settings
 from strategies import MODES, SOCS, check_invariants, graphs
-from xdsl.dialects import func
+from xdsl.dialects import cf, func, scf
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.irdl.dominance import DominanceInfo
+from xdsl.parser import Parser
 
 from ascend_mp.dtypes import tensor_dtype
 from ascend_mp.errors import AscendError
-from ascend_mp.ir import parse_module, print_module
+from ascend_mp.ir import make_context, parse_module, print_module
 from ascend_mp.modes import V1_MODES, V2_TO_V1
 from ascend_mp.tools.ascend_opt import main
 from benchmarks.graphs import chain_module
@@ -459,6 +462,157 @@ def test_inserted_casts_have_no_name_or_marker() -> None:
         assert set(cast.properties) | set(cast.attributes) == set()
 
 
+def uses(op: Operation, value: SSAValue) -> bool:
+    """Whether `op` or an op nested in it reads `value`."""
+    return any(value in o.operands for o in op.walk())
+
+
+def assert_dominance(module: Operation) -> None:
+    """Every operand is defined before its use (xDSL's verifier does not check SSA dominance): earlier in
+    the use's block or in a block enclosing it, or in a block that dominates the use's block."""
+    position = {o: i for op in module.walk() for r in op.regions for b in r.blocks for i, o in enumerate(b.ops)}
+    for op in module.walk():
+        for v in op.operands:
+            block = v.block if isinstance(v, BlockArgument) else v.owner.parent
+            assert isinstance(block, Block) and block.parent is not None
+            holder: Operation | None = op  # the op holding the use, in the defining block's region
+            while holder is not None and (holder.parent is None or holder.parent.parent is not block.parent):
+                holder = holder.parent_op()
+            assert holder is not None and holder.parent is not None, f"{v} used outside its region by {op.name}"
+            if holder.parent is block:
+                assert isinstance(v, BlockArgument) or position[v.owner] < position[holder], f"{v} used before it is defined"  # pyright: ignore[reportArgumentType]
+            else:
+                assert DominanceInfo(block.parent).strictly_dominates(block, holder.parent), f"{v} does not dominate {op.name}"
+
+
+def assert_right_before_first_consumer(casts_: Iterable[Operation], inserted: set[Operation]) -> None:
+    """Each cast is followed by its first consumer, with at most other inserted casts in between."""
+    for cast in casts_:
+        after = cast.next_op
+        while after is not None and not uses(after, cast.results[0]):
+            assert after in inserted, f"{print_module(cast)} is not right before its first consumer"
+            after = after.next_op
+        assert after is not None, "a cast without a consumer"
+
+
+def parse_with_control_flow(text: str) -> ModuleOp:
+    ctx = make_context()
+    ctx.load_dialect(scf.Scf)
+    ctx.load_dialect(cf.Cf)
+    return Parser(ctx, text).parse_module()
+
+
+def test_casts_sit_right_before_their_first_consumer() -> None:
+    """Arguments are not cast at the top: each cast is made where it is first needed, so the fp16 copy
+    does not live before that and the fp32 value it was made from can die sooner."""
+    module, report = run(MLP, mode="allow_mix_precision")
+    body = list(module.body.block.first_op.body.block.ops)  # pyright: ignore[reportAttributeAccessIssue]
+    inserted = [op for op in body if isinstance(op, CastOp)]
+    assert report.casts_inserted == len(inserted) == 4  # x, w, b to fp16; Relu's fp16 result to fp32 for the black Log
+    assert_right_before_first_consumer(inserted, set(inserted))
+    fc1, bias, log = named(module, "fc1"), named(module, "bias1"), named(module, "log")
+    assert body.index(bias) - body.index(fc1) == 2  # the cast of %b waits for BiasAdd
+    assert body.index(log) - body.index(bias) == 3  # Relu, its fp32 copy, Log
+
+
+def test_fp16_to_bf16_goes_through_fp32_right_before_its_consumer() -> None:
+    text = """func.func @chain(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %h = ascend.MatMul %x, %w {caps = #ascend.caps<(f16, f16, f16) -> f16>, name = "h"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %e = ascend.Log %x {name = "log"} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %n = ascend.MatMulV2 %h, %w {name = "n"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  func.return %e, %n : tensor<8x8xf32>, tensor<8x8xf32>
+}
+"""
+    module, _ = run(text, mode="allow_mix_precision_bf16", soc="ascend910b")
+    n = named(module, "n")
+    to_f32, to_bf16, w_bf16 = n.prev_op.prev_op.prev_op, n.prev_op.prev_op, n.prev_op  # pyright: ignore[reportOptionalMemberAccess]
+    assert isinstance(to_f32, CastOp) and to_f32.x is named(module, "h").results[0] and dtypes(to_f32)[1] == ("f32",)
+    assert isinstance(to_bf16, CastOp) and to_bf16.x is to_f32.y and n.operands[0] is to_bf16.y
+    assert isinstance(w_bf16, CastOp) and n.operands[1] is w_bf16.y
+    assert to_f32.prev_op is named(module, "log")
+
+
+def test_fp16_to_bf16_through_a_user_cast_shares_the_second_step() -> None:
+    """bf16 -> f16 goes through fp32, here the user's own bf16 -> f32 cast; the f32 -> f16 step is then
+    the one cast of that value to fp16, shared with a consumer of the user cast (found by fuzzing)."""
+    text = """func.func @via(%x: tensor<1x4x4x4xf32>, %k: tensor<4x4x1x1xbf16>, %k2: tensor<4x4x1x1xf32>) -> (tensor<1x4x4x4xbf16>, tensor<1x4x4x4xf32>) {
+  %b = ascend.Cast %x {name = "down"} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xbf16>
+  %f = ascend.Cast %b {name = "up"} : (tensor<1x4x4x4xbf16>) -> tensor<1x4x4x4xf32>
+  %c = ascend.Conv2D %b, %k {strides = array<i64: 1, 1, 1, 1>, name = "c"} : (tensor<1x4x4x4xbf16>, tensor<4x4x1x1xbf16>) -> tensor<1x4x4x4xbf16>
+  %d = ascend.Conv2D %f, %k2 {strides = array<i64: 1, 1, 1, 1>, name = "d"} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  func.return %c, %d : tensor<1x4x4x4xbf16>, tensor<1x4x4x4xf32>
+}
+"""
+    module, _ = run(text, mode="force_fp32", soc="ascend910b")
+    c, d, up = named(module, "c"), named(module, "d"), named(module, "up")
+    assert dtypes(c)[0][0] == dtypes(d)[0][0] == "f16"
+    assert c.operands[0] is d.operands[0]
+    assert [op for op in casts(module) if op.x is up.results[0]] == [c.operands[0].owner]
+
+
+def test_a_consumer_in_a_nested_region_gets_the_cast_before_the_op_holding_it() -> None:
+    text = """func.func @nested(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>, %p: i1) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %l = ascend.Log %x {name = "log"} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %y = scf.if %p -> (tensor<8x8xf32>) {
+    %m = ascend.MatMulV2 %x, %w {name = "inner"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+    scf.yield %m : tensor<8x8xf32>
+  } else {
+    scf.yield %l : tensor<8x8xf32>
+  }
+  %n = ascend.MatMulV2 %x, %w {name = "outer"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  func.return %y, %n : tensor<8x8xf32>, tensor<8x8xf32>
+}
+"""
+    module = parse_with_control_flow(text)
+    report = run_precision(module, mode="allow_mix_precision")
+    module.verify()
+    assert_dominance(module)
+    inner, outer = named(module, "inner"), named(module, "outer")
+    if_op = next(op for op in module.walk() if isinstance(op, scf.IfOp))
+    # One cast per argument, made in the function body right before scf.if, shared with the later MatMulV2.
+    assert inner.operands[0] is outer.operands[0] and inner.operands[1] is outer.operands[1]
+    assert [op.y for op in (if_op.prev_op.prev_op, if_op.prev_op)] == list(inner.operands)  # pyright: ignore[reportOptionalMemberAccess, reportAttributeAccessIssue]
+    # The fp16 result goes back to fp32 inside the region, right before scf.yield.
+    yield_ = inner.next_op.next_op  # pyright: ignore[reportOptionalMemberAccess]
+    assert isinstance(inner.next_op, CastOp) and isinstance(yield_, scf.YieldOp) and yield_.operands[0] is inner.next_op.y
+    assert report.casts_inserted == 4
+    once = print_module(module)
+    run_precision(module, mode="allow_mix_precision")
+    assert print_module(module) == once
+
+
+def test_a_consumer_in_another_block_gets_the_cast_right_after_the_definition() -> None:
+    text = """func.func @blocks(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>, %v: tensor<8x8xf32>, %u: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) {
+  %m = ascend.MatMulV2 %x, %w {name = "mm"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %e = ascend.Exp %x {name = "exp"} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  cf.br ^bb1(%x : tensor<8x8xf32>)
+^bb1(%a: tensor<8x8xf32>):
+  %l = ascend.Log %m {name = "log"} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %n = ascend.MatMulV2 %a, %w {name = "mm2"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %q = ascend.MatMulV2 %v, %u {name = "mm3"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %s = ascend.Add %n, %q {name = "add"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  func.return %l, %s, %e : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+}
+"""
+    module = parse_with_control_flow(text)
+    run_precision(module, mode="allow_mix_precision")
+    module.verify()
+    assert_dominance(module)
+    entry, bb1 = module.body.block.first_op.body.blocks  # pyright: ignore[reportAttributeAccessIssue]
+    mm, log, mm2, mm3 = (named(module, n) for n in ("mm", "log", "mm2", "mm3"))
+    # Arguments first used in ^bb1: cast at the start of the entry block, in consumer order.
+    first, second = entry.first_op, entry.first_op.next_op
+    assert [first.operands[0], second.operands[0]] == [entry.args[2], entry.args[3]]
+    assert list(mm3.operands) == [first.results[0], second.results[0]]
+    # A result first used in ^bb1: cast right after its definition.
+    assert isinstance(mm.next_op, CastOp) and log.operands[0] is mm.next_op.y
+    # A block argument used in its own block: cast right before the consumer; %w's cast is shared.
+    assert isinstance(mm2.prev_op, CastOp) and mm2.prev_op.x is bb1.args[0] and mm2.operands[1] is mm.operands[1]
+    once = print_module(module)
+    run_precision(module, mode="allow_mix_precision")
+    assert print_module(module) == once
+
+
 # ---------------------------------------------------------------------------------------------------- report
 
 
@@ -612,6 +766,22 @@ def test_random_graphs_in_every_mode(graph: tuple[str, ModuleOp]) -> None:
     soc, module = graph
     for mode in MODES:
         check_invariants(soc, module.clone(), mode)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs())
+def test_random_graphs_casts_sit_right_before_their_first_consumer(graph: tuple[str, ModuleOp]) -> None:
+    soc, module = graph
+    for mode in MODES:
+        m = module.clone()
+        written = {op for op in m.walk() if isinstance(op, CastOp)}
+        try:
+            run_precision(m, mode=mode, soc=soc)
+        except AscendError:
+            continue
+        assert_dominance(m)
+        inserted = {op for op in m.walk() if isinstance(op, CastOp)} - written
+        assert_right_before_first_consumer(inserted, inserted)
 
 
 FILECHECK = Path(__file__).parent / "filecheck"

@@ -7,8 +7,9 @@
 // CHECK-LABEL: func.func @overrides
 // CHECK: %[[H:.*]] = ascend.MatMulV2 {{.*}}{name = "fc1"} : (tensor<8x16xf16>, tensor<16x16xf16>) -> tensor<8x16xf32>
 // CHECK-NEXT: %[[R:.*]] = ascend.Relu %[[H]] : (tensor<8x16xf32>) -> tensor<8x16xf32>
-// CHECK-NEXT: %[[RH:.*]] = ascend.Cast %[[R]] : (tensor<8x16xf32>) -> tensor<8x16xf16>
 // CHECK-NEXT: ascend.MatMulV2 %[[R]], %{{.*}} {name = "fc2"} : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+// CHECK-NEXT: %[[RH:.*]] = ascend.Cast %[[R]] : (tensor<8x16xf32>) -> tensor<8x16xf16>
+// CHECK-NEXT: ascend.Cast %{{.*}} : (tensor<16x4xf32>) -> tensor<16x4xf16>
 // CHECK-NEXT: %[[P:.*]] = ascend.MatMulV2 %[[RH]], %{{.*}} : (tensor<8x16xf16>, tensor<16x4xf16>) -> tensor<8x4xf16>
 // CHECK-NEXT: %[[PF:.*]] = ascend.Cast %[[P]] : (tensor<8x4xf16>) -> tensor<8x4xf32>
 // CHECK-NEXT: ascend.SoftmaxV2 %[[PF]] : (tensor<8x4xf32>) -> tensor<8x4xf32>

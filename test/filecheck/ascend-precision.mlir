@@ -3,18 +3,19 @@
 // RUN: ascend-opt %s --split-input-file --precision_mode=allow_mix_precision_fp16 | ascend-opt --split-input-file --precision_mode=allow_mix_precision | filecheck %s
 // COM: allow_mix_precision (= allow_mix_precision_fp16 = v2 mixed_float16): fp32 ops are decided by list:
 // COM: white -> fp16, black -> fp32, gray -> follows its producers. The last RUN line checks that the pass is idempotent.
+// COM: Each inserted cast sits right before its first consumer (arguments are not cast at the top).
 
 // CHECK-LABEL: func.func @mlp
 // CHECK-SAME: (%[[X:.*]]: tensor<8x16xf32>, %[[W:.*]]: tensor<16x4xf32>, %[[B:.*]]: tensor<4xf32>) -> tensor<8x4xf32>
-// CHECK-DAG: %[[XH:.*]] = ascend.Cast %[[X]] : (tensor<8x16xf32>) -> tensor<8x16xf16>
-// CHECK-DAG: %[[WH:.*]] = ascend.Cast %[[W]] : (tensor<16x4xf32>) -> tensor<16x4xf16>
-// CHECK-DAG: %[[BH:.*]] = ascend.Cast %[[B]] : (tensor<4xf32>) -> tensor<4xf16>
-// CHECK: %[[Y:.*]] = ascend.MatMulV2 %[[XH]], %[[WH]] {name = "fc1"} : (tensor<8x16xf16>, tensor<16x4xf16>) -> tensor<8x4xf16>
-// CHECK: %[[Z:.*]] = ascend.BiasAdd %[[Y]], %[[BH]] : (tensor<8x4xf16>, tensor<4xf16>) -> tensor<8x4xf16>
-// CHECK: %[[R:.*]] = ascend.Relu %[[Z]] : (tensor<8x4xf16>) -> tensor<8x4xf16>
-// CHECK: %[[S:.*]] = ascend.SoftmaxV2 %[[R]] : (tensor<8x4xf16>) -> tensor<8x4xf16>
-// CHECK: %[[OUT:.*]] = ascend.Cast %[[S]] : (tensor<8x4xf16>) -> tensor<8x4xf32>
-// CHECK: func.return %[[OUT]] : tensor<8x4xf32>
+// CHECK-NEXT: %[[XH:.*]] = ascend.Cast %[[X]] : (tensor<8x16xf32>) -> tensor<8x16xf16>
+// CHECK-NEXT: %[[WH:.*]] = ascend.Cast %[[W]] : (tensor<16x4xf32>) -> tensor<16x4xf16>
+// CHECK-NEXT: %[[Y:.*]] = ascend.MatMulV2 %[[XH]], %[[WH]] {name = "fc1"} : (tensor<8x16xf16>, tensor<16x4xf16>) -> tensor<8x4xf16>
+// CHECK-NEXT: %[[BH:.*]] = ascend.Cast %[[B]] : (tensor<4xf32>) -> tensor<4xf16>
+// CHECK-NEXT: %[[Z:.*]] = ascend.BiasAdd %[[Y]], %[[BH]] : (tensor<8x4xf16>, tensor<4xf16>) -> tensor<8x4xf16>
+// CHECK-NEXT: %[[R:.*]] = ascend.Relu %[[Z]] : (tensor<8x4xf16>) -> tensor<8x4xf16>
+// CHECK-NEXT: %[[S:.*]] = ascend.SoftmaxV2 %[[R]] : (tensor<8x4xf16>) -> tensor<8x4xf16>
+// CHECK-NEXT: %[[OUT:.*]] = ascend.Cast %[[S]] : (tensor<8x4xf16>) -> tensor<8x4xf32>
+// CHECK-NEXT: func.return %[[OUT]] : tensor<8x4xf32>
 func.func @mlp(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %b: tensor<4xf32>) -> tensor<8x4xf32> {
   %y = ascend.MatMulV2 %x, %w {name = "fc1"} : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
   %z = ascend.BiasAdd %y, %b : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<8x4xf32>
@@ -83,16 +84,18 @@ func.func @gray_chain(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> (tensor<8x8xf
 
 // COM: Multi-input gray ops. Add: fp16 (MatMulV2) and fp32 (black ReduceSum) producers -> the more
 // COM: precise fp32 wins. Mul: one fp16 producer and an argument (arguments do not vote) -> fp16.
-// COM: Sub: only arguments -> keeps its original fp32.
+// COM: Sub: only arguments -> keeps its original fp32. The fp32 copy of %m is made right before Add.
 // CHECK-LABEL: func.func @gray_inputs
 // CHECK-SAME: (%[[X:.*]]: tensor<8x8xf32>, %[[W:.*]]: tensor<8x8xf32>)
 // CHECK: %[[XH:.*]] = ascend.Cast %[[X]] : (tensor<8x8xf32>) -> tensor<8x8xf16>
 // CHECK: %[[M:.*]] = ascend.MatMulV2 {{.*}} -> tensor<8x8xf16>
-// CHECK-NEXT: %[[MF:.*]] = ascend.Cast %[[M]] : (tensor<8x8xf16>) -> tensor<8x8xf32>
 // CHECK-NEXT: %[[S:.*]] = ascend.ReduceSum %[[X]] {{.*}} -> tensor<8x1xf32>
+// CHECK-NEXT: %[[MF:.*]] = ascend.Cast %[[M]] : (tensor<8x8xf16>) -> tensor<8x8xf32>
 // CHECK-NEXT: ascend.Add %[[MF]], %[[S]] : (tensor<8x8xf32>, tensor<8x1xf32>) -> tensor<8x8xf32>
-// CHECK-NEXT: ascend.Mul %[[M]], %[[XH]] : (tensor<8x8xf16>, tensor<8x8xf16>) -> tensor<8x8xf16>
-// CHECK: ascend.Sub %[[X]], %[[W]] : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+// CHECK-NEXT: %[[ARG:.*]] = ascend.Mul %[[M]], %[[XH]] : (tensor<8x8xf16>, tensor<8x8xf16>) -> tensor<8x8xf16>
+// CHECK-NEXT: ascend.Sub %[[X]], %[[W]] : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+// CHECK-NEXT: ascend.Cast %[[ARG]] : (tensor<8x8xf16>) -> tensor<8x8xf32>
+// CHECK-NEXT: func.return
 func.func @gray_inputs(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) {
   %m = ascend.MatMulV2 %x, %w : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
   %s = ascend.ReduceSum %x {axes = array<i64: 1>, keep_dims = true} : (tensor<8x8xf32>) -> tensor<8x1xf32>
@@ -168,9 +171,9 @@ func.func @mixed_dtypes(%x: tensor<8x10xf32>, %i: tensor<8xi32>, %n: tensor<8xi3
 // COM: user cast (f16 -> f32, wanted back in f16) uses the fp16 value instead of adding a cast.
 // CHECK-LABEL: func.func @user_casts
 // CHECK-SAME: (%[[H:.*]]: tensor<8x8xf16>, %[[X:.*]]: tensor<8x8xf32>, %[[W:.*]]: tensor<8x8xf32>)
-// CHECK: %[[WH:.*]] = ascend.Cast %[[W]] : (tensor<8x8xf32>) -> tensor<8x8xf16>
 // CHECK: %[[UP:.*]] = ascend.Cast %[[H]] : (tensor<8x8xf16>) -> tensor<8x8xf32>
-// CHECK: ascend.MatMulV2 %[[H]], %[[WH]]
+// CHECK-NEXT: %[[WH:.*]] = ascend.Cast %[[W]] : (tensor<8x8xf32>) -> tensor<8x8xf16>
+// CHECK-NEXT: ascend.MatMulV2 %[[H]], %[[WH]]
 // CHECK: %[[DOWN:.*]] = ascend.Cast %[[X]] : (tensor<8x8xf32>) -> tensor<8x8xf16>
 // CHECK: ascend.Cast %[[DOWN]] : (tensor<8x8xf16>) -> tensor<8x8xf32>
 // CHECK: ascend.MatMulV2 %[[DOWN]], %[[WH]]
@@ -205,14 +208,38 @@ func.func @shared(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> (tensor<8x8xf32>,
 
 // -----
 
+// COM: A cast goes right before its first consumer, whatever op that is, and is shared by the later ones:
+// COM: the fp32 copy of %m is made for the call and reused by the black Log; the cast of %r back to the
+// COM: result dtype goes right before func.return.
+// CHECK-LABEL: func.func @first_consumer
+// CHECK: %[[M:.*]] = ascend.MatMulV2 {{.*}} -> tensor<8x8xf16>
+// CHECK-NEXT: %[[R:.*]] = ascend.Relu %[[M]] : (tensor<8x8xf16>) -> tensor<8x8xf16>
+// CHECK-NEXT: %[[MF:.*]] = ascend.Cast %[[M]] : (tensor<8x8xf16>) -> tensor<8x8xf32>
+// CHECK-NEXT: %[[C:.*]] = func.call @callee(%[[MF]]) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+// CHECK-NEXT: %[[L:.*]] = ascend.Log %[[MF]] : (tensor<8x8xf32>) -> tensor<8x8xf32>
+// CHECK-NEXT: %[[RF:.*]] = ascend.Cast %[[R]] : (tensor<8x8xf16>) -> tensor<8x8xf32>
+// CHECK-NEXT: func.return %[[RF]], %[[C]], %[[L]]
+func.func private @callee(tensor<8x8xf32>) -> tensor<8x8xf32>
+func.func @first_consumer(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) {
+  %m = ascend.MatMulV2 %x, %w : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %r = ascend.Relu %m : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %c = func.call @callee(%m) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %l = ascend.Log %m : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  func.return %r, %c, %l : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+}
+
+// -----
+
 // COM: Constants do not vote and keep their dtype; they are cast to what their consumers run in.
 // COM: The Reshape of an argument has no voting producer, keeps fp32 and is cast for MatMulV2.
 // CHECK-LABEL: func.func @constants
+// COM: The casts of MatMulV2's three operands sit right before it, in operand order.
 // CHECK: %[[C:.*]] = ascend.Const dense<1.000000e+00> : tensor<4xf32>
-// CHECK-NEXT: %[[CH:.*]] = ascend.Cast %[[C]] : (tensor<4xf32>) -> tensor<4xf16>
-// CHECK: %[[R:.*]] = ascend.Reshape %{{.*}} : (tensor<4xf32>) -> tensor<1x4xf32>
+// CHECK-NEXT: %[[R:.*]] = ascend.Reshape %{{.*}} : (tensor<4xf32>) -> tensor<1x4xf32>
 // CHECK-NEXT: %[[RH:.*]] = ascend.Cast %[[R]] : (tensor<1x4xf32>) -> tensor<1x4xf16>
-// CHECK-NEXT: %[[M:.*]] = ascend.MatMulV2 %[[RH]], %{{.*}}, %[[CH]] : (tensor<1x4xf16>, tensor<4x4xf16>, tensor<4xf16>) -> tensor<1x4xf16>
+// CHECK-NEXT: %[[WH:.*]] = ascend.Cast %{{.*}} : (tensor<4x4xf32>) -> tensor<4x4xf16>
+// CHECK-NEXT: %[[CH:.*]] = ascend.Cast %[[C]] : (tensor<4xf32>) -> tensor<4xf16>
+// CHECK-NEXT: %[[M:.*]] = ascend.MatMulV2 %[[RH]], %[[WH]], %[[CH]] : (tensor<1x4xf16>, tensor<4x4xf16>, tensor<4xf16>) -> tensor<1x4xf16>
 // CHECK-NEXT: ascend.Add %[[M]], %[[CH]] : (tensor<1x4xf16>, tensor<4xf16>) -> tensor<1x4xf16>
 func.func @constants(%x: tensor<4xf32>, %w: tensor<4x4xf32>) -> tensor<1x4xf32> {
   %c = ascend.Const dense<1.0> : tensor<4xf32>
