@@ -18,35 +18,41 @@ whose body is, in order:
 3. `@forward_grad` inlined, its gradient seed (`Const` named `gradients/seed`) multiplied
    by the loss scale: `%seed_scaled = Mul %seed, %loss_scale`;
 4. gradients cast to fp32 and divided by the scale (`RealDiv`);
-5. `NPUGetFloatStatus`, plus a check of the unscaled gradients for inf/NaN
-   (`ReduceSum(g * 0)` is 0 or NaN; `ArgMaxV2` of `[0, status + checks]` is the flag);
+5. the overflow flag: `Greater(ReduceSum(NPUGetFloatStatus(...)), 0)`, a `tensor<i1>`;
 6. the fp32 optimizer update (`ApplyGradientDescent` / `ApplyMomentumD` / `ApplyAdamD`);
 7. on overflow (with `drop-overflow-update`) parameters and optimizer state are kept
    bit-identical and `step` does not advance; the loss scale and the clean-step counter
    follow the manager's rule.
 
+```mlir
+%got = ascend.NPUGetFloatStatus %cleared : (tensor<8xf32>) -> tensor<8xf32>
+%sum = ascend.ReduceSum %got {axes = array<i64: 0>} : (tensor<8xf32>) -> tensor<f32>
+%overflow = ascend.Greater %sum, %zero : (tensor<f32>, tensor<f32>) -> tensor<i1>
+%w_upd = ascend.ApplyGradientDescent %w, %lr, %dw : (tensor<4x3xf32>, tensor<f32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+%w_new = ascend.Select %overflow, %w, %w_upd : (tensor<i1>, tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+```
+
+The float status alone decides overflow, as on Ascend: no separate finite check of the
+gradients is needed, because every gradient passes through its unscale `RealDiv`, an AI
+Core kernel that runs before `NPUGetFloatStatus` and turns an inf/NaN gradient into an
+inf/NaN result (the scale is finite and positive), so the register sees every non-finite
+gradient, even one an AI CPU kernel produced or one that arrived with the data.
+`Select(overflow, old, new)` keeps the old value bit for bit whatever the new one holds.
+
 Loss-scale managers (option `manager`):
 
-* `dynamic` (PyTorch's GradScaler rule): on overflow `scale *= backoff-factor` (not below
-  `min-scale`) and the counter resets; after `growth-interval` consecutive clean steps
-  `scale *= growth-factor` and the counter resets. Defaults are GradScaler's (init 2^16,
-  x2, x0.5, 2000, no floor); `preset=mindspore` is 2^24/2/0.5/2000 with floor 1,
-  `preset=tensorflow` 2^15/2/0.5/2000 with floor 1. Explicit options override a preset.
+* `dynamic` (PyTorch's GradScaler rule): on overflow `scale = max(scale * backoff-factor,
+  min-scale)` and the counter resets; when `good_steps + 1` reaches `growth-interval`,
+  `scale *= growth-factor` and the counter resets; else the counter advances. Defaults
+  are GradScaler's (init 2^16, x2, x0.5, 2000, no floor); `preset=mindspore` is
+  2^24/2/0.5/2000 with floor 1, `preset=tensorflow` 2^15/2/0.5/2000 with floor 1.
+  Explicit options override a preset.
 * `fixed`: the scale never changes (`scale`, default 128); `drop-overflow-update`
   (default true) skips the update on overflow, else the update is always applied.
 * `none`: no loss scaling (scale 1, updates always applied); the overflow flag is still computed.
 
 The initial state for the runtime is described by the function's `ascend.train_step`
 attribute and built by :func:`initial_state`.
-
-The dialect has no `Select`, so choosing between the updated and the old tensors is
-arithmetic that is exact for finite values: with `f` the 0/1 overflow flag,
-`out = old * f - Pow(new, 1 - f) * (f - 1)`. On overflow `Pow(new, 0)` is 1 even when
-`new` is inf or NaN, so `out = old * 1 - 1 * 0 = old` bit for bit; otherwise
-`out = old * 0 + new = new`. The `Pow` runs in f64 (its operand cast exactly), because a
-vectorised fp32 `pow(x, 1)` may be one ulp off; the f64 result rounds back to `x` exactly.
-Scalar state (scale, counters, Adam's beta powers) is chosen with `a * c + b * (1 - c)`,
-exact for finite values.
 """
 
 from __future__ import annotations
@@ -108,16 +114,9 @@ class LossScaleConfig:
 # --------------------------------------------------------------------------------------
 
 
-def select_scalar(e: Emitter, c: SSAValue, not_c: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
-    """`c ? a : b` for a 0/1 flag `c` (`not_c = 1 - c`) and finite `a`, `b`: `a * c + b * not_c` (exact)."""
-    return e.add(e.mul(a, c), e.mul(b, not_c))
-
-
-def keep_on_overflow(e: Emitter, overflow: SSAValue, overflow_m1: SSAValue, ok64: SSAValue, old: SSAValue, new: SSAValue) -> SSAValue:
-    """`overflow ? old : new`, bit-exact for finite `old` and any `new` (see the module docstring)."""
-    wide = e.cast(new, "f64")
-    safe = e.cast(e.binary(A.PowOp, wide, ok64), dtype(new))
-    return e.sub(e.mul(old, overflow), e.mul(safe, overflow_m1))
+def select(e: Emitter, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+    """`cond ? a : b` (a `tensor<i1>` flag): the chosen value bit for bit, whatever the other holds."""
+    return e.one(A.SelectOp, cond, a, b, type_=a.type)
 
 
 def _name_ops(after: Operation | None, scope: str) -> None:
@@ -227,19 +226,11 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
     # 4. Gradients in fp32, divided by the scale.
     unscaled = [e.one(A.RealDivOp, e.cast(g, "f32"), loss_scale, name=f"unscale/{hints[i]}") for i, g in enumerate(grads)]
 
-    # 5. Overflow: the float status register, and inf/NaN in the unscaled gradients.
+    # 5. Overflow: the float status register (it sees the unscale kernels too).
     got = e.one(A.NPUGetFloatStatusOp, cleared, name="NPUGetFloatStatus")
     first = block.last_op
-    zero = e.const(0.0)
-    total = e.reduce_sum(got, [0])
-    for g in unscaled:
-        total = e.add(total, e.reduce_sum(e.mul(g, zero), range(len(shape(g)))))
-    pair = e.one(A.ConcatV2DOp, [e.const(np.zeros(1)), e.reshape(total, (1,))], type_=tensor((2,)), concat_dim=0)
-    index = e.one(A.ArgMaxV2Op, pair, type_=tensor((), "i32"), dimension=0)
-    overflow = e.cast(index, "f32")
-    overflow_flag = e.cast(index, "i1")
-    one = e.const(1.0)
-    ok = e.sub(one, overflow)
+    flag = tensor((), "i1")
+    overflow = e.one(A.GreaterOp, e.reduce_sum(got, [0]), e.const(0.0), type_=flag)
     _name_ops(first, "loss_scale/overflow")
 
     # 6. The fp32 optimizer update.
@@ -274,43 +265,39 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
     e.prefix = "loss_scale/"
     drop = cfg.manager != "none" and (cfg.manager == "dynamic" or cfg.drop_overflow_update)
     if drop:
-        mark = block.last_op
-        overflow_m1 = e.sub(overflow, one)
-        ok64 = e.cast(ok, "f64")
-        _name_ops(mark, "loss_scale/keep_on_overflow")
         chosen: list[SSAValue] = []
         for old, new, hint in zip([*params, *state], [*new_params, *new_state], [*hints[:nparams], *state_names]):
             mark = block.last_op
-            if shape(old) == ():
-                chosen.append(select_scalar(e, overflow, ok, old, new))
-            else:
-                chosen.append(keep_on_overflow(e, overflow, overflow_m1, ok64, old, new))
+            chosen.append(select(e, overflow, old, new))
             _name_ops(mark, f"loss_scale/keep_on_overflow/{hint}")
         new_params, new_state = chosen[:nparams], chosen[nparams:]
     mark = block.last_op
-    new_step = e.cast(e.add(e.cast(step, "f32"), ok if drop else one), "i32")
+    one = e.const(1, "i32")
+    new_step = e.add(step, one)
+    if drop:
+        new_step = select(e, overflow, step, new_step)
     _name_ops(mark, "loss_scale/step")
 
     if cfg.manager == "dynamic":
         mark = block.last_op
-        good1 = e.add(e.cast(good_steps, "f32"), one)
-        interval = e.const(float(cfg.growth_interval), name="growth_interval")
-        grow = e.binary(A.MinimumOp, e.one(A.FloorOp, e.div(good1, interval)), one)
-        new_good = e.cast(e.mul(e.mul(good1, ok), e.sub(one, grow)), "i32")
+        good1 = e.add(good_steps, one)
+        interval = e.const(cfg.growth_interval, "i32", name="growth_interval")
+        counting = e.one(A.GreaterOp, interval, good1, type_=flag)  # good_steps + 1 has not reached the interval
+        zero = e.const(0, "i32")
+        new_good = select(e, overflow, zero, select(e, counting, good1, zero))
         _name_ops(mark, "loss_scale/good_steps")
         mark = block.last_op
-        grow_now = e.mul(grow, ok)
-        growth = select_scalar(e, grow_now, e.sub(one, grow_now), e.const(cfg.growth_factor, name="growth_factor"), one)
-        backoff = select_scalar(e, overflow, ok, e.const(cfg.backoff_factor, name="backoff_factor"), one)
-        new_scale = e.mul(e.mul(loss_scale, growth), backoff)
+        grown = select(e, counting, loss_scale, e.mul(loss_scale, e.const(cfg.growth_factor, name="growth_factor")))
+        backed = e.mul(loss_scale, e.const(cfg.backoff_factor, name="backoff_factor"))
         if cfg.min_scale > 0:
-            new_scale = e.binary(A.MaximumOp, new_scale, e.const(cfg.min_scale, name="min_scale"))
+            backed = e.binary(A.MaximumOp, backed, e.const(cfg.min_scale, name="min_scale"))
+        new_scale = select(e, overflow, backed, grown)
         _name_ops(mark, "loss_scale/update_scale")
     else:
         new_scale = loss_scale
         new_good = good_steps
 
-    finish_function(fn, block, [*new_params, *new_state, loss, new_scale, new_good, new_step, overflow_flag])
+    finish_function(fn, block, [*new_params, *new_state, loss, new_scale, new_good, new_step, overflow])
     fn.attributes[ATTR] = DictionaryAttr(
         {
             "params": IntegerAttr(nparams, i64),
@@ -461,6 +448,7 @@ class LossScalePass(ModulePass):
             (growth > 1, "growth-factor", growth, "> 1"),
             (0 < backoff < 1, "backoff-factor", backoff, "in (0, 1)"),
             (interval >= 1 and interval == int(interval), "growth-interval", interval, "a positive integer"),
+            (interval < 2**31, "growth-interval", interval, "below 2^31 (the clean-step counter is an int32)"),
             (min_scale >= 0, "min-scale", min_scale, ">= 0"),
             (self.lr > 0, "lr", self.lr, "> 0"),
             (0 <= self.momentum < 1, "momentum", self.momentum, "in [0, 1)"),

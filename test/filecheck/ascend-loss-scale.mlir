@@ -17,33 +17,43 @@
 // CHECK-NEXT: ascend.Mul %[[SEED]], %[[S]] {name = "loss_scale/scale_seed"}
 // CHECK: %[[DW:.*]] = ascend.MatMulV2 %[[X]], %{{.*}} {transpose_x1 = true
 // CHECK-NEXT: %[[G:.*]] = ascend.RealDiv %[[DW]], %[[S]] {name = "loss_scale/unscale/w"}
-// CHECK-NEXT: ascend.NPUGetFloatStatus %[[CL]]
-// CHECK: ascend.Mul %[[G]], %{{.*}} {name = "loss_scale/overflow/Mul"}
-// CHECK: %[[IDX:.*]] = ascend.ArgMaxV2 %{{.*}} {dimension = 0 : i64, name = "loss_scale/overflow/ArgMaxV2"} : (tensor<2xf32>) -> tensor<i32>
-// CHECK: %[[OV:.*]] = ascend.Cast %[[IDX]] {{.*}} -> tensor<f32>
-// CHECK: %[[FLAG:.*]] = ascend.Cast %[[IDX]] {{.*}} -> tensor<i1>
+// CHECK-NEXT: %[[GOT:.*]] = ascend.NPUGetFloatStatus %[[CL]]
+// CHECK-NEXT: %[[SUM:.*]] = ascend.ReduceSum %[[GOT]] {axes = array<i64: 0>, name = "loss_scale/overflow/ReduceSum"} : (tensor<8xf32>) -> tensor<f32>
+// CHECK-NEXT: %[[ZERO:.*]] = ascend.Const dense<0.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[OV:.*]] = ascend.Greater %[[SUM]], %[[ZERO]] {name = "loss_scale/overflow/Greater"} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+// COM: No finite check of the gradients besides the float status (the unscale RealDiv sets it).
+// CHECK-NOT: ascend.Mul %[[G]]
 // CHECK: %[[UPD:.*]] = ascend.ApplyGradientDescent %[[W]], %{{.*}}, %[[G]]
-// CHECK: %[[WIDE:.*]] = ascend.Cast %[[UPD]] {{.*}} -> tensor<4x3xf64>
-// CHECK: %[[SAFE:.*]] = ascend.Pow %[[WIDE]], %{{.*}} {name = "loss_scale/keep_on_overflow/w/Pow"}
-// CHECK: %[[OLD:.*]] = ascend.Mul %[[W]], %[[OV]]
-// CHECK: %[[NEWW:.*]] = ascend.Sub %[[OLD]], %{{.*}} {name = "loss_scale/keep_on_overflow/w/Sub"}
-// CHECK: %[[NSTEP:.*]] = ascend.Cast %{{.*}} {name = "loss_scale/step/Cast_1"} : (tensor<f32>) -> tensor<i32>
-// CHECK: ascend.Const dense<2.000000e+03> : tensor<f32> {name = "loss_scale/growth_interval"}
-// CHECK: %[[NGOOD:.*]] = ascend.Cast %{{.*}} {name = "loss_scale/good_steps/Cast_1"} : (tensor<f32>) -> tensor<i32>
-// CHECK: ascend.Const dense<2.000000e+00> : tensor<f32> {name = "loss_scale/growth_factor"}
-// CHECK: ascend.Const dense<5.000000e-01> : tensor<f32> {name = "loss_scale/backoff_factor"}
+// CHECK-NEXT: %[[NEWW:.*]] = ascend.Select %[[OV]], %[[W]], %[[UPD]] {name = "loss_scale/keep_on_overflow/w/Select"} : (tensor<i1>, tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+// CHECK-NEXT: %[[ONE:.*]] = ascend.Const dense<1> : tensor<i32>
+// CHECK-NEXT: %[[NEXT:.*]] = ascend.Add %[[STEP]], %[[ONE]]
+// CHECK-NEXT: %[[NSTEP:.*]] = ascend.Select %[[OV]], %[[STEP]], %[[NEXT]] {name = "loss_scale/step/Select"}
+// CHECK-NEXT: %[[GOOD1:.*]] = ascend.Add %[[GOOD]], %[[ONE]]
+// CHECK-NEXT: %[[INTERVAL:.*]] = ascend.Const dense<2000> : tensor<i32> {name = "loss_scale/growth_interval"}
+// CHECK-NEXT: %[[COUNTING:.*]] = ascend.Greater %[[INTERVAL]], %[[GOOD1]] {{.*}} : (tensor<i32>, tensor<i32>) -> tensor<i1>
+// CHECK-NEXT: %[[ZEROI:.*]] = ascend.Const dense<0> : tensor<i32>
+// CHECK-NEXT: %[[KEPT:.*]] = ascend.Select %[[COUNTING]], %[[GOOD1]], %[[ZEROI]]
+// CHECK-NEXT: %[[NGOOD:.*]] = ascend.Select %[[OV]], %[[ZEROI]], %[[KEPT]]
+// CHECK-NEXT: %[[GF:.*]] = ascend.Const dense<2.000000e+00> : tensor<f32> {name = "loss_scale/growth_factor"}
+// CHECK-NEXT: %[[UP:.*]] = ascend.Mul %[[S]], %[[GF]]
+// CHECK-NEXT: %[[GROWN:.*]] = ascend.Select %[[COUNTING]], %[[S]], %[[UP]]
+// CHECK-NEXT: %[[BF:.*]] = ascend.Const dense<5.000000e-01> : tensor<f32> {name = "loss_scale/backoff_factor"}
+// CHECK-NEXT: %[[DOWN:.*]] = ascend.Mul %[[S]], %[[BF]]
 // CHECK-NOT: min_scale
-// CHECK: %[[NS:.*]] = ascend.Mul %{{.*}} {name = "loss_scale/update_scale/Mul_6"}
-// CHECK-NEXT: func.return %[[NEWW]], %{{.*}}, %[[NS]], %[[NGOOD]], %[[NSTEP]], %[[FLAG]]
+// CHECK-NEXT: %[[NS:.*]] = ascend.Select %[[OV]], %[[DOWN]], %[[GROWN]] {name = "loss_scale/update_scale/Select_1"}
+// CHECK-NEXT: func.return %[[NEWW]], %{{.*}}, %[[NS]], %[[NGOOD]], %[[NSTEP]], %[[OV]]
 
-// COM: The fixed manager without drop-overflow-update always applies the update: no select, the scale
-// COM: and counter pass through, the step always advances.
+// COM: The fixed manager without drop-overflow-update always applies the update: no Select, the scale
+// COM: and counter pass through, the step always advances; the overflow flag is still returned.
 // FIXED-LABEL: func.func @train_step
 // FIXED-SAME: (%w: tensor<4x3xf32>, %w_accum: tensor<4x3xf32>, %x: tensor<2x4xf32>, %labels: tensor<2x3xf32>, %loss_scale: tensor<f32>, %good_steps: tensor<i32>, %step: tensor<i32>)
 // FIXED-SAME: state = ["zeros:0"], optimizer = "momentum", manager = "fixed", init_scale = "128.0"
+// FIXED: %[[OV:.*]] = ascend.Greater
 // FIXED: %[[NW:.*]], %[[NACC:.*]] = ascend.ApplyMomentumD %w, %w_accum,
-// FIXED-NOT: ascend.Pow
-// FIXED: func.return %[[NW]], %[[NACC]], %{{.*}}, %loss_scale, %good_steps, %{{.*}}, %{{.*}} :
+// FIXED-NOT: ascend.Select
+// FIXED: %[[NSTEP:.*]] = ascend.Add %step, %{{.*}} {name = "loss_scale/step/Add"}
+// FIXED-NOT: ascend.Select
+// FIXED: func.return %[[NW]], %[[NACC]], %{{.*}}, %loss_scale, %good_steps, %[[NSTEP]], %[[OV]] :
 
 // COM: MindSpore's preset: init 2^24, floor 1; Adam's beta powers are state and advance per step.
 // MS-LABEL: func.func @train_step
@@ -51,10 +61,13 @@
 // MS-SAME: state = ["zeros:0", "zeros:0", "value:0.9", "value:0.999"], optimizer = "adam", manager = "dynamic", init_scale = "16777216.0"
 // MS: ascend.Const dense<1.000000e-03> : tensor<f32> {name = "optimizer/lr"}
 // MS: ascend.ApplyAdamD %w, %w_m, %w_v, %beta1_power, %beta2_power
-// MS: ascend.Mul %beta1_power, %{{.*}} {name = "optimizer/beta_power/Mul"}
-// MS: "loss_scale/keep_on_overflow/beta1_power/Add"
-// MS: ascend.Const dense<1.000000e+00> : tensor<f32> {name = "loss_scale/min_scale"}
-// MS-NEXT: ascend.Maximum
+// MS: %[[B1P:.*]] = ascend.Mul %beta1_power, %{{.*}} {name = "optimizer/beta_power/Mul"}
+// MS: ascend.Select %[[OV:.*]], %beta1_power, %[[B1P]] {name = "loss_scale/keep_on_overflow/beta1_power/Select"}
+// MS: {name = "loss_scale/backoff_factor"}
+// MS-NEXT: %[[DOWN:.*]] = ascend.Mul %loss_scale
+// MS-NEXT: %[[FLOOR:.*]] = ascend.Const dense<1.000000e+00> : tensor<f32> {name = "loss_scale/min_scale"}
+// MS-NEXT: %[[BACKED:.*]] = ascend.Maximum %[[DOWN]], %[[FLOOR]]
+// MS-NEXT: ascend.Select %[[OV]], %[[BACKED]], %{{.*}} {name = "loss_scale/update_scale/Select_1"}
 
 // ERR: ascend-opt: error: ascend-loss-scale: optimizer must be one of sgd, momentum, adam, got 'rmsprop'
 func.func @forward(%w: tensor<4x3xf32>, %x: tensor<2x4xf32>, %labels: tensor<2x3xf32>) -> tensor<f32> {
