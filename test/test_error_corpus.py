@@ -3,6 +3,8 @@
 Each case runs the installed command in a subprocess (so a traceback or a crash cannot hide) and
 asserts: non-zero exit, exactly one line on stderr of the form `<tool>: error: ...` naming the file
 and location ('where') and what was wrong ('says'), no traceback, and no output file written or changed.
+A case may pipe text to the tool ('stdin') and create files in its temporary folder first ('files',
+'keep'); those must be unchanged afterwards.
 """
 
 from __future__ import annotations
