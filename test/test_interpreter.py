@@ -1,5 +1,6 @@
 """The interpreter's execution: compiling modules, calls, argument checks, the float
-status register (and its check analysis), memory accounting, profiling, reference mode."""
+status register (and its check analysis), float16 carried in float32 against numpy
+float16, memory accounting, profiling, reference mode."""
 
 from __future__ import annotations
 
@@ -10,12 +11,16 @@ from typing import Any
 
 import numpy as np
 import pytest
+from ascend_mp.passes.loss_scale import initial_state
+from ascend_mp.passes.precision import run_precision
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import MODES, graphs
 
 from ascend_mp.errors import AscendError
 from ascend_mp.interpreter import Program, run_function
-from ascend_mp.ir import parse_module, read_module
+from ascend_mp.ir import parse_module, print_module, read_module
+from ascend_mp.train import TrainConfig, compile_training
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 F16, F32, F64 = np.float16, np.float32, np.float64
@@ -511,6 +516,75 @@ def test_status_analysis_checks_few_results_of_a_training_step() -> None:
     checked = sum(len(s.checks) for s in steps)
     # the returned loss and parameters, plus the two values only Relu/ReluGrad consume
     assert checked == 7, [(s.op_type, len(s.checks)) for s in steps]
+
+
+# --------------------------------------------------------------------------------------
+# float16 carried in float32
+# --------------------------------------------------------------------------------------
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal dtypes, shapes and values, NaN where NaN, signed zeros included."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.dtype.kind != "f" and a.dtype.name != "bfloat16":
+        return bool((a == b).all())
+    wide_a, wide_b = a.astype(F64), b.astype(F64)
+    nan = np.isnan(wide_a)
+    return bool((nan == np.isnan(wide_b)).all() and (wide_a[~nan] == wide_b[~nan]).all() and (np.signbit(wide_a) == np.signbit(wide_b))[~nan].all())
+
+
+def graph_args(module: Any, fn: str, seed: int) -> list[np.ndarray]:
+    """Random arguments for `fn`: mostly moderate values, some huge (fp16 overflow), tiny and special ones."""
+    specs, _ = Program.from_module(module).signature(fn)
+    r = np.random.default_rng(seed)
+    args = []
+    for s in specs:
+        v = r.standard_normal(s.shape) * r.choice([1.0, 30.0, 1e-5])
+        flat = v.reshape(-1)
+        picks = r.integers(0, flat.size, 3)
+        flat[picks] = r.choice([0.0, -0.0, 7e4, -7e4, 3e-8, np.inf, np.nan], 3)
+        with np.errstate(over="ignore"):
+            args.append(v.astype(s.dtype))
+    return args
+
+
+@settings(max_examples=40, deadline=None)
+@given(graph=graphs(), mode=st.sampled_from(MODES), seed=st.integers(0, 2**16))
+def test_carried_f16_programs_match_native_float16(graph: tuple[str, Any], mode: str, seed: int) -> None:
+    """Random graphs after the precision pass: results and float status bit for bit the same
+    whether float16 tensors are carried in float32 (the default) or numpy float16 arrays."""
+    soc, module = graph
+    try:
+        run_precision(module, mode=mode, soc=soc)
+    except AscendError:
+        return  # must_keep_origin_dtype without a kernel (the precision tests cover it)
+    carried, native = Program.from_module(module), Program.from_module(module, carry_f16=False)
+    args = graph_args(module, "g", seed)
+    ours, want = carried.run("g", *args), native.run("g", *[a.copy() for a in args])
+    for a, b in zip(ours, want):
+        assert same_bits(a, b), print_module(module)
+    assert carried.float_status == native.float_status
+    carried.run("g", *args, track_memory=True)
+    native.run("g", *args, track_memory=True)
+    assert carried.peak_bytes == native.peak_bytes
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn"])
+def test_carried_f16_training_step_matches_native_float16(model: str) -> None:
+    compiled = compile_training(TrainConfig(model=model, batch=8, precision_mode="allow_mix_precision", loss_scale="dynamic"))
+    native = Program.from_module(compiled.module, carry_f16=False)
+    state = initial_state(compiled.step_fn, compiled.model.init_params(0))
+    specs, _ = native.signature("train_step")
+    n = len(state.args())
+    r = np.random.default_rng(1)
+    x = r.standard_normal(specs[n].shape).astype(F32)
+    labels = np.eye(10, dtype=F32)[r.integers(0, 10, x.shape[0])]
+    for scale in (256.0, 2.0**40):  # a clean step, then one whose scaled gradients overflow fp16
+        args = [*state.args(), x, labels, np.array(scale, F32), state.good_steps, state.step]
+        ours, want = compiled.program.run("train_step", *args), native.run("train_step", *args)
+        assert all(same_bits(a, b) for a, b in zip(ours, want))
+        assert bool(ours[-1]) == (scale > 2.0**20)
 
 
 # --------------------------------------------------------------------------------------

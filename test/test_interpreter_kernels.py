@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ascend_mp.dialects.ascend import OPS, op_type
-from ascend_mp.interpreter.ascend import KERNELS, FloatStatus, KernelError, OpSpec, apply, make_kernel
+from ascend_mp.interpreter.ascend import KERNELS, FloatStatus, KernelError, OpSpec, apply, make_kernel, round_f16
 
 F16, BF16, F32, F64 = np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(np.float32), np.dtype(np.float64)
 EPS32 = 2.0**-23
@@ -776,6 +776,54 @@ def test_cast_boundaries() -> None:
     assert run("Cast", np.array([-2.7, 2.7, 0.0], F32), out=np.int32).tolist() == [-2, 2, 0]
     assert run("Cast", np.array([-2.7, 0.0, np.nan], F32), out=np.bool_).tolist() == [True, False, True]
     assert run("Cast", np.array([True, False]), out=F16).tolist() == [1.0, 0.0]
+
+
+def f16_rounding_cases() -> np.ndarray:
+    """float32 inputs around every float16 value: the value, the ties between neighbours
+    and one float32 ulp either side of them, plus random bit patterns and the limits."""
+    h = np.arange(0x10000, dtype=np.uint32).astype(np.uint16).view(F16).astype(np.float64)
+    h = np.sort(h[np.isfinite(h)])
+    ties = (h[:-1] + h[1:]) / 2
+    top = np.array([65504.0 + 16.0, 65504.0 + 15.99, 2.0**16, 1e30, 3.4e38])  # the tie above 65504 overflows
+    values = np.concatenate([h, ties, top]).astype(F32)
+    near = [np.nextafter(values, np.float32(np.inf)), np.nextafter(values, np.float32(-np.inf))]
+    random = rng(11).integers(0, 2**32, 1 << 20, dtype=np.uint64).astype(np.uint32).view(F32)
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 2.0**-25, -(2.0**-25), 2.0**-26], F32)
+    return np.concatenate([values, -values, *near, random, specials])
+
+
+def test_round_f16_is_float16_rounding_bit_for_bit() -> None:
+    """The carried float16 rounding against the format's definition (`rne`) and numpy's
+    conversion: every float16 value, every tie and its neighbours, a million random
+    bit patterns (an exhaustive run over all 2^32 float32 inputs also agreed)."""
+    x = f16_rounding_cases()
+    with np.errstate(all="ignore"):
+        ours = round_f16(x)
+        want = rne(x, F16).astype(F32)
+        assert ours.dtype == F32 and x.size > 2048
+        nan = np.isnan(want)
+        assert (np.isnan(ours) == nan).all()
+        np.testing.assert_array_equal(ours.view(np.uint32)[~nan], want.view(np.uint32)[~nan])  # signed zeros included
+        np.testing.assert_array_equal(ours.view(np.uint32)[~nan], x.astype(F16).astype(F32).view(np.uint32)[~nan])
+        for small in (x[:100], x[:1], x[0].reshape(())):  # below the size where numpy's conversion is used
+            np.testing.assert_array_equal(round_f16(small).view(np.uint32), rne(small, F16).astype(F32).view(np.uint32))
+
+
+@pytest.mark.parametrize("op", ["Add", "Relu", "Cast", "MatMulV2", "SoftmaxV2"])
+def test_carried_f16_gives_the_native_results(op: str) -> None:
+    """float16 carried in float32 (how the executor holds it) against numpy float16 arrays."""
+    r = rng(12)
+    a = (r.standard_normal((64, 64)) * 40).astype(F16)
+    a.reshape(-1)[:4] = [np.inf, -np.inf, np.nan, -0.0]
+    ins = {"Add": (a, a.T), "Relu": (a,), "Cast": (a.astype(F32) * 1000,), "MatMulV2": (a, a.T), "SoftmaxV2": (a,)}[op]
+    attrs = {"axes": (-1,)} if op == "SoftmaxV2" else {}
+    spec = OpSpec(op, tuple(x.dtype for x in ins), (F16,), tuple(x.shape for x in ins), ((64, 64),), attrs)
+    carried = OpSpec(spec.type, spec.in_dtypes, spec.out_dtypes, spec.in_shapes, spec.out_shapes, attrs, carry_f16=True)
+    native = apply(spec, *ins)
+    ours = apply(carried, *(x.astype(F32) for x in ins))
+    assert native.dtype == F16 and ours.dtype == F32
+    np.testing.assert_array_equal(ours, native.astype(F32))
+    assert (np.signbit(ours) == np.signbit(native)).all()
 
 
 # --------------------------------------------------------------------------------------

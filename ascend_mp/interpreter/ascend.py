@@ -24,6 +24,14 @@ Numerics (what :func:`make_kernel` does around a kernel body):
   run in the operands' dtype; **Cast** rounds to nearest even (float to int
   truncates). Greater compares float16/bfloat16 operands widened to float32
   (exactly), like any vector op.
+* **float16 carried in float32** (``OpSpec.carry_f16``, what the executor uses):
+  numpy converts float16 element by element in software, so float16 tensors are
+  held as float32 arrays of float16 values. Widening them is then free, and the
+  one rounding step of a float16 result is :func:`round_f16` (bit for bit
+  numpy's conversion, in about half the time); a result of an ``exact`` kernel
+  (Relu, ReluGrad, Maximum, Neg, MaxPool, ...) is already a float16 value and is
+  not rounded again. Without it float16 tensors are numpy float16 arrays, widened
+  for every op; both give the same bits (tests run both).
 * **Reference mode** (``OpSpec.reference``): every float tensor is float64 and
   every op computes in float64, the "same graph in float64" baseline.
 * The float status ops model Ascend's overflow register (:class:`FloatStatus`):
@@ -91,6 +99,13 @@ class OpSpec:
     attrs: Mapping[str, Any] = field(default_factory=dict[str, Any])
     reference: bool = False
     status: FloatStatus | None = None
+    carry_f16: bool = False
+    """float16 tensors arrive and leave as float32 arrays holding float16 values (the
+    executor's representation, see :func:`round_f16`); the dtypes above stay the IR's."""
+
+    def stored(self, dtype: np.dtype[Any]) -> np.dtype[Any]:
+        """The numpy dtype a tensor of `dtype` is held in."""
+        return F32 if self.carry_f16 and dtype == F16 else dtype
 
     @property
     def compute(self) -> np.dtype[Any] | None:
@@ -124,6 +139,9 @@ class KernelDef:
     propagates: tuple[int, ...] = ()
     """Operand positions whose inf/NaN elements always give inf/NaN in a (non-empty)
     result 0 (so a check of that result also sees the operand's overflow)."""
+    exact: bool = False
+    """Every float result element is an operand element or a constant of the operands'
+    dtype (max, select, negate, ...), so it needs no rounding to that dtype."""
 
 
 KERNELS: dict[str, KernelDef] = {}
@@ -136,13 +154,14 @@ def kernel(
     finite_preserving: bool = False,
     keeps_dtype: bool = True,
     propagates: tuple[int, ...] = (),
+    exact: bool = False,
 ):
     """Register a builder `spec -> function` for op types."""
 
     def register(build: Callable[[OpSpec], KernelFn]) -> Callable[[OpSpec], KernelFn]:
         for t in types:
             assert t not in KERNELS, f"two kernels for {t}"
-            KERNELS[t] = KernelDef(build, unit, finite_preserving, keeps_dtype, propagates)
+            KERNELS[t] = KernelDef(build, unit, finite_preserving, keeps_dtype, propagates, exact)
         return build
 
     return register
@@ -156,8 +175,9 @@ def simple(fn: KernelFn) -> Callable[[OpSpec], KernelFn]:
 def make_kernel(spec: OpSpec) -> KernelFn:
     """The kernel for `spec`, with its operand widening and result rounding.
 
-    The function takes the operands (in their dtypes) and returns one array, or
-    a tuple for ops with several results, each exactly in its result dtype.
+    The function takes the operands (in their dtypes, or float16 carried in float32
+    with `spec.carry_f16`) and returns one array, or a tuple for ops with several
+    results, each exactly in its result dtype (held the same way).
     """
     try:
         kd = KERNELS[spec.type]
@@ -167,30 +187,49 @@ def make_kernel(spec: OpSpec) -> KernelFn:
     if kd.unit in (DATA, CAST, CONST, STATUS):
         return body
     cd = spec.compute
-    casts = tuple(cd if (cd is not None and d in FLOATS and d != cd) else None for d in spec.in_dtypes)
-    outs = spec.out_dtypes
+    casts = tuple(cd if (cd is not None and d in FLOATS and spec.stored(d) != cd) else None for d in spec.in_dtypes)
     widen = any(c is not None for c in casts)
     # numpy returns scalars, not arrays, for 0-d results of ufuncs and reductions
     scalar = not spec.out_shapes or any(len(s) == 0 for s in spec.out_shapes)
-    round_out = scalar or cd is None or not kd.keeps_dtype or any(d != cd for d in outs)
-    if not round_out and not widen:
-        return body
-    if len(outs) == 1:
-        (out,) = outs
+    exact = kd.exact and all(d == F16 for d in spec.in_dtypes if d in FLOATS)
+    finishers = tuple(_finisher(spec, d, cd, exact) for d in spec.out_dtypes)
+    stored_outs = tuple(spec.stored(d) for d in spec.out_dtypes)
+    in_place = all(f is None for f in finishers) and all(d == cd for d in stored_outs)
+    if not widen and not scalar and cd is not None and kd.keeps_dtype and in_place:
+        return body  # the body's results are already what the op returns
+    if len(finishers) == 1:
+        (finish,), (out,) = finishers, stored_outs
 
         def one(*xs: Array) -> Array:
             if widen:
                 xs = tuple(x if c is None else x.astype(c) for x, c in zip(xs, casts))
-            return np.asarray(body(*xs)).astype(out, copy=False)
+            r = np.asarray(body(*xs))
+            return r.astype(out, copy=False) if finish is None else finish(r)
 
         return one
 
     def many(*xs: Array) -> tuple[Array, ...]:
         if widen:
             xs = tuple(x if c is None else x.astype(c) for x, c in zip(xs, casts))
-        return tuple(np.asarray(r).astype(d, copy=False) for r, d in zip(body(*xs), outs))
+        return tuple(
+            np.asarray(r).astype(d, copy=False) if f is None else f(np.asarray(r))
+            for r, d, f in zip(body(*xs), stored_outs, finishers)
+        )
 
     return many
+
+
+def _finisher(spec: OpSpec, dtype: np.dtype[Any], compute: np.dtype[Any] | None, exact: bool) -> Callable[[Array], Array] | None:
+    """How a result computed in `compute` becomes `dtype`; None: a plain `astype` (a no-op when they agree)."""
+    if not (spec.carry_f16 and dtype == F16):
+        return None
+    if exact and compute == F32:
+        return _as_f32
+    return round_f16
+
+
+def _as_f32(r: Array) -> Array:
+    return r.astype(F32, copy=False)
 
 
 def apply(spec: OpSpec, *inputs: Array) -> Any:
@@ -220,6 +259,48 @@ def _bits_check(mask: int) -> Callable[[Array], bool]:
         return int(bits.max()) == mask
 
     return check
+
+
+try:  # the clip ufunc itself: np.clip's Python wrapper costs more than clipping a small tensor
+    from numpy._core.umath import clip as _clip  # pyright: ignore[reportMissingModuleSource, reportPrivateImportUsage]
+except ImportError:  # pragma: no cover - numpy 1.x
+    _clip = np.clip
+
+_EXPONENT, _SIGN = np.uint32(0x7F800000), np.uint32(0x80000000)
+_F16_QUANTUM_LO, _F16_QUANTUM_HI = np.float32(2.0**-14), np.float32(2.0**16)
+_MAGIC = np.float32(1.5 * 2.0**13)
+_UP, _DOWN = np.float32(2.0**112), np.float32(2.0**-112)
+
+
+def round_f16(x: Array) -> Array:
+    """float16 rounding inside float32: the float32 array of the float16 values nearest to
+    `x` (ties to even, subnormals, overflow to inf, signed zeros), bit for bit what
+    `x.astype(float16).astype(float32)` gives, in about half its time.
+
+    numpy converts float16 element by element in software, so the executor carries
+    float16 tensors as float32 arrays of float16 values: widening is free and this is
+    the one rounding step. With `e` the power of two of |x|'s binade (at least 2^-14,
+    the float16 subnormal quantum's binade, at most 2^16), `m = 1.5 * 2^13 * e` puts
+    `x + m` in a binade whose float32 spacing is x's float16 spacing, so `(x + m) - m`
+    rounds to nearest even there; scaling by 2^112 and back sends the results of
+    2^16 and up to inf exactly (float32 overflows at 2^128) and leaves the others
+    exact; the sign bit of `x` restores negative zeros. Float64 input is rounded
+    directly (one rounding), and so are tensors under 2048 elements, where numpy's
+    conversions cost less than these nine passes. Run under ``np.errstate(all="ignore")``.
+    """
+    if x.dtype != F32 or x.size < 2048:
+        return np.asarray(x).astype(F16).astype(F32)
+    bits = x.view(np.uint32)
+    m = np.bitwise_and(bits, _EXPONENT).view(np.float32)
+    _clip(m, _F16_QUANTUM_LO, _F16_QUANTUM_HI, out=m)
+    m *= _MAGIC
+    y = np.add(x, m)
+    y -= m
+    y *= _UP
+    y *= _DOWN
+    y_bits = y.view(np.uint32)
+    np.bitwise_or(y_bits, np.bitwise_and(bits, _SIGN), out=y_bits)
+    return y
 
 
 NONFINITE: dict[np.dtype[Any], Callable[[Array], bool]] = {
@@ -274,7 +355,8 @@ def _contig(x: Array) -> Array:
 
 @kernel("Const", unit=CONST)
 def _const(spec: OpSpec) -> KernelFn:
-    value = np.asarray(spec.attr("value")).astype(spec.out_dtypes[0])
+    dtype = spec.out_dtypes[0]
+    value = np.asarray(spec.attr("value")).astype(dtype).astype(spec.stored(dtype))
     value.setflags(write=False)
     return lambda: value
 
@@ -282,11 +364,20 @@ def _const(spec: OpSpec) -> KernelFn:
 @kernel("Cast", unit=CAST, finite_preserving=True, propagates=(0,))
 def _cast(spec: OpSpec) -> KernelFn:
     (out,) = spec.out_dtypes
+    src = spec.in_dtypes[0]
     if out == np.dtype(np.bool_):
         return lambda x: x != 0
-    if out.kind in "iu" and spec.in_dtypes[0] in FLOATS:
+    if out.kind in "iu" and src in FLOATS:
         # Float -> int truncates toward zero; NaN and out-of-range values are undefined (as on the device).
         return lambda x: np.trunc(x).astype(out)
+    if spec.stored(out) != out:  # to float16 carried in float32
+        if src == F16:
+            return lambda x: x.copy()
+        if src in (F32, F64):
+            return round_f16
+        return lambda x: x.astype(F16).astype(F32)  # bfloat16 and integers: numpy's one rounding
+    if spec.stored(src) != src and out == F32:  # float16 carried in float32: already these values
+        return lambda x: x
     return lambda x: x.astype(out, copy=False)
 
 
@@ -339,19 +430,19 @@ kernel("Sub", propagates=(0, 1))(simple(np.subtract))
 kernel("Mul", propagates=(0, 1))(simple(np.multiply))  # inf * 0 is NaN: still caught
 kernel("RealDiv", keeps_dtype=False, propagates=(0,))(_int_safe(np.true_divide))  # x / inf is 0
 kernel("Pow", keeps_dtype=False)(_int_safe(np.power))
-kernel("Maximum", finite_preserving=True)(simple(np.maximum))
-kernel("Minimum", finite_preserving=True)(simple(np.minimum))
+kernel("Maximum", finite_preserving=True, exact=True)(simple(np.maximum))
+kernel("Minimum", finite_preserving=True, exact=True)(simple(np.minimum))
 kernel("Greater")(simple(np.greater))  # a bool result: nothing for the float status to watch
-kernel("Neg", finite_preserving=True, propagates=(0,))(simple(np.negative))
+kernel("Neg", finite_preserving=True, propagates=(0,), exact=True)(simple(np.negative))
 kernel("Square", propagates=(0,))(simple(np.square))
 kernel("Exp")(simple(np.exp))
 kernel("Log", propagates=(0,))(simple(np.log))
 kernel("Sqrt", propagates=(0,))(simple(np.sqrt))
-kernel("Floor", finite_preserving=True, propagates=(0,))(simple(np.floor))
+kernel("Floor", finite_preserving=True, propagates=(0,), exact=True)(simple(np.floor))  # floor of a float16 is one
 kernel("Tanh", finite_preserving=True)(simple(np.tanh))
 
 
-@kernel("Relu", finite_preserving=True)
+@kernel("Relu", finite_preserving=True, exact=True)
 def _relu(spec: OpSpec) -> KernelFn:
     zero = np.zeros((), spec.compute or spec.in_dtypes[0])
     return lambda x: np.maximum(x, zero)
@@ -628,7 +719,7 @@ class PoolGeometry:
         return _contig(dx[:, :, pt : pt + h, pl : pl + w])
 
 
-@kernel("MaxPool", finite_preserving=True)
+@kernel("MaxPool", finite_preserving=True, exact=True)
 def _max_pool(spec: OpSpec) -> KernelFn:
     fmt = spec.attrs.get("data_format", "NCHW")
     geo = PoolGeometry.of(spec)
@@ -704,7 +795,7 @@ def _reduce_mean(spec: OpSpec) -> KernelFn:
     return lambda x: np.asarray(np.add.reduce(x, axis=axes, keepdims=keep) / count)
 
 
-@kernel("ReduceMax", finite_preserving=True)
+@kernel("ReduceMax", finite_preserving=True, exact=True)
 def _reduce_max(spec: OpSpec) -> KernelFn:
     axes, keep = _reduce_axes(spec, len(spec.in_shapes[0])), bool(spec.attrs.get("keep_dims", False))
     return lambda x: np.asarray(np.maximum.reduce(x, axis=axes, keepdims=keep))
@@ -752,7 +843,7 @@ def _argmax(spec: OpSpec) -> KernelFn:
     return lambda x: np.asarray(np.argmax(x, axis=dim))
 
 
-@kernel("OneHot", finite_preserving=True)
+@kernel("OneHot", finite_preserving=True, exact=True)
 def _one_hot(spec: OpSpec) -> KernelFn:
     depth, axis = spec.attr("depth"), spec.attrs.get("axis", -1)
     rank = len(spec.in_shapes[0]) + 1
@@ -901,7 +992,7 @@ def _layer_norm_grad(spec: OpSpec) -> KernelFn:
 # --------------------------------------------------------------------------------------
 
 
-@kernel("ReluGrad", finite_preserving=True)
+@kernel("ReluGrad", finite_preserving=True, exact=True)
 def _relu_grad(spec: OpSpec) -> KernelFn:
     zero = np.zeros((), spec.compute or spec.in_dtypes[0])
     return lambda g, f: np.where(f > 0, g, zero)
@@ -999,13 +1090,13 @@ def _status_register(spec: OpSpec) -> FloatStatus:
 
 @kernel("NPUAllocFloatStatus", unit=STATUS)
 def _alloc_status(spec: OpSpec) -> KernelFn:
-    dtype = spec.out_dtypes[0]
+    dtype = spec.stored(spec.out_dtypes[0])
     return lambda: np.zeros(8, dtype)
 
 
 @kernel("NPUClearFloatStatus", unit=STATUS)
 def _clear_status(spec: OpSpec) -> KernelFn:
-    status, dtype = _status_register(spec), spec.out_dtypes[0]
+    status, dtype = _status_register(spec), spec.stored(spec.out_dtypes[0])
 
     def clear(addr: Array) -> Array:
         status.flag = False
@@ -1016,7 +1107,7 @@ def _clear_status(spec: OpSpec) -> KernelFn:
 
 @kernel("NPUGetFloatStatus", unit=STATUS)
 def _get_status(spec: OpSpec) -> KernelFn:
-    status, dtype = _status_register(spec), spec.out_dtypes[0]
+    status, dtype = _status_register(spec), spec.stored(spec.out_dtypes[0])
     clear, overflow = np.zeros(8, dtype), np.zeros(8, dtype)
     overflow[0] = 1.0
     clear.setflags(write=False)

@@ -9,6 +9,11 @@ looks up nothing by name. From the steps it generates one Python function per
 their last use), which is what :meth:`Program.run` calls; runs that track memory
 or profile walk the same steps in a loop instead.
 
+Registers hold float16 tensors as float32 arrays of float16 values (see
+:func:`~ascend_mp.interpreter.ascend.round_f16`): :meth:`Program.run` converts
+float16 arguments and results at the boundary (exactly), and memory is counted
+in the IR's dtypes, so a float16 tensor counts 2 bytes per element.
+
 ```python
 program = Program.from_module(read_module("examples/mlp.mlir"))
 (probs,) = program.run("mlp", x, w1, b1, w2, b2, track_memory=True)
@@ -44,6 +49,8 @@ from ascend_mp.dtypes import NUMPY, tensor_dtype
 from ascend_mp.errors import AscendError
 from ascend_mp.interpreter.ascend import (
     CONST,
+    F16,
+    F32,
     F64,
     FLOATS,
     KERNELS,
@@ -112,7 +119,14 @@ class CompiledFunction:
     """Buffer owner of each register (a Reshape result shares its operand's buffer)."""
     entry_releases: tuple[int, ...] = ()
     """Argument buffers no step uses."""
+    itemsizes: tuple[int, ...] = ()
+    """Bytes per element of each register's IR dtype (a carried float16 counts 2)."""
+    carried_args: tuple[int, ...] = ()
+    """The float16 arguments: float32 arrays of their values inside, converted by :meth:`Program.run`."""
+    carried_results: tuple[int, ...] = ()
+    """The float16 results, likewise."""
     fast: Callable[..., list[Any]] = field(default=lambda *a: [])  # pyright: ignore[reportUnknownLambdaType]
+    """Runs the body on carried values (what calls between functions use)."""
     source: str = ""
     """The generated Python code of `fast` (for debugging)."""
 
@@ -160,7 +174,7 @@ def _attr_value(attr: Attribute) -> Any:
     return None
 
 
-def op_spec(op: AscendOp, reference: bool = False, status: FloatStatus | None = None) -> OpSpec:
+def op_spec(op: AscendOp, reference: bool = False, status: FloatStatus | None = None, carry_f16: bool = False) -> OpSpec:
     """The static facts of an ascend op, as its kernel builder receives them."""
     attrs: dict[str, Any] = {}
     # properties, and discardable attributes (e.g. an `epsilon` on LayerNormGrad, which has no such property)
@@ -180,6 +194,7 @@ def op_spec(op: AscendOp, reference: bool = False, status: FloatStatus | None = 
         attrs=attrs,
         reference=reference,
         status=status,
+        carry_f16=carry_f16,
     )
 
 
@@ -211,17 +226,20 @@ class _Compiler:
         self.program, self.fn, self.body = program, fn, body
         self.slots: dict[SSAValue, int] = {a: i for i, a in enumerate(body.args)}
         self.owner: list[int] = list(range(len(body.args)))
+        self.dtypes: list[np.dtype[Any]] = [a.dtype for a in fn.args]
+        """The IR dtype of each register."""
         self.pending: list[_Pending] = []
 
     def slot(self, value: SSAValue) -> int:
         return self.slots[value]
 
-    def new_slots(self, values: Sequence[SSAValue], alias_of: int | None = None) -> tuple[int, ...]:
+    def new_slots(self, values: Sequence[SSAValue], dtypes: Sequence[np.dtype[Any]], alias_of: int | None = None) -> tuple[int, ...]:
         out: list[int] = []
-        for v in values:
+        for v, d in zip(values, dtypes, strict=True):
             s = len(self.owner)
             self.slots[v] = s
             self.owner.append(self.owner[alias_of] if alias_of is not None else s)
+            self.dtypes.append(d)
             out.append(s)
         return tuple(out)
 
@@ -248,7 +266,7 @@ class _Compiler:
         if callee is None:
             raise AscendError(f"{_location(op)}: call to @{name}, which has no body in this module")
         ins = tuple(self.slot(v) for v in op.arguments)
-        outs = self.new_slots(op.results)
+        outs = self.new_slots(op.results, [r.dtype for r in callee.results])
 
         def call(*args: Any, _callee: CompiledFunction = callee) -> list[Any]:
             return _callee.fast(*args)
@@ -257,13 +275,13 @@ class _Compiler:
 
     def ascend(self, op: AscendOp) -> None:
         try:
-            spec = op_spec(op, self.program.reference, self.program.status_register)
+            spec = op_spec(op, self.program.reference, self.program.status_register, self.program.carry_f16)
             kernel = make_kernel(spec)
         except (KernelError, AscendError) as e:
             raise AscendError(f"{_location(op)}: {e}") from None
         ins = tuple(self.slot(v) for v in op.operands)
         alias = ins[0] if spec.type == "Reshape" else None
-        outs = self.new_slots(op.results, alias)
+        outs = self.new_slots(op.results, spec.out_dtypes, alias)
         size = math.prod(spec.out_shapes[0]) if spec.out_shapes and all(d > 0 for d in spec.out_shapes[0]) else 0
         step = Step(kernel, ins, outs, spec.type, len(outs) != 1)
         self.pending.append(_Pending(step, KERNELS[spec.type], spec.in_dtypes, spec.out_dtypes, size))
@@ -281,7 +299,7 @@ class _Compiler:
         pending = self.pending
         if not self.program.status_analysis:
             return [
-                tuple((s, NONFINITE[d]) for s, d in zip(p.step.outs, p.out_dtypes) if d in FLOATS)
+                tuple((s, self.program.nonfinite(d)) for s, d in zip(p.step.outs, p.out_dtypes) if d in FLOATS)
                 if p.kernel_def is not None and p.kernel_def.unit not in (CONST, STATUS)
                 else ()
                 for p in pending
@@ -341,7 +359,7 @@ class _Compiler:
                 ):
                     state[s] = _PRESERVED
         return [
-            tuple((s, NONFINITE[d]) for s, d in watched_outputs(p) if state[s] == _CHECK) for p in pending
+            tuple((s, self.program.nonfinite(d)) for s, d in watched_outputs(p) if state[s] == _CHECK) for p in pending
         ]
 
     def finish(self, results: tuple[int, ...]) -> None:
@@ -376,6 +394,7 @@ class _Compiler:
         fn.entry_releases = tuple(releases[-1])
         fn.n_slots = len(self.owner)
         fn.owner = tuple(self.owner)
+        fn.itemsizes = tuple(d.itemsize for d in self.dtypes)
         fn.result_slots = results
         fn.source, fn.fast = _generate(fn, self.program.status_register)
 
@@ -421,9 +440,10 @@ class Program:
     `op_times` seconds per op type (with `profile`).
     """
 
-    def __init__(self, reference: bool = False, status_analysis: bool = True):
+    def __init__(self, reference: bool = False, status_analysis: bool = True, carry_f16: bool = True):
         self.reference = reference
         self.status_analysis = status_analysis
+        self.carry_f16 = carry_f16 and not reference
         self.functions: dict[str, CompiledFunction] = {}
         self.status_register = FloatStatus()
         self.peak_bytes = 0
@@ -432,12 +452,16 @@ class Program:
         """Names of the functions with a body that are not private, in module order."""
 
     @classmethod
-    def from_module(cls, module: ModuleOp, *, reference: bool = False, status_analysis: bool = True) -> Program:
+    def from_module(
+        cls, module: ModuleOp, *, reference: bool = False, status_analysis: bool = True, carry_f16: bool = True
+    ) -> Program:
         """Compile every function of `module`; `reference` runs every float op in float64.
 
         `status_analysis=False` checks every float result for the float status instead
-        of only those the analysis needs (slower; for testing the analysis)."""
-        program = cls(reference, status_analysis)
+        of only those the analysis needs (slower; for testing the analysis).
+        `carry_f16=False` holds float16 tensors as numpy float16 arrays, widened for every
+        op, instead of float32 arrays of float16 values (same results, slower; for testing)."""
+        program = cls(reference, status_analysis, carry_f16)
         bodies: list[tuple[CompiledFunction, func.FuncOp]] = []
         for op in module.ops:
             if not isinstance(op, func.FuncOp):
@@ -452,6 +476,9 @@ class Program:
                 _tensor(t, f"result{i}", reference, f"@{name} result {i}") for i, t in enumerate(op.function_type.outputs.data)
             )
             fn = CompiledFunction(name, args, results)
+            if program.carry_f16:
+                fn.carried_args = tuple(i for i, a in enumerate(args) if a.dtype == F16)
+                fn.carried_results = tuple(i for i, r in enumerate(results) if r.dtype == F16)
             program.functions[name] = fn
             bodies.append((fn, op))
             if op.sym_visibility is None or op.sym_visibility.data != "private":
@@ -459,6 +486,10 @@ class Program:
         for fn, op in bodies:
             _Compiler(program, fn, op).compile()
         return program
+
+    def nonfinite(self, dtype: np.dtype[Any]) -> Callable[[Any], bool]:
+        """The inf/NaN test for results of `dtype`, as this program holds them."""
+        return NONFINITE[F32 if self.carry_f16 and dtype == F16 else dtype]
 
     @property
     def float_status(self) -> bool:
@@ -479,16 +510,23 @@ class Program:
         """Run a function; arguments must match its signature (count, shape, dtype)."""
         fn = self.function(func_name)
         arrays = self._check_args(fn, args)
+        if fn.carried_args:  # float16 arguments become float32 arrays of their values (exact)
+            arrays = list(arrays)
+            for i in fn.carried_args:
+                arrays[i] = arrays[i].astype(F32)
         self.status_register.flag = False
         with np.errstate(all="ignore"):
             if not (track_memory or profile):
-                return fn.fast(*arrays)
-            self.op_times = defaultdict(float) if profile else {}
-            results, peak = self._walk(fn, arrays, track_memory, profile)
-        if track_memory:
-            self.peak_bytes = peak
-        if profile:
-            self.op_times = dict(self.op_times)
+                results = fn.fast(*arrays)
+            else:
+                self.op_times = defaultdict(float) if profile else {}
+                results, peak = self._walk(fn, arrays, track_memory, profile)
+                if track_memory:
+                    self.peak_bytes = peak
+                if profile:
+                    self.op_times = dict(self.op_times)
+        for i in fn.carried_results:  # exact: the values are float16 values
+            results[i] = results[i].astype(F16)
         return results
 
     def _check_args(self, fn: CompiledFunction, args: Sequence[Any]) -> Sequence[np.ndarray[Any, Any]]:
@@ -519,12 +557,12 @@ class Program:
         """Run the steps one by one, accounting live bytes and/or time per op type."""
         regs: list[Any] = [None] * fn.n_slots
         regs[: len(args)] = args
-        status, owner, times = self.status_register, fn.owner, self.op_times
+        status, owner, times, itemsize = self.status_register, fn.owner, self.op_times, fn.itemsizes
         sizes: dict[int, int] = {}
         live = 0
         if track:
             for i, a in enumerate(args):
-                sizes[i] = a.nbytes
+                sizes[i] = a.size * itemsize[i]
             live = sum(sizes.values())
         peak = live
         for o in fn.entry_releases:
@@ -535,7 +573,7 @@ class Program:
             t0 = clock()
             if step.callee is not None:
                 out, inner = self._walk(step.callee, ins, track, profile)
-                entry = sum(a.nbytes for a in ins)
+                entry = sum(a.size * itemsize[s] for a, s in zip(ins, step.ins))
                 peak = max(peak, live + inner - entry)
             else:
                 out = step.kernel(*ins)
@@ -552,7 +590,7 @@ class Program:
             if track:
                 for s in step.outs:
                     if owner[s] == s:
-                        sizes[s] = regs[s].nbytes
+                        sizes[s] = regs[s].size * itemsize[s]
                         live += sizes[s]
                 peak = max(peak, live)
                 for o in step.releases:
