@@ -36,7 +36,8 @@ The float status alone decides overflow, as on Ascend: no separate finite check 
 gradients is needed, because every gradient passes through its unscale `RealDiv`, an AI
 Core kernel that runs before `NPUGetFloatStatus` and turns an inf/NaN gradient into an
 inf/NaN result (the scale is finite and positive), so the register sees every non-finite
-gradient, even one an AI CPU kernel produced or one that arrived with the data.
+gradient, even one an AI CPU kernel produced or one that arrived with the data. (Without
+a manager there is no unscale: the flag is the gradient kernels' own, for information.)
 `Select(overflow, old, new)` keeps the old value bit for bit whatever the new one holds.
 
 Loss-scale managers (option `manager`):
@@ -49,7 +50,9 @@ Loss-scale managers (option `manager`):
   Explicit options override a preset.
 * `fixed`: the scale never changes (`scale`, default 128); `drop-overflow-update`
   (default true) skips the update on overflow, else the update is always applied.
-* `none`: no loss scaling (scale 1, updates always applied); the overflow flag is still computed.
+* `none`: no loss scaling: the seed is not multiplied and the gradients are not divided
+  (the `loss_scale` argument, 1, passes through), updates are always applied; the
+  overflow flag is still computed.
 
 The initial state for the runtime is described by the function's `ascend.train_step`
 attribute and built by :func:`initial_state`.
@@ -212,19 +215,23 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
     seed = _seed_of(clones)
     if seed is None:
         raise AscendError(f"ascend-loss-scale: @{grad.sym_name.data} has no gradient seed (a Const named 'gradients/seed', as ascend-autodiff makes)")
-    seed_value = seed.results[0]
-    scale_for_seed = e.cast(loss_scale, dtype(seed_value)) if dtype(seed_value) != "f32" else loss_scale
-    scaled = A.MulOp(seed_value, scale_for_seed, result_types=[seed_value.type], name="loss_scale/scale_seed")
-    block.insert_op_after(scaled, seed)
-    if scale_for_seed is not loss_scale and isinstance(scale_for_seed.owner, Operation):
-        block.detach_op(scale_for_seed.owner)
-        block.insert_op_before(scale_for_seed.owner, scaled)
-    seed_value.replace_uses_with_if(scaled.results[0], lambda use: use.operation is not scaled)
+    scaling = cfg.manager != "none"  # without a manager the scale is 1: nothing to multiply or divide
+    if scaling:
+        seed_value = seed.results[0]
+        scale_for_seed = e.cast(loss_scale, dtype(seed_value)) if dtype(seed_value) != "f32" else loss_scale
+        scaled = A.MulOp(seed_value, scale_for_seed, result_types=[seed_value.type], name="loss_scale/scale_seed")
+        block.insert_op_after(scaled, seed)
+        if scale_for_seed is not loss_scale and isinstance(scale_for_seed.owner, Operation):
+            block.detach_op(scale_for_seed.owner)
+            block.insert_op_before(scale_for_seed.owner, scaled)
+        seed_value.replace_uses_with_if(scaled.results[0], lambda use: use.operation is not scaled)
     loss = mapping.get(gret.arguments[0], gret.arguments[0])
     grads = [mapping.get(g, g) for g in gret.arguments[1:]]
 
     # 4. Gradients in fp32, divided by the scale.
-    unscaled = [e.one(A.RealDivOp, e.cast(g, "f32"), loss_scale, name=f"unscale/{hints[i]}") for i, g in enumerate(grads)]
+    unscaled = [e.cast(g, "f32") for g in grads]
+    if scaling:
+        unscaled = [e.one(A.RealDivOp, g, loss_scale, name=f"unscale/{hints[i]}") for i, g in enumerate(unscaled)]
 
     # 5. Overflow: the float status register (it sees the unscale kernels too).
     got = e.one(A.NPUGetFloatStatusOp, cleared, name="NPUGetFloatStatus")

@@ -155,8 +155,9 @@ def reference_grads(model, params: list[np.ndarray]) -> list[np.ndarray]:
     return Program.from_module(module).run("forward_grad", *params, X, LABELS)[1:]
 
 
-def test_sgd_step_is_bit_exact() -> None:
-    s = Stepper(None, lr=0.05, init_scale=2.0**10)
+@pytest.mark.parametrize("options", [{"init_scale": 2.0**10}, {"manager": "none"}], ids=["dynamic", "none"])
+def test_sgd_step_is_bit_exact(options: dict[str, object]) -> None:
+    s = Stepper(None, lr=0.05, **options)
     params = [p.copy() for p in s.state.params]
     grads = reference_grads(s.model, params)
     s.step(X)

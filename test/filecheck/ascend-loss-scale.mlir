@@ -1,6 +1,7 @@
 // RUN: ascend-opt %s --split-input-file -p ascend-loss-scale | filecheck %s
 // RUN: ascend-opt %s --split-input-file -p 'ascend-loss-scale{manager=fixed scale=128.0 drop-overflow-update=false optimizer=momentum}' | filecheck %s --check-prefix=FIXED
 // RUN: ascend-opt %s --split-input-file -p 'ascend-loss-scale{preset=mindspore optimizer=adam lr=0.001}' | filecheck %s --check-prefix=MS
+// RUN: ascend-opt %s --split-input-file -p 'ascend-loss-scale{manager=none}' | filecheck %s --check-prefix=NONE
 // RUN: not ascend-opt %s --split-input-file -p 'ascend-loss-scale{optimizer=rmsprop}' 2>&1 | filecheck %s --check-prefix=ERR
 // COM: @train_step is MindSpore's seven-step flow: clear the float status, forward + backward with the
 // COM: seed multiplied by the loss scale, gradients cast to fp32 and unscaled, overflow check, fp32
@@ -68,6 +69,18 @@
 // MS-NEXT: %[[FLOOR:.*]] = ascend.Const dense<1.000000e+00> : tensor<f32> {name = "loss_scale/min_scale"}
 // MS-NEXT: %[[BACKED:.*]] = ascend.Maximum %[[DOWN]], %[[FLOOR]]
 // MS-NEXT: ascend.Select %[[OV]], %[[BACKED]], %{{.*}} {name = "loss_scale/update_scale/Select_1"}
+
+// COM: Without a manager the scale is 1: the seed is not multiplied, the gradients are not divided, the
+// COM: update is always applied and the scale passes through; the overflow flag is still returned.
+// NONE-LABEL: func.func @train_step
+// NONE-NOT: loss_scale/scale_seed
+// NONE: %[[DW:.*]] = ascend.MatMulV2 %x, %{{.*}} {transpose_x1 = true
+// NONE-NOT: ascend.RealDiv
+// NONE: %[[OV:.*]] = ascend.Greater
+// NONE: %[[NW:.*]] = ascend.ApplyGradientDescent %w, %{{.*}}, %[[DW]]
+// NONE-NOT: ascend.Select
+// NONE: %[[NSTEP:.*]] = ascend.Add %step
+// NONE-NEXT: func.return %[[NW]], %{{.*}}, %loss_scale, %good_steps, %[[NSTEP]], %[[OV]]
 
 // ERR: ascend-opt: error: ascend-loss-scale: optimizer must be one of sgd, momentum, adam, got 'rmsprop'
 func.func @forward(%w: tensor<4x3xf32>, %x: tensor<2x4xf32>, %labels: tensor<2x3xf32>) -> tensor<f32> {
