@@ -11,10 +11,8 @@ import pytest
 from ascend_mp.interpreter import ALL_V1_MODES, ModeResult, Program, compare_modes
 from ascend_mp.interpreter.compare import format_table, relative_errors
 from ascend_mp.ir import read_module
-from ascend_mp.passes import PASSES
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-needs_precision = pytest.mark.skipif("ascend-precision" not in PASSES, reason="the ascend-precision pass has not landed")
 
 # The CANN guide's precision ranking (most precise first); must_keep_origin_dtype cannot
 # compile the CNN (fp16-only Conv2D in an fp32 graph) and drops out of it.
@@ -34,13 +32,10 @@ def cnn_inputs(seed: int) -> list[np.ndarray]:
 
 @pytest.fixture(scope="module")
 def cnn_results() -> dict[int, dict[str, ModeResult]]:
-    if "ascend-precision" not in PASSES:
-        pytest.skip("the ascend-precision pass has not landed")
     module = read_module(str(EXAMPLES / "cnn.mlir"))
     return {seed: {r.mode: r for r in compare_modes(module, "cnn", cnn_inputs(seed))} for seed in (0, 1, 2)}
 
 
-@needs_precision
 def test_cnn_reproduces_the_guides_precision_ranking(cnn_results: dict[int, dict[str, ModeResult]]) -> None:
     for seed, results in cnn_results.items():
         ranked = [results[m] for m in RANKING if results[m].ok]
@@ -52,14 +47,12 @@ def test_cnn_reproduces_the_guides_precision_ranking(cnn_results: dict[int, dict
         assert 0 < ranked[0].max_rel_err < 1e-2 and ranked[-1].max_rel_err < 0.1
 
 
-@needs_precision
 def test_a_mode_that_cannot_compile_is_reported(cnn_results: dict[int, dict[str, ModeResult]]) -> None:
     failed = cnn_results[0]["must_keep_origin_dtype"]
     assert not failed.ok and math.isnan(failed.mean_rel_err) and failed.peak_bytes == 0
     assert failed.error is not None and "Conv2D" in failed.error and "\n" not in failed.error
 
 
-@needs_precision
 def test_mode_aliases_agree_and_fp16_halves_memory(cnn_results: dict[int, dict[str, ModeResult]]) -> None:
     results = cnn_results[0]
     assert set(results) == set(ALL_V1_MODES)
@@ -71,7 +64,6 @@ def test_mode_aliases_agree_and_fp16_halves_memory(cnn_results: dict[int, dict[s
     assert fp16.casts > 0
 
 
-@needs_precision
 def test_compare_modes_leaves_the_module_alone() -> None:
     module = read_module(str(EXAMPLES / "cnn.mlir"))
     before = str(module)
@@ -79,7 +71,6 @@ def test_compare_modes_leaves_the_module_alone() -> None:
     assert str(module) == before
 
 
-@needs_precision
 def test_table_lists_every_mode(cnn_results: dict[int, dict[str, ModeResult]]) -> None:
     table = format_table(list(cnn_results[0].values()))
     lines = table.splitlines()
