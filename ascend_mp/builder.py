@@ -540,3 +540,22 @@ def small_cnn() -> Sequential:
         [Conv2D(1, 8, 3, pad=1), Relu(), MaxPool(2), Flatten(), Dense(8 * 4 * 4, 10)],
         input_shape=(1, 8, 8),
     )
+
+
+def example_main(model: Sequential, description: str) -> None:
+    """The command line of `examples/*.py`: print the model's IR (`--train`: with @forward_grad and @train_step)."""
+    import argparse
+
+    from ascend_mp.ir import make_context, print_module
+    from ascend_mp.passes import PASSES
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--train", action="store_true", help="add the gradient and training-step functions")
+    args = parser.parse_args()
+    module = model.forward_module(args.batch)
+    if args.train:
+        ctx = make_context()
+        PASSES["ascend-autodiff"]()().apply(ctx, module)
+        PASSES["ascend-loss-scale"]()().apply(ctx, module)
+    print(print_module(module), end="")

@@ -8,11 +8,7 @@ conv 3x3 (8 channels, pad 1) -> relu -> maxpool 2 -> flatten -> dense 10.
 
 from __future__ import annotations
 
-import argparse
-
-from ascend_mp.builder import Conv2D, Dense, Flatten, MaxPool, Relu, Sequential
-from ascend_mp.ir import make_context, print_module
-from ascend_mp.passes import PASSES
+from ascend_mp.builder import Conv2D, Dense, Flatten, MaxPool, Relu, Sequential, example_main
 
 
 def build() -> Sequential:
@@ -20,17 +16,7 @@ def build() -> Sequential:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--train", action="store_true", help="add the gradient and training-step functions")
-    args = parser.parse_args()
-    module = build().forward_module(args.batch)
-    if args.train:
-        ctx = make_context()
-        PASSES["ascend-autodiff"]()().apply(ctx, module)
-        PASSES["ascend-loss-scale"]()().apply(ctx, module)
-    print(print_module(module), end="")
-
+    example_main(build(), __doc__.splitlines()[0])
 
 if __name__ == "__main__":
     main()
