@@ -22,7 +22,9 @@ agreement inside one kernel): whether a kernel exists for the dtypes is the
 precision pass's question, so an fp32 graph holding an fp16-only Conv2D parses.
 
 An optional `name` attribute holds the TF/ONNX node name that the
-`keep_dtype` and `customize_dtypes` files refer to.
+`keep_dtype` and `customize_dtypes` files refer to. A unit `keep_dtype` attribute
+pins the op to its original dtype under every precision mode and policy (the
+loss, loss scaling and optimizer updates carry it; see `AscendOp.keep_dtype`).
 
 ```mlir
 %y = ascend.MatMulV2 %x, %w {transpose_x2 = true, name = "fc1"} : (tensor<8x16xf32>, tensor<32x16xf32>) -> tensor<8x32xf32>
@@ -49,6 +51,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     StringAttr,
     TensorType,
+    UnitAttr,
     i64,
 )
 from xdsl.ir import Attribute, Data, Dialect, Operation, SSAValue, TypeAttribute
@@ -289,6 +292,10 @@ class AscendOp(IRDLOperation, ABC):
     caps = opt_prop_def(CapsAttr)
     list_kind = opt_prop_def(ListKindAttr, prop_name="list")
     node_name = opt_prop_def(StringAttr, prop_name="name")
+    keep_dtype = opt_prop_def(UnitAttr, prop_name="keep_dtype")
+    """Set by the passes that emit training machinery (the loss, the unscale, the loss-scale
+    state, the optimizer update): every precision mode and policy keeps the op in its
+    original dtype, as a `keep_dtype` entry would; only `customize_dtypes` overrides it."""
 
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure())
