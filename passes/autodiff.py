@@ -47,8 +47,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from ascend_mp.builder import Emitter, dtype, finish_function, new_function, shape, tensor
 from ascend_mp.dialects import ascend as A
+from ascend_mp.emit import Emitter, dtype, finish_function, mark_keep_dtype, name_new_ops, new_function, shape, tensor
 from ascend_mp.dtypes import is_float, tensor_dtype
 from ascend_mp.errors import AscendError
 from ascend_mp.ir import location_of
@@ -895,19 +895,6 @@ def differentiate(module: ModuleOp, func_name: str = "forward", wrt: int | None 
     finish_function(new_fn, new_block, results)
     module.body.blocks[0].insert_op_after(new_fn, fwd)
     return new_fn
-
-
-def name_new_ops(block: Block, after: Operation | None, scope: str) -> None:
-    """Give the unnamed ops after `after` TF-style names: `<scope>/<OpType>[_k]`."""
-    op = block.first_op if after is None else after.next_op
-    seen: dict[str, int] = {}
-    while op is not None:
-        if isinstance(op, A.AscendOp) and "name" not in op.properties:
-            kind = op.name.removeprefix("ascend.")
-            k = seen.get(kind, 0)
-            seen[kind] = k + 1
-            op.properties["name"] = A.to_attr(f"{scope}/{kind}" + (f"_{k}" if k else ""))
-        op = op.next_op
 
 
 @dataclass(frozen=True)

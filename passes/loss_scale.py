@@ -72,8 +72,8 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, Module
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from ascend_mp.builder import Emitter, dtype, finish_function, new_function, shape, tensor
 from ascend_mp.dialects import ascend as A
+from ascend_mp.emit import Emitter, dtype, finish_function, mark_keep_dtype, name_new_ops, new_function, shape, tensor
 from ascend_mp.errors import AscendError
 
 OPTIMIZERS = ("sgd", "momentum", "adam")
@@ -124,8 +124,6 @@ def select(e: Emitter, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
 
 def _name_ops(after: Operation | None, scope: str) -> None:
     """Name the unnamed ops after `after`: `<scope>/<OpType>[_k]`."""
-    from ascend_mp.passes.autodiff import name_new_ops
-
     assert after is not None and after.parent is not None
     name_new_ops(after.parent, after, scope)
 
