@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
 from ascend_mp.dialects import ascend
-from ascend_mp.emit import Emitter, dense, dtype, finish_function, new_function, shape, tensor
+from ascend_mp.emit import Emitter, dense, dtype, finish_function, mark_all, new_function, shape, tensor
 from ascend_mp.errors import AscendError
 
 __all__ = [
@@ -363,10 +363,12 @@ class Sequential:
             pos += len(ps)
         return x
 
-    def forward_module(self, batch: int, dtype: str = "f32") -> ModuleOp:
+    def forward_module(self, batch: int, dtype: str = "f32", keep_loss: bool = True) -> ModuleOp:
         """`@forward(params..., x, labels_onehot) -> mean loss (f32)` and `@predict(params..., x) -> logits`.
 
         `dtype` is the parameters' and activations' dtype; logits are cast to fp32 for the loss.
+        `keep_loss` marks the loss ops (`loss/SoftmaxCrossEntropyWithLogits`, `loss/ReduceMean`)
+        `keep_dtype`, so every precision mode computes the loss in fp32; False lets the mode decide.
         """
         if dtype not in ("f32", "f16", "bf16"):
             raise AscendError(f"forward_module: dtype must be f32, f16 or bf16, got '{dtype}'")
@@ -382,6 +384,8 @@ class Sequential:
         logits = e.cast(self._body(e, block.args[: len(ptypes)], block.args[-2]), "f32")
         sce = e.op(ascend.SoftmaxCrossEntropyWithLogitsOp, logits, block.args[-1], types=[tensor((batch,)), logits.type], name="loss/SoftmaxCrossEntropyWithLogits")
         loss = e.one(ascend.ReduceMeanOp, sce.results[0], type_=tensor(()), name="loss/ReduceMean", axes=[0])
+        if keep_loss:
+            mark_all([sce, loss.owner])  # pyright: ignore[reportArgumentType]
         finish_function(fwd, block, [loss])
 
         pred, block = new_function("predict", [*ptypes, xtype], [*names, "x"])
