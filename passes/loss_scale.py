@@ -498,3 +498,52 @@ class LossScalePass(ModulePass):
                 raise pass_error(PASS, op, f"no function @{grad_name} or @{self.func} in the module (functions: {function_names(op)})")
             grad = differentiate(op, self.func, self.wrt, grad_name, self.keep_loss)
         build_train_step(op, grad, cfg, self.step_func)
+
+
+# --------------------------------------------------------------------------------------
+# Pass order in a pipeline
+# --------------------------------------------------------------------------------------
+
+PRECISION = "ascend-precision"
+AUTODIFF = "ascend-autodiff"
+
+
+def order_training_passes(passes: Sequence[ModulePass], flags_precision: ModulePass | None = None) -> tuple[ModulePass, ...]:
+    """Check and complete a pipeline that holds the training passes, as `ascend-opt` runs it.
+
+    CANN applies the precision mode to the whole training graph, forward and backward,
+    before the loss-scale step. So `flags_precision` (the ATC flags' pass) goes after the
+    last `ascend-autodiff` that precedes the first `ascend-loss-scale` (or right before that
+    loss-scale pass; at the front when neither pass is in the pipeline); a precision pass
+    before a loss-scale pass that must differentiate by itself gets an
+    `ascend-autodiff{if-missing=true}` in front of it (a no-op when the gradient function
+    exists), so the precision mode sees the backward too. `ascend-precision` before
+    `ascend-autodiff` is a one-line error: the backward would be derived from the fp16
+    forward without kernel selection. Every other order is correct or fails at run time with
+    a one-line error (`ascend-autodiff` after `ascend-loss-scale`, either pass twice).
+    """
+    out = list(passes)
+    if flags_precision is not None:
+        first_ls = next((i for i, p in enumerate(out) if p.name == LossScalePass.name), None)
+        scope = out if first_ls is None else out[:first_ls]
+        last_ad = max((i for i, p in enumerate(scope) if p.name == AUTODIFF), default=None)
+        at = last_ad + 1 if last_ad is not None else first_ls if first_ls is not None else 0
+        out.insert(at, flags_precision)
+    for i, p in enumerate(out):
+        if p.name == AUTODIFF and any(q.name == PRECISION for q in out[:i]):
+            raise AscendError(
+                "ascend-precision runs before ascend-autodiff in this pipeline: the backward would be derived from the "
+                "reduced-precision forward without kernel selection; put ascend-precision after ascend-autodiff "
+                "(CANN applies precision to the forward and backward graph)"
+            )
+    for i, p in enumerate(out):
+        if not isinstance(p, LossScalePass) or any(q.name == AUTODIFF for q in out[:i]):
+            continue
+        first_precision = next((j for j, q in enumerate(out[:i]) if q.name == PRECISION), None)
+        if first_precision is not None:
+            from ascend_mp.passes.autodiff import AutodiffPass
+
+            ensure = AutodiffPass(func=p.func, wrt=p.wrt, grad_func=p.grad_func or f"{p.func}_grad", keep_loss=p.keep_loss, if_missing=True)
+            out.insert(first_precision, ensure)
+            break
+    return tuple(out)

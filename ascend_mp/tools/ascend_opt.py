@@ -3,7 +3,8 @@
     ascend-opt model.mlir --precision_mode=allow_mix_precision --modify_mixlist=ops.json
     ascend-opt model.mlir -p 'ascend-precision{mode=force_fp16}'
 
-The ATC flags expand to an `ascend-precision` pass run before any `-p` passes.
+The ATC flags expand to an `ascend-precision` pass run before any `-p` passes (after
+`ascend-autodiff` and before `ascend-loss-scale` when those are in the pipeline).
 Errors are one line (`file:line:col: error: ...`) on stderr with exit status 1;
 `-o FILE` is written only when everything succeeded (atomically).
 """
@@ -78,9 +79,12 @@ class AscendOptMain(xDSLOptMain):
     def setup_pipeline(self):
         super().setup_pipeline()
         options = precision_options(self.args)
-        if options:
-            precision = self.available_passes["ascend-precision"]()(**options)
-            self.pipeline = PassPipeline((precision, *self.pipeline.passes), self.pipeline.callback)
+        precision = self.available_passes["ascend-precision"]()(**options) if options else None
+        # The training passes' order (CANN applies precision after autodiff, before loss scaling).
+        from ascend_mp.passes.loss_scale import order_training_passes
+
+        passes = order_training_passes(self.pipeline.passes, precision)
+        self.pipeline = PassPipeline(passes, self.pipeline.callback)
 
     def apply_passes(self, prog: ModuleOp):
         from xdsl.utils.exceptions import VerifyException
