@@ -4,17 +4,22 @@
    and list kinds (the `ascend-attach-caps` pass), then the same MLP after
    `ascend-precision{mode=allow_mix_precision}` with its precision report summary.
 2. Trains the digits MLP (64-128-10) under allow_mix_precision with dynamic loss
-   scaling and prints fp32-vs-mixed test accuracy (`ascend_mp.train.demo`).
+   scaling (asked for explicitly: ascend-train's default mode is allow_fp32_to_fp16, as
+   CANN's for training) and prints fp32-vs-mixed test accuracy (`ascend_mp.train.demo`).
+
+It runs from an installed wheel too: the examples and the digits data are package data.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import ascend_mp.examples
 from ascend_mp.ir import make_context, print_module, read_module
 from ascend_mp.passes import PASSES
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(next(iter(ascend_mp.examples.__path__)))
+"""The examples folder: `examples/` of a checkout, `ascend_mp/examples/` of an installed wheel."""
 
 
 def show_capabilities(path: Path) -> None:

@@ -61,6 +61,7 @@ attribute and built by :func:`initial_state`.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -78,6 +79,9 @@ from ascend_mp.errors import AscendError, AscendPassError
 from ascend_mp.passes.autodiff import SEED_NAME, differentiate, function_names, pass_error
 
 PASS = "ascend-loss-scale"
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+"""The scale and the hyper-parameters are float32 constants in the IR."""
 
 OPTIMIZERS = ("sgd", "momentum", "adam")
 MANAGERS = ("dynamic", "fixed", "none")
@@ -425,8 +429,8 @@ class LossScalePass(ModulePass):
     beta2: float = 0.999
     epsilon: float = 1e-8
 
-    def config(self) -> LossScaleConfig:
-        """Validate the options and resolve the manager's defaults."""
+    def config(self, warn: bool = True) -> LossScaleConfig:
+        """Validate the options and resolve the manager's defaults (`warn`: log options that have no effect)."""
         p = self.name
         if self.manager not in MANAGERS:
             raise AscendPassError(f"{p}: manager must be one of {', '.join(MANAGERS)}, got '{self.manager}'")
@@ -438,7 +442,7 @@ class LossScalePass(ModulePass):
         fixed_opts = ("scale", "drop_overflow_update")
         given = {f.name for f in fields(self) if f.name in dynamic_opts + fixed_opts and getattr(self, f.name) is not None}
         unused = sorted(given - set(dynamic_opts if self.manager == "dynamic" else fixed_opts if self.manager == "fixed" else ()))
-        for opt in unused:
+        for opt in unused if warn else ():
             logger.warning("%s: option %s has no effect with manager=%s", p, opt.replace("_", "-"), self.manager)
         base = PRESETS[self.preset or "pytorch"]
 
@@ -454,17 +458,17 @@ class LossScalePass(ModulePass):
         elif self.manager == "none":
             init_scale = 1.0
         checks = [
-            (init_scale > 0 and np.isfinite(init_scale), "init-scale" if self.manager == "dynamic" else "scale", init_scale, "a positive finite number"),
-            (growth > 1, "growth-factor", growth, "> 1"),
+            (0 < init_scale <= FLOAT32_MAX, "init-scale" if self.manager == "dynamic" else "scale", init_scale, "a positive finite float32 number"),
+            (1 < growth <= FLOAT32_MAX, "growth-factor", growth, "> 1 and finite"),
             (0 < backoff < 1, "backoff-factor", backoff, "in (0, 1)"),
-            (interval >= 1 and interval == int(interval), "growth-interval", interval, "a positive integer"),
+            (1 <= interval < math.inf and interval == int(interval), "growth-interval", interval, "a positive integer"),
             (interval < 2**31, "growth-interval", interval, "below 2^31 (the clean-step counter is an int32)"),
-            (min_scale >= 0, "min-scale", min_scale, ">= 0"),
-            (self.lr > 0, "lr", self.lr, "> 0"),
+            (0 <= min_scale <= FLOAT32_MAX, "min-scale", min_scale, ">= 0 and finite"),
+            (0 < self.lr <= FLOAT32_MAX, "lr", self.lr, "> 0 and finite"),
             (0 <= self.momentum < 1, "momentum", self.momentum, "in [0, 1)"),
             (0 <= self.beta1 < 1, "beta1", self.beta1, "in [0, 1)"),
             (0 <= self.beta2 < 1, "beta2", self.beta2, "in [0, 1)"),
-            (self.epsilon > 0, "epsilon", self.epsilon, "> 0"),
+            (0 < self.epsilon <= FLOAT32_MAX, "epsilon", self.epsilon, "> 0 and finite"),
         ]
         for ok, opt, value, want in checks:
             if not ok:

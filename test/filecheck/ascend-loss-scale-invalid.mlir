@@ -15,10 +15,10 @@
 // OPT: ascend-loss-scale: optimizer must be one of sgd, momentum, adam, got 'rmsprop'
 // PRESET: ascend-loss-scale: preset must be one of pytorch, mindspore, tensorflow, got 'jax'
 // BACKOFF: ascend-loss-scale: backoff-factor must be in (0, 1), got 2
-// SCALE: ascend-loss-scale: scale must be a positive finite number, got -1
-// GROWTH: ascend-loss-scale: growth-factor must be > 1, got 1
+// SCALE: ascend-loss-scale: scale must be a positive finite float32 number, got -1
+// GROWTH: ascend-loss-scale: growth-factor must be > 1 and finite, got 1
 // INTERVAL: ascend-loss-scale: growth-interval must be a positive integer, got 0
-// LR: ascend-loss-scale: lr must be > 0, got 0
+// LR: ascend-loss-scale: lr must be > 0 and finite, got 0
 
 // CHECK: module: ascend-loss-scale: no function @forward_grad or @forward in the module (functions: @g)
 func.func @g(%x: tensor<2xf32>) -> tensor<2xf32> {
