@@ -43,13 +43,20 @@ def show_mixed_precision(path: Path) -> None:
     print(f"//   {report.ops_reduced} ops reduced, {report.casts_inserted} casts inserted\n")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m ascend_mp.demo", description=__doc__.splitlines()[0])
+    parser.add_argument("--epochs", type=int, default=20, help="training epochs of each run (default 20)")
+    args = parser.parse_args(argv)
+    if args.epochs < 1:
+        parser.error(f"--epochs must be positive, got {args.epochs}")
     for path in sorted(EXAMPLES.glob("*.mlir")):
         show_capabilities(path)
     show_mixed_precision(EXAMPLES / "mlp.mlir")
     from ascend_mp.train import demo
 
-    demo()
+    demo(epochs=args.epochs)
 
 
 if __name__ == "__main__":
