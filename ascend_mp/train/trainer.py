@@ -319,7 +319,9 @@ def write_plot(path: str | Path, history: dict[str, Any], title: str) -> None:
     used = np.concatenate([[init], scale])  # the scale each step ran with, then after the last one
     positive = np.where(used > 0, used, np.nan)
     ax2.step(np.arange(0, n + 1), positive, where="post", color="tab:orange", label="loss scale")
-    ax2.scatter([0], [init], color="tab:orange", marker="o", zorder=3, label=f"initial scale {init:g}")
+    exponent = math.log2(init) if init > 0 else 0.5
+    shown = f"2^{int(exponent)}" if exponent == int(exponent) else f"{init:g}"
+    ax2.scatter([0], [init], color="tab:orange", marker="o", zorder=3, label=f"initial scale {shown}")
     if overflow.any():
         ax2.scatter(x[overflow], positive[:-1][overflow], marker="v", color="red", s=14, zorder=3, label="overflow")
     if np.isfinite(positive).any():
