@@ -178,7 +178,7 @@ def _damaged(checkpoint: Path, tmp_path: Path, **changes: Any) -> Path:
         ({"param_1": np.full(10, np.nan, np.float32)}, "checkpoint field 'param_1' (dense_0_b) holds non-finite values"),
         ({"param_1": np.zeros(10, np.int32)}, "checkpoint field 'param_1' (dense_0_b) must hold floats, got int32"),
         ({"slot_0": np.zeros(2, np.float32)}, "checkpoint field 'slot_0' (zeros:0) has shape (2,), expected (64, 10)"),
-        ({"slot_0": None}, "checkpoint field 'slot_0' is missing"),
+        ({"slot_0": None}, "not a readable ascend-train checkpoint (field 'slot_0' is missing)"),
         ({"history": json.dumps([1, 2])}, "checkpoint field 'history' must be a JSON object, got list"),
         ({"history": "{not json"}, "checkpoint field 'history' is not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
         ({"history": json.dumps({"steps": {"loss": [1.0], "scale": [], "skipped": []}, "epochs": [], "underflow": {"samples": []}})}, "checkpoint field 'history' has 'steps' lists of different lengths"),

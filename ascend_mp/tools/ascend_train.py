@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--preset", choices=("pytorch", "mindspore", "tensorflow"), help="dynamic defaults (default pytorch: 2^16, x2, x0.5, 2000)")
     ls.add_argument("--init-scale", type=_number(float, 0, _FLOAT32_MAX, low_open=True), help="dynamic: initial scale")
     ls.add_argument("--growth-factor", type=_number(float, 1, _FLOAT32_MAX, low_open=True), help="dynamic: scale multiplier after growth-interval clean steps")
-    ls.add_argument("--backoff-factor", type=_number(float, 0, 1, low_open=True), help="dynamic: scale multiplier on overflow")
+    ls.add_argument("--backoff-factor", type=_number(float, 0, 1, low_open=True, high_open=True), help="dynamic: scale multiplier on overflow")
     ls.add_argument("--growth-interval", type=_number(int, 1, _INT32_MAX), help="dynamic: clean steps before the scale grows")
     ls.add_argument("--min-scale", type=_number(float, 0, _FLOAT32_MAX), help="dynamic: floor of the scale")
     ls.add_argument("--scale", type=_number(float, 0, _FLOAT32_MAX, low_open=True), help="fixed: the loss scale (default 128)")

@@ -385,7 +385,7 @@ class _Fields:
 
     def get(self, key: str) -> np.ndarray:
         if key not in self.arrays:
-            raise AscendError(f"{self.path}: checkpoint field '{key}' is missing")
+            raise AscendError(f"{self.path}: not a readable ascend-train checkpoint (field '{key}' is missing)")
         return self.arrays[key]
 
     def integer(self, key: str, high: int) -> int:
