@@ -76,3 +76,13 @@ builtin.module {
     func.return %l : tensor<f32>
   }
 }
+
+// -----
+
+// CHECK: @forward, op #1: ascend-autodiff: the gradient of ascend.BNTrainingUpdate needs its sum and square_sum from a BNTrainingReduce of the same input
+// LOC: ascend-autodiff-invalid.mlir:[[# @LINE + 2]]:3: ascend-autodiff: the gradient of ascend.BNTrainingUpdate needs
+func.func @forward(%x: tensor<2x3x2x2xf32>, %s: tensor<3xf32>, %ss: tensor<3xf32>, %c: tensor<3xf32>) -> tensor<f32> {
+  %y, %m, %v, %bm, %bv = ascend.BNTrainingUpdate %x, %s, %ss, %c, %c, %c, %c : (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %l = ascend.ReduceSum %y {axes = array<i64: 0, 1, 2, 3>} : (tensor<2x3x2x2xf32>) -> tensor<f32>
+  func.return %l : tensor<f32>
+}
