@@ -54,7 +54,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Data, Dialect, Operation, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Data, Dialect, Operation, OpTraits, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     OptionalDef,
@@ -72,7 +72,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, Pure
+from xdsl.traits import ConstantLike, MemoryAllocEffect, MemoryReadEffect, MemoryWriteEffect, OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
@@ -1668,9 +1668,19 @@ class ApplyAdamDOp(AscendOp):
 
 
 class FloatStatusOp(AscendOp, ABC):
-    """The float status ops touch a device register, so they are not Pure (never erased or merged)."""
+    """The float status ops touch a device register (Ascend's overflow flag), so they are not Pure.
 
-    traits = traits_def()
+    Each declares its effect on the register as an xDSL memory effect: Alloc allocates
+    the status buffer, Clear writes the register, Get reads the register and writes
+    its buffer. So `dce`/`canonicalize` never erase a Clear or a Get, `cse` never merges
+    two Gets (a write lies between any two) or two Clears, and passes that hoist or
+    speculate ops leave them in place (they are not speculatable).
+
+    The compute ops stay Pure: the register reports inf/NaN in the values the program
+    computes. An op whose result is unused may be erased by `dce`/`canonicalize`, and
+    its overflow is then not reported (it influenced nothing); two identical ops merged
+    by `cse` compute one value and report what it reports, as each would have.
+    """
 
     def verify_shapes(self) -> None:
         for v in (*self.operands, *self.results):
@@ -1678,6 +1688,21 @@ class FloatStatusOp(AscendOp, ABC):
                 self.fail("expects the float status buffer tensor<8xf32>")
 
 
+def _status_effects(*effects: OpTrait):  # noqa: ANN202
+    """Replace the Pure that a float status op inherits from `AscendOp` by its memory effects
+    (xDSL unites the traits of every base class, so a subclass cannot drop one itself)."""
+
+    def apply(cls: type[FloatStatusOp]) -> type[FloatStatusOp]:
+        kept = tuple(t for t in cls.traits if not isinstance(t, Pure))
+        traits = OpTraits(lambda: (*kept, *effects))
+        cls.traits = traits
+        cls.get_irdl_definition().traits = traits
+        return cls
+
+    return apply
+
+
+@_status_effects(MemoryAllocEffect())
 @irdl_op_definition
 class NPUAllocFloatStatusOp(FloatStatusOp):
     """Allocates the float status buffer. ```mlir
@@ -1690,6 +1715,7 @@ class NPUAllocFloatStatusOp(FloatStatusOp):
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("data",)
 
 
+@_status_effects(MemoryWriteEffect())
 @irdl_op_definition
 class NPUClearFloatStatusOp(FloatStatusOp):
     """Clears the overflow flag; returns the cleared buffer."""
@@ -1700,6 +1726,7 @@ class NPUClearFloatStatusOp(FloatStatusOp):
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("addr", "data")
 
 
+@_status_effects(MemoryReadEffect(), MemoryWriteEffect())
 @irdl_op_definition
 class NPUGetFloatStatusOp(FloatStatusOp):
     """Reads the overflow flag: element 0 is nonzero if an AI Core kernel produced inf/NaN since the last clear."""
