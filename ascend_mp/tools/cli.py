@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import typing
 import os
 import signal
@@ -67,6 +68,7 @@ def one_line(message: object) -> str:
 
 def fail(prog: str, message: object, status: int = EXIT_ERROR) -> NoReturn:
     """Print `<prog>: error: <message>` (one line) and exit with `status`."""
+    flush_warnings(prog)
     print(f"{prog}: error: {one_line(message)}", file=sys.stderr)
     sys.exit(status)
 
@@ -113,6 +115,7 @@ def run_tool(prog: str, body: Callable[[], None], extra: Callable[[BaseException
             raise
         fail(prog, message)
     finally:
+        flush_warnings(prog)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 
@@ -152,20 +155,56 @@ def add_log_argument(parser: argparse.ArgumentParser) -> None:
                              "warning (default), error, or null")
 
 
+SHOWN_PER_KIND = 5
+"""Warnings of one kind (the same message but for quoted names and numbers) printed before the rest are
+summarised in one line at the end of the run."""
+
+
+class _Summarise(logging.Filter):
+    """Let through the first SHOWN_PER_KIND warnings of each kind; count the others."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: dict[str, int] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.WARNING:
+            return True
+        kind = _KIND.sub("_", record.getMessage())
+        self.seen[kind] = self.seen.get(kind, 0) + 1
+        return self.seen[kind] <= SHOWN_PER_KIND
+
+    def hidden(self) -> int:
+        return sum(max(0, n - SHOWN_PER_KIND) for n in self.seen.values())
+
+
+_KIND = re.compile(r"'[^']*'|\"[^\"]*\"|\d+")
 _handler: logging.Handler | None = None
+_summary: _Summarise | None = None
 
 
 def setup_logging(prog: str, level: str) -> None:
-    """Print the `ascend_mp` logger's messages at `level` and above as `<prog>: <level>: ...` lines."""
-    global _handler
+    """Print the `ascend_mp` logger's messages at `level` and above as `<prog>: <level>: ...` lines
+    (at most SHOWN_PER_KIND warnings of a kind; `flush_warnings` prints how many more there were)."""
+    global _handler, _summary
     log = logging.getLogger("ascend_mp")
     if _handler is not None:
         log.removeHandler(_handler)
     _handler = logging.StreamHandler(sys.stderr)
     _handler.setFormatter(_OneLineFormatter(prog))
+    _summary = _Summarise()
+    _handler.addFilter(_summary)
     log.addHandler(_handler)
     log.propagate = False
     log.setLevel(logging.CRITICAL + 1 if level == "null" else getattr(logging, level.upper()))
+
+
+def flush_warnings(prog: str) -> None:
+    """One line saying how many warnings `setup_logging`'s handler left out (if any)."""
+    global _summary
+    if _summary is not None and _summary.hidden():
+        print(f"{prog}: warning: {_summary.hidden()} more warnings like the ones above not shown", file=sys.stderr)
+    _summary = None
 
 
 # --------------------------------------------------------------------------------------
