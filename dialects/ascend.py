@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
     BoolAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
     Float32Type,
     FloatAttr,
     IntegerAttr,
@@ -623,28 +624,31 @@ class ConvOp(AscendOp, ABC):
 
 @irdl_op_definition
 class ConstOp(AscendOp):
-    """A constant tensor (TF's `Const`).
+    """A constant tensor (TF's `Const`): inline `dense<...>` elements, or a `dense_resource<...>`
+    blob for weights (MLIR's `{-# dialect_resources #-}` section; see `ascend_mp.resources`).
 
     ```mlir
     %c = ascend.Const dense<1.0> : tensor<4xf32>
+    %w = ascend.Const dense_resource<fc1.weight> {name = "fc1.weight"} : tensor<32x16xf32>
     ```
     """
 
     name = "ascend.Const"
     UNIT: ClassVar[Unit] = Unit.CONST
-    value = prop_def(DenseIntOrFPElementsAttr)
+    value = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr)
     y = result_def(TensorType)
     traits = traits_def(Pure(), ConstantLike())
     assembly_format = None
 
-    def __init__(self, value: DenseIntOrFPElementsAttr, **props: object):
+    def __init__(self, value: DenseIntOrFPElementsAttr | DenseResourceAttr, **props: object):
         super().__init__(result_types=[value.type], value=value, **props)
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstOp:
+        pos = parser.pos
         value = parser.parse_attribute()
-        if not isinstance(value, DenseIntOrFPElementsAttr):
-            parser.raise_error("ascend.Const expects a dense elements attribute")
+        if not isinstance(value, (DenseIntOrFPElementsAttr, DenseResourceAttr)):
+            parser.raise_error("ascend.Const expects a dense or dense_resource elements attribute", pos)
         extra = parser.parse_optional_attr_dict()
         op = cls.build(result_types=[value.type], properties={"value": value})
         for key, attr in extra.items():
@@ -663,6 +667,12 @@ class ConstOp(AscendOp):
     def verify_shapes(self) -> None:
         if self.value.type != self.y.type:
             self.fail("expects the value's type to equal the result type")
+        if isinstance(self.value, DenseResourceAttr):
+            from ascend_mp.resources import resource_problem
+
+            problem = resource_problem(self.value)
+            if problem is not None:
+                self.fail(problem)
 
 
 @irdl_op_definition

@@ -370,7 +370,8 @@ def _contig(x: Array) -> Array:
 @kernel("Const")
 def _const(spec: OpSpec) -> KernelFn:
     dtype = spec.out_dtypes[0]
-    value = np.asarray(spec.attr("value")).astype(dtype).astype(spec.stored(dtype))
+    # a dense_resource blob arrives decoded and read-only: no copy when its dtype is already right
+    value = np.asarray(spec.attr("value")).astype(dtype, copy=False).astype(spec.stored(dtype), copy=False)
     value.setflags(write=False)
     return lambda: value
 
