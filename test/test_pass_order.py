@@ -216,4 +216,4 @@ def test_precision_after_loss_scale_keeps_the_machinery_fp32(mode: str) -> None:
     for op in step.walk():
         if isinstance(op, A.AscendOp) and is_kept(op) and not isinstance(op, A.CastOp):
             dtypes = {tensor_dtype(v.type) for v in (*op.operands, *op.results)} - {"i1", "i32", None}
-            assert dtypes == {"f32"}, f"{_name(op)}: {dtypes}"
+            assert dtypes <= {"f32"}, f"{_name(op)}: {dtypes}"
