@@ -11,7 +11,7 @@
 A progress bar for the whole run (loss, scale) shows when standard error is a terminal,
 unless --quiet. Errors are one line, `ascend-train: error: ...`, no traceback: exit status 2
 for a usage error (a bad option or value), 1 for any other error (also a run that diverged,
-after writing its history and plot), 130 on Ctrl-C. Outputs go through
+after writing its history and plot), 130 on Ctrl-C, 143 on SIGTERM. Outputs go through
 `ascend_mp.fileio.write_output`: never half-written; a device, pipe or symlink at an output
 path is written through, not replaced.
 """
@@ -22,6 +22,7 @@ import argparse
 import logging
 import math
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -206,6 +207,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Exit status (`ascend_mp.tools.cli`'s convention): 0; 2 on a usage error; 1 on any other
     error; 130 on Ctrl-C, quietly. Not `cli.run_tool`: its outputs must not wait for the end of
     the run (a checkpoint per epoch; a diverged run still writes its history and plot)."""
+    previous = None
+    try:  # SIGTERM exits 143 through the finally clauses (no temporary file is left behind)
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread
+        pass
     try:
         run(argv)
     except UsageError as e:
@@ -219,6 +225,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(EXIT_INTERRUPTED)
     finally:
         flush_warnings(PROG)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 if __name__ == "__main__":
