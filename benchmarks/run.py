@@ -307,7 +307,7 @@ def bench_memory(quick: bool) -> None:
                    note=f"({peaks['fp32'][1]} -> {peaks['mixed'][1]} bytes)"))
     for model in ("mlp", "cnn"):
         peaks = {}
-        for label, mode, scale in (("fp32", None, "none"), ("mixed", "allow_mix_precision", "dynamic")):
+        for label, mode, scale in (("fp32", None, "none"), ("fp32+dynamic", None, "dynamic"), ("mixed", "allow_mix_precision", "dynamic")):
             compiled, args = _training_step(model, mode, scale)
             compiled.program.run("train_step", *args, track_memory=True)
             peaks[label] = (compiled.program.peak_bytes, compiled.program.peak_activation_bytes)
@@ -315,6 +315,8 @@ def bench_memory(quick: bool) -> None:
                    note=f"({peaks['fp32'][0]} -> {peaks['mixed'][0]} bytes)"))
         report(Row(f"{model} training step (batch 64): mixed / fp32 activations", peaks["mixed"][1] / peaks["fp32"][1], "x", 0.55,
                    note=f"({peaks['fp32'][1]} -> {peaks['mixed'][1]} bytes)"))
+        report(Row(f"  the same graph: mixed / fp32 with dynamic loss scaling, activations", peaks["mixed"][1] / peaks["fp32+dynamic"][1], "x",
+                   note=f"({peaks['fp32+dynamic'][1]} -> {peaks['mixed'][1]} bytes)"))
 
 
 def bench_models(quick: bool) -> None:

@@ -553,10 +553,28 @@ class Program:
             arrays.append(arr.astype(F64) if arr.dtype != spec.dtype else arr)
         return arrays
 
+    def trace(self, func_name: str, *args: Any) -> tuple[list[np.ndarray[Any, Any]], list[tuple[np.ndarray[Any, Any], ...]]]:
+        """Run a function like :meth:`run` and also return what each op of its body computed:
+        one tuple of result arrays per op, in program order (`func.return` excluded). float16
+        results come as float32 arrays of their values (exact), as the executor holds them."""
+        fn = self.function(func_name)
+        arrays = list(self._check_args(fn, args))
+        for i in fn.carried_args:
+            arrays[i] = arrays[i].astype(F32)
+        self.status_register.flag = False
+        steps: list[tuple[np.ndarray[Any, Any], ...]] = []
+        with np.errstate(all="ignore"):
+            results, _, _ = self._walk(fn, arrays, False, False, steps)
+        for i in fn.carried_results:
+            results[i] = results[i].astype(F16)
+        return results, steps
+
     def _walk(
-        self, fn: CompiledFunction, args: Sequence[Any], track: bool, profile: bool
+        self, fn: CompiledFunction, args: Sequence[Any], track: bool, profile: bool,
+        trace: list[tuple[np.ndarray[Any, Any], ...]] | None = None,
     ) -> tuple[list[np.ndarray[Any, Any]], int, int]:
-        """Run the steps one by one, accounting live bytes and/or time per op type.
+        """Run the steps one by one, accounting live bytes and/or time per op type (and
+        appending each step's results to `trace`).
 
         Returns the results, the peak of live bytes (arguments included) and the peak of
         live activation bytes (buffers the steps allocate: the arguments excluded)."""
@@ -593,6 +611,8 @@ class Program:
             for slot, check in step.checks:
                 if not status.flag and check(regs[slot]):
                     status.flag = True
+            if trace is not None:
+                trace.append(tuple(regs[s] for s in step.outs))
             if track:
                 for s in step.outs:
                     if owner[s] == s:
