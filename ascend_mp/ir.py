@@ -18,9 +18,12 @@ from xdsl.context import Context
 from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, TypeAttribute
+from xdsl.ir import Block, BlockArgument, OpResult, SSAValue
 from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
-from xdsl.utils.mlir_lexer import MLIRTokenKind
+from xdsl.utils.lexer import Input
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from ascend_mp.dialects.ascend import Ascend
@@ -38,10 +41,37 @@ def make_context() -> Context:
     return ctx
 
 
+class _LinearLexer(MLIRLexer):
+    """xDSL's lexer with a string-literal pattern that fails in linear time.
+
+    xDSL 0.74's pattern `"(?:[^"\\\n\v\f]+|...)*"` nests a `+` inside a `*`: on an unterminated
+    literal the regex engine tries every way to split the line, so the time doubles with each
+    character (a typo like `{name = "relu1} : ...` hangs). One character per repetition keeps the
+    same language with a single way to match."""
+
+    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+
+
 class LocatingParser(Parser):
-    """A parser that records the source position of every op it parses."""
+    """A parser that records the source position of every op it parses (and lexes in linear time)."""
 
     line_offset: int = 0
+
+    def __init__(self, ctx: Context, input: str | bytes, name: str = "<unknown>") -> None:
+        super().__init__(ctx, "", name)
+        text = input.decode("utf-8") if isinstance(input, bytes) else input
+        self._parser_state = ParserState(_LinearLexer(Input(text, name)))
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        try:
+            return super().parse_module(allow_implicit_module)
+        except RecursionError:
+            state = self._parser_state
+            where = state.current_token.span.get_location()
+            raise AscendError(
+                f"{where.file}:{where.line + self.line_offset}:{where.col}: nesting too deep "
+                f"(ops, regions or attributes nested beyond Python's recursion limit)"
+            ) from None
 
     def parse_operation(self) -> Operation:
         start = self.pos
@@ -176,8 +206,58 @@ def first_invalid_op(module: Operation) -> tuple[Operation, VerifyException] | N
     return None
 
 
+def _position(block: Block, cache: dict[Block, dict[Operation, int]]) -> dict[Operation, int]:
+    found = cache.get(block)
+    if found is None:
+        found = cache[block] = {op: i for i, op in enumerate(block.ops)}
+    return found
+
+
+def _dominance_problem(value: SSAValue, user: Operation, cache: dict[Block, dict[Operation, int]]) -> str | None:
+    """Why `value` may not be used by `user` (None if its definition dominates the use)."""
+    if isinstance(value, BlockArgument):
+        block: Block | None = user.parent_block()
+        while block is not None and block is not value.block:
+            parent = block.parent_op()
+            block = parent.parent_block() if parent is not None else None
+        return None if block is not None else "is a block argument of another block"
+    if not isinstance(value, OpResult):
+        return None
+    definer = value.op
+    home = definer.parent_block()
+    ancestor: Operation | None = user
+    while ancestor is not None and ancestor.parent_block() is not home:
+        ancestor = ancestor.parent_op()
+    if home is None or ancestor is None:
+        return "is defined in a region that does not enclose this use"
+    if ancestor is definer:
+        return "is the result of this op itself" if ancestor is user else "is the result of an enclosing op"
+    positions = _position(home, cache)
+    if positions[definer] > positions[ancestor]:
+        return f"is used before its definition at {location_of(definer)}"
+    return None
+
+
+def check_dominance(module: Operation) -> None:
+    """Refuse IR whose functions are not in SSA dominance order (a use before its definition, a
+    cycle, an op using its own result); the error names the using op's location. Linear time."""
+    cache: dict[Block, dict[Operation, int]] = {}
+    for f in module.walk():
+        if not isinstance(f, func.FuncOp):
+            continue
+        for op in f.walk():
+            if op is f:
+                continue
+            for i, operand in enumerate(op.operands):
+                problem = _dominance_problem(operand, op, cache)
+                if problem is not None:
+                    name = f"%{operand.name_hint}" if operand.name_hint else f"operand #{i}"
+                    raise AscendError(f"{location_of(op)}: '{op.name}' operand #{i} ({name}) {problem}")
+
+
 def verify(module: ModuleOp) -> None:
     """Verify `module`; a failure is an AscendError naming the op's location and the problem."""
+    check_dominance(module)
     try:
         module.verify()
     except VerifyException as e:

@@ -77,10 +77,10 @@ def test_unknown_pass_and_bad_pipeline(tmp_path: Path, capsys: pytest.CaptureFix
     src = tmp_path / "m.mlir"
     src.write_text(GOOD)
     code, _, err = run([str(src), "-p", "no-such-pass"], capsys)
-    assert code == 1
+    assert code == 2
     assert "no-such-pass" in one_line_error(err)
     code, _, err = run([str(src), "-p", "ascend-attach-caps{"], capsys)
-    assert code == 1
+    assert code == 2
     assert "invalid pass pipeline" in one_line_error(err)
 
 
@@ -101,7 +101,7 @@ def test_output_file_is_atomic(tmp_path: Path, capsys: pytest.CaptureFixture[str
     src.write_text(BAD_SHAPE)
     assert run([str(src), "-o", str(out)], capsys)[0] == 1
     assert out.read_text() == before, "a failed run must not touch an existing output file"
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".ascend-")] == []
+    assert [p.name for p in tmp_path.iterdir() if ".ascend-tmp-" in p.name] == []
 
 
 def test_unwritable_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

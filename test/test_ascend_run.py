@@ -180,7 +180,8 @@ def test_input_errors(small: str, tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_usage_errors(small: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert error([small, "--bogus"], capsys) == "unrecognized arguments: --bogus"
-    assert error([small, "--seed", "x"], capsys) == "argument --seed: invalid int value: 'x'"
+    assert error([small, "--seed", "x"], capsys) == "argument --seed: expected an integer, got 'x'"
+    assert error([small, "--seed", "-1"], capsys) == "argument --seed: expected an integer from 0 to 2**128-1, got -1"
     assert error([small, "--precision_mode", "fast"], capsys).startswith("argument --precision_mode: invalid choice: 'fast'")
     assert error([small, "--function", "nope"], capsys) == "unknown function @nope (functions: @f, @helper, @g)"
     assert error([small, "--compare-modes", "--precision_mode", "force_fp16"], capsys) == (

@@ -272,11 +272,14 @@ def test_cli_attribution_json_and_text(capsys: pytest.CaptureFixture[str], tmp_p
     (["--attribute-errors", "fastest"], "--attribute-errors: unknown precision mode 'fastest' (modes: "),
     (["--attribute-errors", "force_fp16", "--precision_mode", "force_fp32"],
      "--attribute-errors runs every precision mode; drop --precision_mode/--precision_mode_v2"),
+    (["--attribute-errors", "force_fp16", "-o", "out.npz"], "--attribute-errors writes no .npz file; drop -o"),
 ])
-def test_cli_comparison_errors(capsys: pytest.CaptureFixture[str], extra: list[str], message: str) -> None:
+def test_cli_comparison_usage_errors(capsys: pytest.CaptureFixture[str], extra: list[str], message: str) -> None:
+    """Bad comparison flags: one line, `ascend-run: error: ...`, exit status 2 (a usage error)."""
     from ascend_mp.tools.ascend_run import main
 
     with pytest.raises(SystemExit) as info:
         main([str(EXAMPLES / "cnn.mlir"), *extra])
-    assert isinstance(info.value.code, str) and "\n" not in info.value.code
-    assert info.value.code.startswith(f"ascend-run: error: {message}")
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith(f"ascend-run: error: {message}"), err

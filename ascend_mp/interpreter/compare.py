@@ -368,8 +368,10 @@ def _json_number(v: float) -> float | str:
 
 
 def _check_mode(flag: str, mode: str) -> str:
+    from ascend_mp.tools.cli import UsageError
+
     if mode not in ALL_V1_MODES:
-        raise AscendError(f"{flag}: unknown precision mode '{mode}' (modes: {', '.join(ALL_V1_MODES)})")
+        raise UsageError(f"{flag}: unknown precision mode '{mode}' (modes: {', '.join(ALL_V1_MODES)})")
     return mode
 
 
@@ -383,8 +385,10 @@ def run_comparison(
     """What `ascend-run --compare-modes` / `--attribute-errors` print; `sample(seed)` gives one seed's inputs."""
     from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
 
+    from ascend_mp.tools.cli import UsageError
+
     if args.samples < 1:
-        raise AscendError(f"--samples expects a positive count, got {args.samples}")
+        raise UsageError(f"--samples expects a positive count, got {args.samples}")
     modes = list(ALL_V1_MODES)
     if args.modes is not None:
         modes = [_check_mode("--modes", m.strip()) for m in args.modes.split(",")]
