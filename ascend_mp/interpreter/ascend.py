@@ -61,7 +61,7 @@ import ml_dtypes
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ascend_mp.dialects.ascend import OPS_BY_TYPE, Unit
+from ascend_mp.dialects.ascend import OPS_BY_TYPE, Unit, pool_pads, pool_v2_out
 
 F16 = np.dtype(np.float16)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -462,6 +462,26 @@ def _relu(spec: OpSpec) -> KernelFn:
     return lambda x: np.maximum(x, zero)
 
 
+@kernel("Relu6", finite_preserving=True, exact=True)
+def _relu6(spec: OpSpec) -> KernelFn:
+    dtype = spec.compute or spec.in_dtypes[0]
+    zero, six = np.zeros((), dtype), np.asarray(6, dtype)
+    return lambda x: np.minimum(np.maximum(x, zero), six)
+
+
+@kernel("ClipByValue", finite_preserving=True, exact=True)
+def _clip_by_value(spec: OpSpec) -> KernelFn:
+    return lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi)
+
+
+@kernel("HardSigmoid", keeps_dtype=False)
+def _hard_sigmoid(spec: OpSpec) -> KernelFn:
+    dtype = spec.compute or F64  # integer operands: computed in float64, truncated by the result cast
+    alpha, beta = np.asarray(spec.attr("alpha"), dtype), np.asarray(spec.attr("beta"), dtype)
+    zero, one = np.zeros((), dtype), np.ones((), dtype)
+    return lambda x: np.minimum(np.maximum(x * alpha + beta, zero), one)
+
+
 @kernel("Rsqrt")
 def _rsqrt(spec: OpSpec) -> KernelFn:
     return lambda x: np.reciprocal(np.sqrt(x))
@@ -753,6 +773,78 @@ def _avg_pool(spec: OpSpec) -> KernelFn:
     return pool
 
 
+@dataclass(frozen=True)
+class PadPoolGeometry(PoolGeometry):
+    """MaxPoolV3/AvgPoolV2 pooling: explicit pads or TF's SAME/VALID, ceil_mode, global pooling."""
+
+    mode: str = "CALCULATED"
+    pads: tuple[int, int, int, int] = (0, 0, 0, 0)
+    ceil_mode: bool = False
+
+    @classmethod
+    def of(cls, spec: OpSpec) -> PadPoolGeometry:
+        fmt = spec.attr("data_format")
+        if spec.attr("global_pooling"):  # the window is the whole (static) H x W
+            n, c, h, w = _nchw_shape(spec.in_shapes[0], fmt)
+            if min(h, w) < 0:
+                raise KernelError(f"{spec.type} with global_pooling needs a static H and W, got {spec.in_shapes[0]}")
+            return cls(h, w, 1, 1, False, "VALID")
+        k, s, p = spec.attr("ksize"), spec.attr("strides"), tuple(spec.attr("pads"))
+        h, w = _spatial(fmt)
+        if any(k[i] != 1 or s[i] != 1 for i in range(4) if i not in (h, w)):
+            raise KernelError(f"{spec.type} pools only over H and W: ksize {list(k)} and strides {list(s)} must be 1 elsewhere")
+        return cls(k[h], k[w], s[h], s[w], False, spec.attr("padding_mode"), (p[0], p[1], p[2], p[3]), bool(spec.attr("ceil_mode")))
+
+    def layout(self, h: int, w: int) -> tuple[int, int, int, int, int, int]:
+        """(OH, OW, pad top, pad bottom, pad left, pad right); bottom/right include the ceil_mode overhang."""
+        pt, pb = pool_pads(h, self.kh, self.sh, self.mode, self.pads[0], self.pads[1])
+        pl, pr = pool_pads(w, self.kw, self.sw, self.mode, self.pads[2], self.pads[3])
+        oh = pool_v2_out(h, self.kh, self.sh, pt, pb, self.ceil_mode)
+        ow = pool_v2_out(w, self.kw, self.sw, pl, pr, self.ceil_mode)
+        extra_h = max((oh - 1) * self.sh + self.kh - (h + pt + pb), 0)
+        extra_w = max((ow - 1) * self.sw + self.kw - (w + pl + pr), 0)
+        return oh, ow, pt, pb + extra_h, pl, pr + extra_w
+
+    def divisors(self, h: int, w: int, exclusive: bool, dtype: np.dtype[Any]) -> Array:
+        """Per-window divisor: input elements (exclusive) or elements of the padded input (the
+        ceil_mode overhang excluded), shaped (1, 1, OH, OW)."""
+        if exclusive:
+            return self.windows(np.ones((1, 1, h, w), dtype), 0.0).sum(axis=(4, 5))
+        pt, pb = pool_pads(h, self.kh, self.sh, self.mode, self.pads[0], self.pads[1])
+        pl, pr = pool_pads(w, self.kw, self.sw, self.mode, self.pads[2], self.pads[3])
+        oh, ow, _, pb_all, _, pr_all = self.layout(h, w)
+        inside = np.zeros((1, 1, h + pt + pb_all, w + pl + pr_all), dtype)
+        inside[:, :, : h + pt + pb, : w + pl + pr] = 1
+        win = sliding_window_view(inside, (self.kh, self.kw), axis=(2, 3))
+        return win[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw].sum(axis=(4, 5))
+
+
+def _nchw_shape(shape: tuple[int, ...], fmt: str) -> tuple[int, int, int, int]:
+    n, a, b, c = shape
+    return (n, a, b, c) if fmt == "NCHW" else (n, c, a, b)
+
+
+@kernel("MaxPoolV3", finite_preserving=True, exact=True)
+def _max_pool_v3(spec: OpSpec) -> KernelFn:
+    fmt = spec.attr("data_format")
+    geo = PadPoolGeometry.of(spec)
+    return lambda x: _contig(_from_nchw(geo.windows(_to_nchw(x, fmt), -np.inf).max(axis=(4, 5)), fmt))
+
+
+@kernel("AvgPoolV2")
+def _avg_pool_v2(spec: OpSpec) -> KernelFn:
+    fmt = spec.attr("data_format")
+    geo = PadPoolGeometry.of(spec)
+    exclusive = bool(spec.attr("exclusive"))
+
+    def pool(x: Array) -> Array:
+        xn = _to_nchw(x, fmt)
+        total = geo.windows(xn, 0.0).sum(axis=(4, 5))
+        return _contig(_from_nchw(total / geo.divisors(xn.shape[2], xn.shape[3], exclusive, xn.dtype), fmt))
+
+    return pool
+
+
 @kernel("MaxPoolGrad")
 def _max_pool_grad(spec: OpSpec) -> KernelFn:
     fmt = spec.attr("data_format")
@@ -903,6 +995,19 @@ def _batch_norm(spec: OpSpec) -> KernelFn:
         inv = np.reciprocal(np.sqrt(var + eps))
         y = (x - m.reshape(shape)) * (scale * inv).reshape(shape) + offset.reshape(shape)
         return y, m, out_var
+
+    return bn
+
+
+@kernel("BNInfer")
+def _bn_infer(spec: OpSpec) -> KernelFn:
+    eps = float(spec.attr("epsilon"))
+    shape = [1] * len(spec.in_shapes[0])
+    shape[1] = -1
+
+    def bn(x: Array, scale: Array, offset: Array, mean: Array, variance: Array) -> Array:
+        inv = np.reciprocal(np.sqrt(variance + eps))
+        return (x - mean.reshape(shape)) * (scale * inv).reshape(shape) + offset.reshape(shape)
 
     return bn
 
