@@ -365,6 +365,8 @@ class AscendOp(IRDLOperation, ABC):
     """Operand/result definitions whose element types must agree (one kernel column)."""
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ()
     """Operand/result definitions that must be float tensors."""
+    CANN_INPUTS: ClassVar[tuple[str, ...] | None] = None
+    """CANN input names where they differ from the operand field names."""
     CANN_OUTPUTS: ClassVar[tuple[str, ...] | None] = None
     """CANN output names where they differ from the result field names."""
     UNIT: ClassVar[Unit] = Unit.VECTOR
@@ -988,8 +990,25 @@ class PowOp(BinaryOp):
     name = "ascend.Pow"
 
 
+def _expect_bool(op: AscendOp, values: Sequence[SSAValue], what: str) -> None:
+    for v in values:
+        assert isinstance(v.type, TensorType)
+        if dtype_name(v.type.element_type) != "i1":  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+            op.fail(f"expects a bool (i1) {what}, got {v.type.element_type}")  # pyright: ignore[reportUnknownMemberType]
+
+
+class CompareOp(BinaryOp, ABC):
+    """`y = x1 <op> x2` with NumPy broadcasting; the result is bool (`i1`)."""
+
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x1", "x2")
+
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        _expect_bool(self, [self.y], "result")
+
+
 @irdl_op_definition
-class GreaterOp(BinaryOp):
+class GreaterOp(CompareOp):
     """`y = x1 > x2` with NumPy broadcasting; the result is bool (`i1`), the operands float or integer.
 
     ```mlir
@@ -998,12 +1017,94 @@ class GreaterOp(BinaryOp):
     """
 
     name = "ascend.Greater"
-    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x1", "x2")
+
+
+@irdl_op_definition
+class LessOp(CompareOp):
+    """`y = x1 < x2` (bool result, NumPy broadcasting)."""
+
+    name = "ascend.Less"
+
+
+@irdl_op_definition
+class EqualOp(CompareOp):
+    """`y = x1 == x2` (bool result, NumPy broadcasting; NaN equals nothing). `IsNaN(x)` is
+    `LogicalNot(Equal(x, x))` (CANN's table has no IsNan).
+
+    ```mlir
+    %y = ascend.Equal %a, %b : (tensor<2x4xi32>, tensor<4xi32>) -> tensor<2x4xi1>
+    ```
+    """
+
+    name = "ascend.Equal"
+
+
+class LogicalBinaryOp(BinaryOp, ABC):
+    """Elementwise boolean `y = x1 <op> x2` on bool (`i1`) tensors, NumPy broadcasting."""
 
     def verify_shapes(self) -> None:
         super().verify_shapes()
-        if dtype_name(self.y.type.element_type) != "i1":  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
-            self.fail(f"expects a bool (i1) result, got {self.y.type.element_type}")  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
+        _expect_bool(self, [self.x1, self.x2, self.y], "operand and result")
+
+
+@irdl_op_definition
+class LogicalAndOp(LogicalBinaryOp):
+    """`y = x1 and x2`. ```mlir
+    %y = ascend.LogicalAnd %a, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    ```"""
+
+    name = "ascend.LogicalAnd"
+
+
+@irdl_op_definition
+class LogicalOrOp(LogicalBinaryOp):
+    """`y = x1 or x2`."""
+
+    name = "ascend.LogicalOr"
+
+
+@irdl_op_definition
+class LogicalNotOp(UnaryOp):
+    """`y = not x` on a bool (`i1`) tensor."""
+
+    name = "ascend.LogicalNot"
+
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        _expect_bool(self, [self.x, self.y], "operand and result")
+
+
+@irdl_op_definition
+class SelectV2Op(AscendOp):
+    """`result = condition ? then : else` elementwise, the three broadcast together (NumPy `where`).
+
+    CANN's inputs are `condition`, `then`, `else` (fields `x1`, `x2`: `else` is a Python keyword).
+
+    ```mlir
+    %y = ascend.SelectV2 %mask, %a, %fill : (tensor<1x1x4x4xi1>, tensor<2x3x4x4xf32>, tensor<f32>) -> tensor<2x3x4x4xf32>
+    ```
+    """
+
+    name = "ascend.SelectV2"
+    condition = operand_def(TensorType)
+    x1 = operand_def(TensorType)
+    x2 = operand_def(TensorType)
+    y = result_def(TensorType)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x1", "x2", "y")
+    UNIT: ClassVar[Unit] = Unit.DATA
+    CANN_INPUTS: ClassVar[tuple[str, ...] | None] = ("condition", "then", "else")
+    CANN_OUTPUTS: ClassVar[tuple[str, ...] | None] = ("result",)
+
+    def verify_shapes(self) -> None:
+        _expect_bool(self, [self.condition], "condition")
+        shapes = [shape_of(v) for v in self.operands]
+        out: tuple[int, ...] | None = shapes[0]
+        for s in shapes[1:]:
+            out = None if out is None else broadcast_shape(out, s)
+        if out is None:
+            self.fail(f"condition, then and else shapes {shapes[0]}, {shapes[1]}, {shapes[2]} do not broadcast")
+        elif not _dims_match(out, shape_of(self.y)):
+            self.fail(f"expects result shape {out}, got {shape_of(self.y)}")
 
 
 @irdl_op_definition
@@ -1125,6 +1226,16 @@ class LeakyReluOp(FloatUnaryOp):
 
     name = "ascend.LeakyRelu"
     negative_slope = float_prop(0.0)
+
+
+@irdl_op_definition
+class ErfOp(FloatUnaryOp):
+    """`y = erf(x)`; ONNX's exact Gelu is `0.5 * x * (1 + Erf(x / sqrt(2)))` (the dialect's Gelu is
+    CANN's tanh form). ```mlir
+    %y = ascend.Erf %x : (tensor<4xf32>) -> tensor<4xf32>
+    ```"""
+
+    name = "ascend.Erf"
 
 
 @irdl_op_definition
@@ -2023,7 +2134,13 @@ OPS: tuple[type[AscendOp], ...] = (
     MinimumOp,
     PowOp,
     GreaterOp,
+    LessOp,
+    EqualOp,
+    LogicalAndOp,
+    LogicalOrOp,
+    LogicalNotOp,
     SelectOp,
+    SelectV2Op,
     NegOp,
     ReluOp,
     SquareOp,
@@ -2031,6 +2148,7 @@ OPS: tuple[type[AscendOp], ...] = (
     ClipByValueOp,
     HardSigmoidOp,
     LeakyReluOp,
+    ErfOp,
     GeluOp,
     SigmoidOp,
     TanhOp,
@@ -2090,6 +2208,8 @@ def check_op_facts(cls: type[AscendOp]) -> None:
         unknown = [n for n in getattr(cls, fact) if n not in fields]
         if unknown:
             raise TypeError(f"{cls.name}: {fact} names {unknown}, which are not operands or results ({', '.join(fields)})")
+    if cls.CANN_INPUTS is not None and len(cls.CANN_INPUTS) != len(op_def.operands):
+        raise TypeError(f"{cls.name}: CANN_INPUTS has {len(cls.CANN_INPUTS)} names for {len(op_def.operands)} operands")
     if cls.CANN_OUTPUTS is not None and len(cls.CANN_OUTPUTS) != len(op_def.results):
         raise TypeError(f"{cls.name}: CANN_OUTPUTS has {len(cls.CANN_OUTPUTS)} names for {len(op_def.results)} results")
     if not isinstance(cls.UNIT, Unit):  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -2110,7 +2230,9 @@ def op_type(op: Operation) -> str:
 
 
 def cann_inputs(cls: type[AscendOp]) -> tuple[str, ...]:
-    """CANN input names of an op class: its operand definition names."""
+    """CANN input names of an op class: its operand definition names unless stated."""
+    if cls.CANN_INPUTS is not None:
+        return cls.CANN_INPUTS
     return tuple(name for name, _ in cls.get_irdl_definition().operands)
 
 

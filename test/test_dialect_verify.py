@@ -201,6 +201,47 @@ CASES: dict[str, tuple[str, str, str]] = {
         "ascend.HardSigmoid %x : (tensor<4xf32>) -> tensor<4xf16>",
         "'ascend.HardSigmoid' op expects input_x, output_y to have the same element type",
     ),
+    # -- transformer ops
+    "less_result_not_bool": (
+        "%a: tensor<4xf32>",
+        "ascend.Less %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>",
+        "'ascend.Less' op expects a bool (i1) result, got f32",
+    ),
+    "equal_shapes": (
+        "%a: tensor<4xf32>, %b: tensor<3xf32>",
+        "ascend.Equal %a, %b : (tensor<4xf32>, tensor<3xf32>) -> tensor<4xi1>",
+        "'ascend.Equal' op operand shapes (4,) and (3,) do not broadcast",
+    ),
+    "logical_and_float": (
+        "%a: tensor<4xf32>",
+        "ascend.LogicalAnd %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>",
+        "'ascend.LogicalAnd' op expects a bool (i1) operand and result, got f32",
+    ),
+    "logical_not_int": (
+        "%a: tensor<4xi32>",
+        "ascend.LogicalNot %a : (tensor<4xi32>) -> tensor<4xi32>",
+        "'ascend.LogicalNot' op expects a bool (i1) operand and result, got i32",
+    ),
+    "select_v2_condition": (
+        "%c: tensor<4xf32>, %a: tensor<4xf32>",
+        "ascend.SelectV2 %c, %a, %a : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>",
+        "'ascend.SelectV2' op expects a bool (i1) condition, got f32",
+    ),
+    "select_v2_broadcast": (
+        "%c: tensor<3xi1>, %a: tensor<2x4xf32>, %b: tensor<f32>",
+        "ascend.SelectV2 %c, %a, %b : (tensor<3xi1>, tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>",
+        "'ascend.SelectV2' op condition, then and else shapes (3,), (2, 4), () do not broadcast",
+    ),
+    "select_v2_result": (
+        "%c: tensor<2x1xi1>, %a: tensor<4xf32>, %b: tensor<f32>",
+        "ascend.SelectV2 %c, %a, %b : (tensor<2x1xi1>, tensor<4xf32>, tensor<f32>) -> tensor<4xf32>",
+        "'ascend.SelectV2' op expects result shape (2, 4), got (4,)",
+    ),
+    "erf_int": (
+        "%a: tensor<4xi32>",
+        "ascend.Erf %a : (tensor<4xi32>) -> tensor<4xi32>",
+        "'ascend.Erf' op expects float tensors for x, y",
+    ),
 }
 
 

@@ -1055,3 +1055,84 @@ def test_hard_sigmoid_defaults_are_canns() -> None:
     x = np.array([-4.0, 0.0, 1.5, 4.0], np.float32)
     ref = np.clip(f64(x) * float(np.float32(0.16666666)) + 0.5, 0, 1)
     assert_close(run("HardSigmoid", x), ref, scale=1)
+
+
+# --------------------------------------------------------------------------------------
+# Transformer ops: comparisons, logic, SelectV2, Erf
+# --------------------------------------------------------------------------------------
+
+
+def broadcast_index(index: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The element of an operand of `shape` that NumPy broadcasting pairs with result `index`."""
+    tail = index[len(index) - len(shape) :] if shape else ()
+    return tuple(i if n > 1 else 0 for i, n in zip(tail, shape))
+
+
+COMPARE = {"Less": lambda a, b: a < b, "Equal": lambda a, b: a == b, "Greater": lambda a, b: a > b}
+
+
+@pytest.mark.parametrize("dtype", [*LOW_FLOATS, np.dtype(np.int32)], ids=str)
+@pytest.mark.parametrize("op", ["Less", "Equal"])
+@EXAMPLES
+@given(data=st.data())
+def test_less_and_equal(op: str, dtype: np.dtype, data: st.DataObject) -> None:
+    shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=4))
+    if dtype.kind == "i":
+        a, b = (data.draw(hnp.arrays(dtype, s, elements=st.integers(-3, 3))) for s in shapes.input_shapes)
+    else:
+        a, b = (data.draw(arrays_of(dtype, s)) for s in shapes.input_shapes)
+    y = run(op, a, b, out=np.bool_)
+    assert y.shape == shapes.result_shape
+    for index in np.ndindex(*shapes.result_shape):  # element by element, in Python floats (NaN compares false)
+        va, vb = float(a[broadcast_index(index, a.shape)]), float(b[broadcast_index(index, b.shape)])
+        assert bool(y[index]) == COMPARE[op](va, vb), (index, va, vb)
+
+
+@EXAMPLES
+@given(data=st.data())
+def test_logical_ops(data: st.DataObject) -> None:
+    shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=4))
+    a, b = (data.draw(hnp.arrays(np.bool_, s)) for s in shapes.input_shapes)
+    y_and, y_or = run("LogicalAnd", a, b, out=np.bool_), run("LogicalOr", a, b, out=np.bool_)
+    y_not = run("LogicalNot", a, out=np.bool_)
+    for index in np.ndindex(*shapes.result_shape):
+        va, vb = bool(a[broadcast_index(index, a.shape)]), bool(b[broadcast_index(index, b.shape)])
+        assert bool(y_and[index]) == (va and vb) and bool(y_or[index]) == (va or vb)
+    for index in np.ndindex(*a.shape):
+        assert bool(y_not[index]) == (not bool(a[index]))
+
+
+@pytest.mark.parametrize("dtype", [*LOW_FLOATS, np.dtype(np.int32), np.dtype(np.bool_)], ids=str)
+@EXAMPLES
+@given(data=st.data())
+def test_select_v2_broadcasts_bit_exactly(dtype: np.dtype, data: st.DataObject) -> None:
+    shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=3, max_side=4))
+    cond = data.draw(hnp.arrays(np.bool_, shapes.input_shapes[0]))
+    if dtype.kind in "ib":
+        x1, x2 = (data.draw(hnp.arrays(dtype, s)) for s in shapes.input_shapes[1:])
+    else:
+        x1, x2 = (data.draw(arrays_of(dtype, s)) for s in shapes.input_shapes[1:])
+    y = run("SelectV2", cond, x1, x2, out=dtype)
+    assert y.shape == shapes.result_shape
+    for index in np.ndindex(*shapes.result_shape):
+        chosen = x1[broadcast_index(index, x1.shape)] if cond[broadcast_index(index, cond.shape)] else x2[broadcast_index(index, x2.shape)]
+        assert y[index].tobytes() == np.asarray(chosen, dtype).tobytes()
+
+
+@pytest.mark.parametrize("dtype", LOW_FLOATS, ids=str)
+@EXAMPLES
+@given(data=st.data())
+def test_erf(dtype: np.dtype, data: st.DataObject) -> None:
+    x = data.draw(arrays_of(dtype, SHAPES))
+    ref = np.array([math.erf(v) if not math.isnan(v) else math.nan for v in f64(x).reshape(-1)]).reshape(x.shape)
+    assert_close(run("Erf", x), ref, scale=1, k=4, ulps=1 if dtype != F32 else 2)
+
+
+def test_exact_gelu_from_erf_differs_from_the_tanh_gelu() -> None:
+    """ONNX's Gelu is 0.5 x (1 + erf(x / sqrt 2)); the dialect's Gelu is CANN's tanh form."""
+    x = np.linspace(-4, 4, 81)
+    erf = run("Erf", (x / math.sqrt(2)).astype(F32))
+    exact = 0.5 * x * (1 + f64(erf))
+    ref = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x])
+    assert np.abs(exact - ref).max() < 1e-6
+    assert np.abs(f64(run("Gelu", x.astype(F32))) - ref).max() > 1e-4

@@ -415,6 +415,11 @@ def _concat(spec: OpSpec) -> KernelFn:
     return lambda *xs: np.concatenate(xs, axis=dim)
 
 
+@kernel("SelectV2", finite_preserving=True)  # as Select: the operand not chosen goes nowhere
+def _select_v2(spec: OpSpec) -> KernelFn:
+    return np.where
+
+
 @kernel("Select", finite_preserving=True)  # a NaN in the operand not chosen goes nowhere: no `propagates`
 def _select(spec: OpSpec) -> KernelFn:
     if spec.in_shapes[0] == ():  # one flag for the whole tensor: copy the chosen operand
@@ -447,6 +452,11 @@ kernel("Pow", keeps_dtype=False)(_int_safe(np.power))
 kernel("Maximum", finite_preserving=True, exact=True)(simple(np.maximum))
 kernel("Minimum", finite_preserving=True, exact=True)(simple(np.minimum))
 kernel("Greater")(simple(np.greater))  # a bool result: nothing for the float status to watch
+kernel("Less")(simple(np.less))
+kernel("Equal")(simple(np.equal))
+kernel("LogicalAnd")(simple(np.logical_and))
+kernel("LogicalOr")(simple(np.logical_or))
+kernel("LogicalNot")(simple(np.logical_not))
 kernel("Neg", finite_preserving=True, propagates=(0,), exact=True)(simple(np.negative))
 kernel("Square", propagates=(0,))(simple(np.square))
 kernel("Exp")(simple(np.exp))
@@ -497,6 +507,22 @@ def _sigmoid(spec: OpSpec) -> KernelFn:
 def _leaky_relu(spec: OpSpec) -> KernelFn:
     slope = float(spec.attr("negative_slope"))
     return lambda x: np.where(x > 0, x, x * slope)
+
+
+def _erf_ufunc() -> Callable[[Array], Array]:
+    """scipy's erf ufunc when scipy is installed, else math.erf element by element (exact, slower)."""
+    try:
+        from scipy.special import erf  # pyright: ignore[reportMissingTypeStubs, reportUnknownVariableType]
+
+        return erf  # pyright: ignore[reportUnknownVariableType]
+    except ImportError:  # pragma: no cover - scipy comes with the test and train extras
+        scalar = np.frompyfunc(math.erf, 1, 1)
+        return lambda x: scalar(x).astype(x.dtype)
+
+
+@kernel("Erf", finite_preserving=True)
+def _erf(spec: OpSpec) -> KernelFn:
+    return _erf_ufunc()
 
 
 _GELU_C = math.sqrt(2.0 / math.pi)
