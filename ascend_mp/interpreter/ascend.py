@@ -62,6 +62,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ascend_mp.dialects.ascend import OPS_BY_TYPE, Unit, pool_pads, pool_v2_out
+from ascend_mp.errors import AscendError
 
 F16 = np.dtype(np.float16)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -77,8 +78,9 @@ Array = np.ndarray[Any, Any]
 KernelFn = Callable[..., Any]
 
 
-class KernelError(ValueError):
-    """An op the kernels cannot execute (e.g. pooling over the batch dimension)."""
+class KernelError(AscendError, ValueError):
+    """An op the kernels cannot execute (e.g. pooling over the batch dimension), or input it
+    cannot run on (an out-of-range gather index): a one-line user error."""
 
 
 class FloatStatus:
@@ -415,6 +417,40 @@ def _concat(spec: OpSpec) -> KernelFn:
     return lambda *xs: np.concatenate(xs, axis=dim)
 
 
+@kernel("GatherV2D", finite_preserving=True)
+def _gather_v2(spec: OpSpec) -> KernelFn:
+    axis = spec.attr("axis") % len(spec.in_shapes[0])
+
+    def gather(x: Array, indices: Array) -> Array:
+        n = x.shape[axis]
+        if indices.size and (int(indices.min()) < -n or int(indices.max()) >= n):
+            bad = indices[(indices < -n) | (indices >= n)].reshape(-1)[0]
+            raise KernelError(f"GatherV2D: index {int(bad)} is out of range for axis {axis} of size {n}")
+        return np.take(x, indices, axis=axis)
+
+    return gather
+
+
+@kernel("StridedSliceD", finite_preserving=True)
+def _strided_slice(spec: OpSpec) -> KernelFn:
+    begin, end, strides = spec.attr("begin"), spec.attr("end"), spec.attr("strides")
+    bm, em = spec.attr("begin_mask"), spec.attr("end_mask")
+    slices = tuple(slice(None if bm >> i & 1 else begin[i], None if em >> i & 1 else end[i], strides[i]) for i in range(len(begin)))
+    return lambda x: x[slices].copy()
+
+
+@kernel("BroadcastToD", finite_preserving=True, propagates=(0,))
+def _broadcast_to(spec: OpSpec) -> KernelFn:
+    shape = tuple(spec.attr("shape"))
+    return lambda x: np.broadcast_to(x, shape).copy()
+
+
+@kernel("TileD", finite_preserving=True)
+def _tile(spec: OpSpec) -> KernelFn:
+    multiples = tuple(spec.attr("multiples"))
+    return lambda x: np.tile(x, multiples)
+
+
 @kernel("SelectV2", finite_preserving=True)  # as Select: the operand not chosen goes nowhere
 def _select_v2(spec: OpSpec) -> KernelFn:
     return np.where
@@ -564,6 +600,20 @@ def _matmul(spec: OpSpec) -> KernelFn:
         return y if bias is None else y + bias
 
     return mm
+
+
+@kernel("BatchMatMulV2", propagates=(0, 1, 2))
+def _batch_matmul_v2(spec: OpSpec) -> KernelFn:
+    ta, tb = bool(spec.attr("adj_x1")), bool(spec.attr("adj_x2"))
+    ints = spec.compute is None
+
+    def bmm(a: Array, b: Array, bias: Array | None = None) -> Array:
+        if ints:
+            a, b = a.astype(np.int64), b.astype(np.int64)
+        y = np.matmul(a.swapaxes(-1, -2) if ta else a, b.swapaxes(-1, -2) if tb else b)
+        return y if bias is None else y + bias
+
+    return bmm
 
 
 @kernel("BatchMatMul", propagates=(0, 1))
