@@ -7,7 +7,8 @@ The facts of every dialect op (its inputs' and outputs' dtype columns,
 inputs and outputs the dialect models. What the real table does not state is
 stated here, as data, in :data:`STATED`: the dtype columns of `dynamicFormat`
 ops (Conv2D fp16 only, as CANN's guide says; cube ops with fp16-in/fp32-out
-columns; elementwise ops fp16 and fp32; Select like SelectV2) and the ops CANN keeps
+columns; elementwise ops fp16 and fp32; Select like SelectV2; the attribute (`D`) forms of
+data-movement ops like their tensor-operand twins) and the ops CANN keeps
 outside the AI Core table (`Const`). The AI CPU table (:data:`AICPU`) lists fp32 fallback kernels.
 
 `ascend910b` is `ascend910` with a bfloat16 twin of every float16 column (the
