@@ -829,17 +829,22 @@ class PoolGeometry:
         return _contig(dx[:, :, pt : pt + h, pl : pl + w])
 
 
-@kernel("MaxPool", finite_preserving=True, exact=True)
+def _pool_geometry(spec: OpSpec) -> PoolGeometry:
+    """TF SAME/VALID pooling (MaxPool, AvgPool) or explicit-pad pooling (MaxPoolV3, AvgPoolV2)."""
+    return PadPoolGeometry.of(spec) if spec.type in ("MaxPoolV3", "AvgPoolV2") else PoolGeometry.of(spec)
+
+
+@kernel("MaxPool", "MaxPoolV3", finite_preserving=True, exact=True)
 def _max_pool(spec: OpSpec) -> KernelFn:
     fmt = spec.attr("data_format")
-    geo = PoolGeometry.of(spec)
+    geo = _pool_geometry(spec)
     return lambda x: _contig(_from_nchw(geo.windows(_to_nchw(x, fmt), -np.inf).max(axis=(4, 5)), fmt))
 
 
-@kernel("AvgPool")
+@kernel("AvgPool", "AvgPoolV2")
 def _avg_pool(spec: OpSpec) -> KernelFn:
     fmt = spec.attr("data_format")
-    geo = PoolGeometry.of(spec)
+    geo = _pool_geometry(spec)
 
     def pool(x: Array) -> Array:
         xn = _to_nchw(x, fmt)
@@ -856,20 +861,22 @@ class PadPoolGeometry(PoolGeometry):
     mode: str = "CALCULATED"
     pads: tuple[int, int, int, int] = (0, 0, 0, 0)
     ceil_mode: bool = False
+    exclusive: bool = True
 
     @classmethod
     def of(cls, spec: OpSpec) -> PadPoolGeometry:
         fmt = spec.attr("data_format")
+        exclusive = bool(spec.attr("exclusive")) if spec.type == "AvgPoolV2" else True
         if spec.attr("global_pooling"):  # the window is the whole (static) H x W
             n, c, h, w = _nchw_shape(spec.in_shapes[0], fmt)
             if min(h, w) < 0:
                 raise KernelError(f"{spec.type} with global_pooling needs a static H and W, got {spec.in_shapes[0]}")
-            return cls(h, w, 1, 1, False, "VALID")
+            return cls(h, w, 1, 1, False, "VALID", exclusive=exclusive)
         k, s, p = spec.attr("ksize"), spec.attr("strides"), tuple(spec.attr("pads"))
         h, w = _spatial(fmt)
         if any(k[i] != 1 or s[i] != 1 for i in range(4) if i not in (h, w)):
             raise KernelError(f"{spec.type} pools only over H and W: ksize {list(k)} and strides {list(s)} must be 1 elsewhere")
-        return cls(k[h], k[w], s[h], s[w], False, spec.attr("padding_mode"), (p[0], p[1], p[2], p[3]), bool(spec.attr("ceil_mode")))
+        return cls(k[h], k[w], s[h], s[w], False, spec.attr("padding_mode"), (p[0], p[1], p[2], p[3]), bool(spec.attr("ceil_mode")), exclusive)
 
     def layout(self, h: int, w: int) -> tuple[int, int, int, int, int, int]:
         """(OH, OW, pad top, pad bottom, pad left, pad right); bottom/right include the ceil_mode overhang."""
@@ -881,10 +888,10 @@ class PadPoolGeometry(PoolGeometry):
         extra_w = max((ow - 1) * self.sw + self.kw - (w + pl + pr), 0)
         return oh, ow, pt, pb + extra_h, pl, pr + extra_w
 
-    def divisors(self, h: int, w: int, exclusive: bool, dtype: np.dtype[Any]) -> Array:
-        """Per-window divisor: input elements (exclusive) or elements of the padded input (the
-        ceil_mode overhang excluded), shaped (1, 1, OH, OW)."""
-        if exclusive:
+    def counts(self, h: int, w: int, dtype: np.dtype[Any]) -> Array | int:
+        """AvgPoolV2's per-window divisor: input elements (`exclusive`) or elements of the padded
+        input (the ceil_mode overhang excluded), shaped (1, 1, OH, OW)."""
+        if self.exclusive:
             return self.windows(np.ones((1, 1, h, w), dtype), 0.0).sum(axis=(4, 5))
         pt, pb = pool_pads(h, self.kh, self.sh, self.mode, self.pads[0], self.pads[1])
         pl, pr = pool_pads(w, self.kw, self.sw, self.mode, self.pads[2], self.pads[3])
@@ -898,27 +905,6 @@ class PadPoolGeometry(PoolGeometry):
 def _nchw_shape(shape: tuple[int, ...], fmt: str) -> tuple[int, int, int, int]:
     n, a, b, c = shape
     return (n, a, b, c) if fmt == "NCHW" else (n, c, a, b)
-
-
-@kernel("MaxPoolV3", finite_preserving=True, exact=True)
-def _max_pool_v3(spec: OpSpec) -> KernelFn:
-    fmt = spec.attr("data_format")
-    geo = PadPoolGeometry.of(spec)
-    return lambda x: _contig(_from_nchw(geo.windows(_to_nchw(x, fmt), -np.inf).max(axis=(4, 5)), fmt))
-
-
-@kernel("AvgPoolV2")
-def _avg_pool_v2(spec: OpSpec) -> KernelFn:
-    fmt = spec.attr("data_format")
-    geo = PadPoolGeometry.of(spec)
-    exclusive = bool(spec.attr("exclusive"))
-
-    def pool(x: Array) -> Array:
-        xn = _to_nchw(x, fmt)
-        total = geo.windows(xn, 0.0).sum(axis=(4, 5))
-        return _contig(_from_nchw(total / geo.divisors(xn.shape[2], xn.shape[3], exclusive, xn.dtype), fmt))
-
-    return pool
 
 
 @kernel("MaxPoolGrad")
