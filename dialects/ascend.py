@@ -436,10 +436,10 @@ class AscendOp(IRDLOperation, ABC):
     def verify_(self) -> None:
         named = self._named_values()
         for group, what in ((self.SAME_DTYPE, "the same"), (self.FLOAT_ONLY, "float")):
-            dtypes = {
-                n: dtype_name(v.type.element_type)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
+            dtypes = {  # every value of a variadic group counts (`input_values#1`)
+                (n if len(named.get(n, [])) == 1 else f"{n}#{i}"): dtype_name(v.type.element_type)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
                 for n in group
-                for v in named.get(n, [])
+                for i, v in enumerate(named.get(n, []))
             }
             if what == "float":
                 bad = [n for n, d in dtypes.items() if not is_float(d)]
@@ -654,6 +654,11 @@ class ConvOp(AscendOp, ABC):
             self.fail(f"input channels {x[c]} do not match filter channels {cin} x groups {groups}")
         if depthwise and x[c] >= 0 and cin >= 0 and x[c] != cin:
             self.fail(f"input channels {x[c]} do not match filter channels {cin}")
+        if not depthwise and out >= 0 and out % groups:
+            self.fail(f"output channels {out} are not a multiple of groups {groups}")
+        bias = self.operands[2] if len(self.operands) == 3 else None
+        if bias is not None and not _dims_match(shape_of(bias), (out,)):
+            self.fail(f"expects a bias of shape ({out},), got {shape_of(bias)}")
         want = list(x)
         want[c] = out
         for dim, k, pad_lo, pad_hi in ((h, kh, p[0], p[1]), (w, kw, p[2], p[3])):
