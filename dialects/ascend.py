@@ -916,6 +916,8 @@ class Conv2DBackpropInputOp(ConvOp):
 
     def verify_shapes(self) -> None:
         size = self.prop_ints("input_size")
+        if min(size, default=0) < 0:
+            self.fail(f"expects a static input_size, got {list(size)}")
         if not _dims_match(size, shape_of(self.y)):
             self.fail(f"expects the result shape to equal input_size {size}")
         self.check_conv(size, shape_of(self.filter), shape_of(self.out_backprop))
@@ -940,6 +942,8 @@ class Conv2DBackpropFilterOp(ConvOp):
 
     def verify_shapes(self) -> None:
         size = self.prop_ints("filter_size")
+        if min(size, default=0) < 0:
+            self.fail(f"expects a static filter_size, got {list(size)}")
         if not _dims_match(size, shape_of(self.y)):
             self.fail(f"expects the result shape to equal filter_size {size}")
         self.check_conv(shape_of(self.x), size, shape_of(self.out_backprop))

@@ -68,6 +68,16 @@ CASES: dict[str, tuple[str, str, str]] = {
         "ascend.ConcatV2D %a, %b {concat_dim = 1 : i64} : (tensor<2x3xf16>, tensor<2x3xf32>) -> tensor<2x6xf32>",
         "'ascend.ConcatV2D' op expects input_values, output_data to have the same element type, got input_values#0: f16, input_values#1: f32",
     ),
+    "conv_backprop_input_dynamic_size": (
+        "%w: tensor<4x3x3x3xf32>, %dy: tensor<1x4x6x6xf32>",
+        "ascend.Conv2DBackpropInput %w, %dy {input_size = array<i64: 1, 3, -1, 8>, strides = array<i64: 1, 1, 1, 1>} : (tensor<4x3x3x3xf32>, tensor<1x4x6x6xf32>) -> tensor<1x3x8x8xf32>",
+        "'ascend.Conv2DBackpropInput' op expects a static input_size, got [1, 3, -1, 8]",
+    ),
+    "conv_backprop_filter_dynamic_size": (
+        "%x: tensor<1x3x8x8xf32>, %dy: tensor<1x4x6x6xf32>",
+        "ascend.Conv2DBackpropFilter %x, %dy {filter_size = array<i64: 4, 3, -1, 3>, strides = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<4x3x3x3xf32>",
+        "'ascend.Conv2DBackpropFilter' op expects a static filter_size, got [4, 3, -1, 3]",
+    ),
     "depthwise_window": (
         f"%x: tensor<1x3x2x2xf32>, %w: tensor<3x3x3x1xf32>",
         "ascend.DepthwiseConv2D %x, %w {strides = array<i64: 1, 1, 1, 1>} : (tensor<1x3x2x2xf32>, tensor<3x3x3x1xf32>) -> tensor<1x3x1x1xf32>",
