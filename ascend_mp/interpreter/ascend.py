@@ -62,7 +62,8 @@ import ml_dtypes
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ascend_mp.dialects.ascend import OPS_BY_TYPE, Unit
+from ascend_mp.dialects.ascend import OPS_BY_TYPE, Unit, pool_pads, pool_v2_out
+from ascend_mp.errors import AscendError
 
 F16 = np.dtype(np.float16)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -78,8 +79,9 @@ Array = np.ndarray[Any, Any]
 KernelFn = Callable[..., Any]
 
 
-class KernelError(ValueError):
-    """An op the kernels cannot execute (e.g. pooling over the batch dimension)."""
+class KernelError(AscendError, ValueError):
+    """An op the kernels cannot execute (e.g. pooling over the batch dimension), or input it
+    cannot run on (an out-of-range gather index): a one-line user error."""
 
 
 class FloatStatus:
@@ -506,6 +508,45 @@ def _concat(spec: OpSpec) -> KernelFn:
     return lambda *xs: np.concatenate(xs, axis=dim)
 
 
+@kernel("GatherV2D", finite_preserving=True)
+def _gather_v2(spec: OpSpec) -> KernelFn:
+    axis = spec.attr("axis") % len(spec.in_shapes[0])
+
+    def gather(x: Array, indices: Array) -> Array:
+        n = x.shape[axis]
+        if indices.size and (int(indices.min()) < -n or int(indices.max()) >= n):
+            bad = indices[(indices < -n) | (indices >= n)].reshape(-1)[0]
+            raise KernelError(f"GatherV2D: index {int(bad)} is out of range for axis {axis} of size {n}")
+        return np.take(x, indices, axis=axis)
+
+    return gather
+
+
+@kernel("StridedSliceD", finite_preserving=True)
+def _strided_slice(spec: OpSpec) -> KernelFn:
+    begin, end, strides = spec.attr("begin"), spec.attr("end"), spec.attr("strides")
+    bm, em = spec.attr("begin_mask"), spec.attr("end_mask")
+    slices = tuple(slice(None if bm >> i & 1 else begin[i], None if em >> i & 1 else end[i], strides[i]) for i in range(len(begin)))
+    return lambda x: x[slices].copy()
+
+
+@kernel("BroadcastToD", finite_preserving=True, propagates=(0,))
+def _broadcast_to(spec: OpSpec) -> KernelFn:
+    shape = tuple(spec.attr("shape"))
+    return lambda x: np.broadcast_to(x, shape).copy()
+
+
+@kernel("TileD", finite_preserving=True)
+def _tile(spec: OpSpec) -> KernelFn:
+    multiples = tuple(spec.attr("multiples"))
+    return lambda x: np.tile(x, multiples)
+
+
+@kernel("SelectV2", finite_preserving=True)  # as Select: the operand not chosen goes nowhere
+def _select_v2(spec: OpSpec) -> KernelFn:
+    return np.where
+
+
 @kernel("Select", finite_preserving=True)  # a NaN in the operand not chosen goes nowhere: no `propagates`
 def _select(spec: OpSpec) -> KernelFn:
     if spec.in_shapes[0] == ():  # one flag for the whole tensor: copy the chosen operand
@@ -538,6 +579,11 @@ kernel("Pow", keeps_dtype=False)(_int_safe(np.power))
 kernel("Maximum", finite_preserving=True, exact=True)(simple(np.maximum))
 kernel("Minimum", finite_preserving=True, exact=True)(simple(np.minimum))
 kernel("Greater")(simple(np.greater))  # a bool result: nothing for the float status to watch
+kernel("Less")(simple(np.less))
+kernel("Equal")(simple(np.equal))
+kernel("LogicalAnd")(simple(np.logical_and))
+kernel("LogicalOr")(simple(np.logical_or))
+kernel("LogicalNot")(simple(np.logical_not))
 kernel("Neg", finite_preserving=True, propagates=(0,), exact=True)(simple(np.negative))
 kernel("Square", propagates=(0,))(simple(np.square))
 kernel("Exp")(simple(np.exp))
@@ -551,6 +597,26 @@ kernel("Tanh", finite_preserving=True)(simple(np.tanh))
 def _relu(spec: OpSpec) -> KernelFn:
     zero = np.zeros((), spec.compute or spec.in_dtypes[0])
     return lambda x: np.maximum(x, zero)
+
+
+@kernel("Relu6", finite_preserving=True, exact=True)
+def _relu6(spec: OpSpec) -> KernelFn:
+    dtype = spec.compute or spec.in_dtypes[0]
+    zero, six = np.zeros((), dtype), np.asarray(6, dtype)
+    return lambda x: np.minimum(np.maximum(x, zero), six)
+
+
+@kernel("ClipByValue", finite_preserving=True, exact=True)
+def _clip_by_value(spec: OpSpec) -> KernelFn:
+    return lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi)
+
+
+@kernel("HardSigmoid", keeps_dtype=False)
+def _hard_sigmoid(spec: OpSpec) -> KernelFn:
+    dtype = spec.compute or F64  # integer operands: computed in float64, truncated by the result cast
+    alpha, beta = np.asarray(spec.attr("alpha"), dtype), np.asarray(spec.attr("beta"), dtype)
+    zero, one = np.zeros((), dtype), np.ones((), dtype)
+    return lambda x: np.minimum(np.maximum(x * alpha + beta, zero), one)
 
 
 @kernel("Rsqrt")
@@ -568,6 +634,22 @@ def _sigmoid(spec: OpSpec) -> KernelFn:
 def _leaky_relu(spec: OpSpec) -> KernelFn:
     slope = float(spec.attr("negative_slope"))
     return lambda x: np.where(x > 0, x, x * slope)
+
+
+def _erf_ufunc() -> Callable[[Array], Array]:
+    """scipy's erf ufunc when scipy is installed, else math.erf element by element (exact, slower)."""
+    try:
+        from scipy.special import erf  # pyright: ignore[reportMissingTypeStubs, reportUnknownVariableType]
+
+        return erf  # pyright: ignore[reportUnknownVariableType]
+    except ImportError:  # pragma: no cover - scipy comes with the test and train extras
+        scalar = np.frompyfunc(math.erf, 1, 1)
+        return lambda x: scalar(x).astype(x.dtype)
+
+
+@kernel("Erf", finite_preserving=True)
+def _erf(spec: OpSpec) -> KernelFn:
+    return _erf_ufunc()
 
 
 _GELU_C = math.sqrt(2.0 / math.pi)
@@ -609,6 +691,20 @@ def _matmul(spec: OpSpec) -> KernelFn:
         return y if bias is None else y + bias
 
     return mm
+
+
+@kernel("BatchMatMulV2", propagates=(0, 1, 2))
+def _batch_matmul_v2(spec: OpSpec) -> KernelFn:
+    ta, tb = bool(spec.attr("adj_x1")), bool(spec.attr("adj_x2"))
+    ints = spec.compute is None
+
+    def bmm(a: Array, b: Array, bias: Array | None = None) -> Array:
+        if ints:
+            a, b = a.astype(np.int64), b.astype(np.int64)
+        y = np.matmul(a.swapaxes(-1, -2) if ta else a, b.swapaxes(-1, -2) if tb else b)
+        return y if bias is None else y + bias
+
+    return bmm
 
 
 @kernel("BatchMatMul", propagates=(0, 1))
@@ -824,17 +920,22 @@ class PoolGeometry:
         return _contig(dx[:, :, pt : pt + h, pl : pl + w])
 
 
-@kernel("MaxPool", finite_preserving=True, exact=True)
+def _pool_geometry(spec: OpSpec) -> PoolGeometry:
+    """TF SAME/VALID pooling (MaxPool, AvgPool) or explicit-pad pooling (MaxPoolV3, AvgPoolV2)."""
+    return PadPoolGeometry.of(spec) if spec.type in ("MaxPoolV3", "AvgPoolV2") else PoolGeometry.of(spec)
+
+
+@kernel("MaxPool", "MaxPoolV3", finite_preserving=True, exact=True)
 def _max_pool(spec: OpSpec) -> KernelFn:
     fmt = spec.attr("data_format")
-    geo = PoolGeometry.of(spec)
+    geo = _pool_geometry(spec)
     return lambda x: _contig(_from_nchw(geo.windows(_to_nchw(x, fmt), -np.inf).max(axis=(4, 5)), fmt))
 
 
-@kernel("AvgPool")
+@kernel("AvgPool", "AvgPoolV2")
 def _avg_pool(spec: OpSpec) -> KernelFn:
     fmt = spec.attr("data_format")
-    geo = PoolGeometry.of(spec)
+    geo = _pool_geometry(spec)
 
     def pool(x: Array) -> Array:
         xn = _to_nchw(x, fmt)
@@ -842,6 +943,59 @@ def _avg_pool(spec: OpSpec) -> KernelFn:
         return _contig(_from_nchw(total / geo.counts(xn.shape[2], xn.shape[3], xn.dtype), fmt))
 
     return pool
+
+
+@dataclass(frozen=True)
+class PadPoolGeometry(PoolGeometry):
+    """MaxPoolV3/AvgPoolV2 pooling: explicit pads or TF's SAME/VALID, ceil_mode, global pooling."""
+
+    mode: str = "CALCULATED"
+    pads: tuple[int, int, int, int] = (0, 0, 0, 0)
+    ceil_mode: bool = False
+    exclusive: bool = True
+
+    @classmethod
+    def of(cls, spec: OpSpec) -> PadPoolGeometry:
+        fmt = spec.attr("data_format")
+        exclusive = bool(spec.attr("exclusive")) if spec.type == "AvgPoolV2" else True
+        if spec.attr("global_pooling"):  # the window is the whole (static) H x W
+            n, c, h, w = _nchw_shape(spec.in_shapes[0], fmt)
+            if min(h, w) < 0:
+                raise KernelError(f"{spec.type} with global_pooling needs a static H and W, got {spec.in_shapes[0]}")
+            return cls(h, w, 1, 1, False, "VALID", exclusive=exclusive)
+        k, s, p = spec.attr("ksize"), spec.attr("strides"), tuple(spec.attr("pads"))
+        h, w = _spatial(fmt)
+        if any(k[i] != 1 or s[i] != 1 for i in range(4) if i not in (h, w)):
+            raise KernelError(f"{spec.type} pools only over H and W: ksize {list(k)} and strides {list(s)} must be 1 elsewhere")
+        return cls(k[h], k[w], s[h], s[w], False, spec.attr("padding_mode"), (p[0], p[1], p[2], p[3]), bool(spec.attr("ceil_mode")), exclusive)
+
+    def layout(self, h: int, w: int) -> tuple[int, int, int, int, int, int]:
+        """(OH, OW, pad top, pad bottom, pad left, pad right); bottom/right include the ceil_mode overhang."""
+        pt, pb = pool_pads(h, self.kh, self.sh, self.mode, self.pads[0], self.pads[1])
+        pl, pr = pool_pads(w, self.kw, self.sw, self.mode, self.pads[2], self.pads[3])
+        oh = pool_v2_out(h, self.kh, self.sh, pt, pb, self.ceil_mode)
+        ow = pool_v2_out(w, self.kw, self.sw, pl, pr, self.ceil_mode)
+        extra_h = max((oh - 1) * self.sh + self.kh - (h + pt + pb), 0)
+        extra_w = max((ow - 1) * self.sw + self.kw - (w + pl + pr), 0)
+        return oh, ow, pt, pb + extra_h, pl, pr + extra_w
+
+    def counts(self, h: int, w: int, dtype: np.dtype[Any]) -> Array | int:
+        """AvgPoolV2's per-window divisor: input elements (`exclusive`) or elements of the padded
+        input (the ceil_mode overhang excluded), shaped (1, 1, OH, OW)."""
+        if self.exclusive:
+            return self.windows(np.ones((1, 1, h, w), dtype), 0.0).sum(axis=(4, 5))
+        pt, pb = pool_pads(h, self.kh, self.sh, self.mode, self.pads[0], self.pads[1])
+        pl, pr = pool_pads(w, self.kw, self.sw, self.mode, self.pads[2], self.pads[3])
+        oh, ow, _, pb_all, _, pr_all = self.layout(h, w)
+        inside = np.zeros((1, 1, h + pt + pb_all, w + pl + pr_all), dtype)
+        inside[:, :, : h + pt + pb, : w + pl + pr] = 1
+        win = sliding_window_view(inside, (self.kh, self.kw), axis=(2, 3))
+        return win[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw].sum(axis=(4, 5))
+
+
+def _nchw_shape(shape: tuple[int, ...], fmt: str) -> tuple[int, int, int, int]:
+    n, a, b, c = shape
+    return (n, a, b, c) if fmt == "NCHW" else (n, c, a, b)
 
 
 @kernel("MaxPoolGrad")
@@ -994,6 +1148,19 @@ def _batch_norm(spec: OpSpec) -> KernelFn:
         inv = np.reciprocal(np.sqrt(var + eps))
         y = (x - m.reshape(shape)) * (scale * inv).reshape(shape) + offset.reshape(shape)
         return y, m, out_var
+
+    return bn
+
+
+@kernel("BNInfer")
+def _bn_infer(spec: OpSpec) -> KernelFn:
+    eps = float(spec.attr("epsilon"))
+    shape = [1] * len(spec.in_shapes[0])
+    shape[1] = -1
+
+    def bn(x: Array, scale: Array, offset: Array, mean: Array, variance: Array) -> Array:
+        inv = np.reciprocal(np.sqrt(variance + eps))
+        return (x - mean.reshape(shape)) * (scale * inv).reshape(shape) + offset.reshape(shape)
 
     return bn
 
