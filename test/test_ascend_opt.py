@@ -255,3 +255,31 @@ def test_ctrl_c_in_a_real_process_exits_130(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert (out, err) == (b"", b"")
     assert os.listdir(tmp_path) == []
+
+
+def test_readme_first_commands_work_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's first commands and Python snippet, run from a checkout root, with the shipped examples."""
+    import re
+    import shlex
+
+    from ascend_mp.tools import ascend_run
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    section = readme.split("## First commands", 1)[1].split("\n## ", 1)[0]
+    shell, python = re.findall(r"```(?:sh|python)\n(.*?)```", section, re.S)
+    (tmp_path / "examples").symlink_to(root / "examples")
+    monkeypatch.chdir(tmp_path)
+    lines = [line.split("  #")[0] for line in shell.replace("\\\n", " ").splitlines() if line.strip()]
+    assert lines[0] == ". .venv/bin/activate"
+    tools = {"ascend-opt": main, "ascend-run": ascend_run.main}
+    for line in lines[1:]:
+        argv = shlex.split(line)
+        try:
+            tools[argv[0]](argv[1:])
+        except SystemExit as e:
+            pytest.fail(f"{line}: exit {e.code}: {capsys.readouterr().err}")
+        capsys.readouterr()
+    assert (tmp_path / "report.json").exists() and "ascend.Cast" in (tmp_path / "model.fp16.mlir").read_text()
+    exec(compile(python, "README.md", "exec"), {})
+    assert "ascend.Cast" in capsys.readouterr().out
