@@ -3,7 +3,8 @@ one-line errors, outputs committed together only on success.
 
 Exit status: 0 success; 1 any error in the input, the files or the run (`<tool>: error: <message>`,
 one line); 2 a command-line usage error (unknown flag, bad flag value, conflicting flags; one line,
-no usage block); 130 interrupted by Ctrl-C (SIGINT; nothing printed); 143 terminated by SIGTERM.
+no usage block); 130 interrupted by Ctrl-C (SIGINT; nothing printed); 128+N ended by signal N
+(143 for SIGTERM, 129 for SIGHUP), after removing temporary files.
 Every output a run writes through `ascend_mp.fileio.write_output` is committed when the run
 succeeds and dropped otherwise (temporary files are removed on every exit path that runs code).
 
@@ -87,11 +88,12 @@ def run_tool(prog: str, body: Callable[[], None], extra: Callable[[BaseException
 
     `extra(e)` may turn other exception types into a one-line message (None: not handled).
     Returns normally on success (exit status 0)."""
-    previous = None
-    try:
-        previous = signal.signal(signal.SIGTERM, _terminate)  # so finally clauses remove temporary files
-    except ValueError:  # not the main thread
-        pass
+    previous: dict[int, Any] = {}
+    for signum in (signal.SIGTERM, signal.SIGHUP):  # so finally clauses remove temporary files
+        try:
+            previous[signum] = signal.signal(signum, _terminate)
+        except (ValueError, OSError, AttributeError):  # not the main thread, or no such signal here
+            pass
     try:
         with deferred_outputs():
             body()
@@ -116,8 +118,8 @@ def run_tool(prog: str, body: Callable[[], None], extra: Callable[[BaseException
         fail(prog, message)
     finally:
         flush_warnings(prog)
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _quiet_stdout() -> None:
