@@ -70,3 +70,14 @@ def test_termination_removes_temporary_files(signum: int, tmp_path: Path, monkey
 def test_printable_escapes_invisible_characters() -> None:
     assert printable("a\x00b\ufeffc\u2028d\te") == "a\\x00b\\ufeffc\\u2028d\\x09e"
     assert printable("plain text: ok") == "plain text: ok"
+
+
+def test_logging_is_restored_after_a_run() -> None:
+    import logging
+
+    from ascend_mp.tools.cli import setup_logging
+
+    log = logging.getLogger("ascend_mp")
+    before = (list(log.handlers), log.level, log.propagate)
+    assert status(lambda: setup_logging("tool", "info")) == 0
+    assert (list(log.handlers), log.level, log.propagate) == before

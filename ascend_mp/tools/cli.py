@@ -118,6 +118,7 @@ def run_tool(prog: str, body: Callable[[], None], extra: Callable[[BaseException
         fail(prog, message)
     finally:
         flush_warnings(prog)
+        teardown_logging()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
 
@@ -183,15 +184,18 @@ class _Summarise(logging.Filter):
 _KIND = re.compile(r"'[^']*'|\"[^\"]*\"|\d+")
 _handler: logging.Handler | None = None
 _summary: _Summarise | None = None
+_saved: tuple[int, bool] | None = None  # the logger's level and propagate flag before setup_logging
 
 
 def setup_logging(prog: str, level: str) -> None:
     """Print the `ascend_mp` logger's messages at `level` and above as `<prog>: <level>: ...` lines
     (at most SHOWN_PER_KIND warnings of a kind; `flush_warnings` prints how many more there were)."""
-    global _handler, _summary
+    global _handler, _summary, _saved
     log = logging.getLogger("ascend_mp")
     if _handler is not None:
         log.removeHandler(_handler)
+    if _saved is None:
+        _saved = (log.level, log.propagate)
     _handler = logging.StreamHandler(sys.stderr)
     _handler.setFormatter(_OneLineFormatter(prog))
     _summary = _Summarise()
@@ -199,6 +203,19 @@ def setup_logging(prog: str, level: str) -> None:
     log.addHandler(_handler)
     log.propagate = False
     log.setLevel(logging.CRITICAL + 1 if level == "null" else getattr(logging, level.upper()))
+
+
+def teardown_logging() -> None:
+    """Undo `setup_logging` (the tools run in-process too: tests, notebooks)."""
+    global _handler, _saved
+    log = logging.getLogger("ascend_mp")
+    if _handler is not None:
+        log.removeHandler(_handler)
+        _handler = None
+    if _saved is not None:
+        log.setLevel(_saved[0])
+        log.propagate = _saved[1]
+        _saved = None
 
 
 def flush_warnings(prog: str) -> None:
