@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
     BoolAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
     Float32Type,
     FloatAttr,
     IntegerAttr,
@@ -54,7 +55,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Data, Dialect, Operation, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Data, Dialect, Operation, OpTraits, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     OptionalDef,
@@ -72,7 +73,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, Pure
+from xdsl.traits import ConstantLike, MemoryAllocEffect, MemoryReadEffect, MemoryWriteEffect, OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
@@ -154,6 +155,23 @@ class CapsAttr(Data[tuple[Kernel, ...]]):
             printer.print_string(", ".join(str(k) for k in self.data))
 
 
+class Unit(StrEnum):
+    """Which unit runs an op, as the interpreter models it (DESIGN section 6).
+
+    `cube`: MatMul/Conv (inputs in their dtype, fp32 accumulation, one rounding);
+    `vector`: everything computed (fp16/bf16 widened to fp32, one rounding);
+    `data`: exact data movement and selection in the operands' dtype; `cast`, `const`,
+    `status` (the float status register) are their own kind.
+    """
+
+    VECTOR = auto()
+    CUBE = auto()
+    DATA = auto()
+    CAST = auto()
+    CONST = auto()
+    STATUS = auto()
+
+
 class ListKind(StrEnum):
     """CANN's mixed-precision lists: `precision_reduce` true / false / absent."""
 
@@ -228,6 +246,21 @@ def to_attr(value: object) -> Attribute:
     if isinstance(value, (list, tuple)):
         return _ints([int(v) for v in value])  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
     raise TypeError(f"cannot turn {value!r} into an attribute")
+
+
+def from_attr(attr: Attribute) -> object:
+    """The Python value of an attribute as ascend ops use it (the inverse of :func:`to_attr`)."""
+    if isinstance(attr, DenseArrayBase):
+        return tuple(int(v) for v in attr.get_values())  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    if isinstance(attr, IntegerAttr):
+        width = getattr(attr.type, "width", None)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        value = int(attr.value.data)
+        return bool(value) if width is not None and width.data == 1 else value  # pyright: ignore[reportUnknownMemberType]
+    if isinstance(attr, FloatAttr):
+        return float(attr.value.data)
+    if isinstance(attr, StringAttr):
+        return attr.data
+    raise TypeError(f"no Python value for attribute {attr}")
 
 
 # --------------------------------------------------------------------------------------
@@ -307,8 +340,18 @@ class AscendOp(IRDLOperation, ABC):
     """Operand/result definitions that must be float tensors."""
     CANN_OUTPUTS: ClassVar[tuple[str, ...] | None] = None
     """CANN output names where they differ from the result field names."""
-    CUBE: ClassVar[bool] = False
-    """Whether the op runs on the Cube unit (inputs in their dtype, fp32 accumulation)."""
+    UNIT: ClassVar[Unit] = Unit.VECTOR
+    """The unit that runs the op (the interpreter's numerics follow it)."""
+
+    @classmethod
+    def attr_defaults(cls) -> dict[str, object]:
+        """Declared default of every attribute that has one, as Python values (the one place
+        defaults are stated: parsing and construction fill them in, the interpreter reads them)."""
+        return {
+            name: from_attr(d.default_value)
+            for name, d in cls.get_irdl_definition().properties.items()
+            if d.default_value is not None
+        }
 
     def __init__(
         self,
@@ -538,7 +581,7 @@ class ConvOp(AscendOp, ABC):
     dilations = ints_prop((1, 1, 1, 1))
     groups = int_prop(1)
     data_format = str_prop("NCHW")
-    CUBE: ClassVar[bool] = True
+    UNIT: ClassVar[Unit] = Unit.CUBE
 
     def check_conv(self, x: Sequence[int], f: Sequence[int], y: Sequence[int], depthwise: bool = False) -> None:
         """x: input, f: filter (OIHW for NCHW, HWIO for NHWC; depthwise: HW C M), y: output."""
@@ -581,27 +624,31 @@ class ConvOp(AscendOp, ABC):
 
 @irdl_op_definition
 class ConstOp(AscendOp):
-    """A constant tensor (TF's `Const`).
+    """A constant tensor (TF's `Const`): inline `dense<...>` elements, or a `dense_resource<...>`
+    blob for weights (MLIR's `{-# dialect_resources #-}` section; see `ascend_mp.resources`).
 
     ```mlir
     %c = ascend.Const dense<1.0> : tensor<4xf32>
+    %w = ascend.Const dense_resource<fc1.weight> {name = "fc1.weight"} : tensor<32x16xf32>
     ```
     """
 
     name = "ascend.Const"
-    value = prop_def(DenseIntOrFPElementsAttr)
+    UNIT: ClassVar[Unit] = Unit.CONST
+    value = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr)
     y = result_def(TensorType)
     traits = traits_def(Pure(), ConstantLike())
     assembly_format = None
 
-    def __init__(self, value: DenseIntOrFPElementsAttr, **props: object):
+    def __init__(self, value: DenseIntOrFPElementsAttr | DenseResourceAttr, **props: object):
         super().__init__(result_types=[value.type], value=value, **props)
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstOp:
+        pos = parser.pos
         value = parser.parse_attribute()
-        if not isinstance(value, DenseIntOrFPElementsAttr):
-            parser.raise_error("ascend.Const expects a dense elements attribute")
+        if not isinstance(value, (DenseIntOrFPElementsAttr, DenseResourceAttr)):
+            parser.raise_error("ascend.Const expects a dense or dense_resource elements attribute", pos)
         extra = parser.parse_optional_attr_dict()
         op = cls.build(result_types=[value.type], properties={"value": value})
         for key, attr in extra.items():
@@ -620,6 +667,12 @@ class ConstOp(AscendOp):
     def verify_shapes(self) -> None:
         if self.value.type != self.y.type:
             self.fail("expects the value's type to equal the result type")
+        if isinstance(self.value, DenseResourceAttr):
+            from ascend_mp.resources import resource_problem
+
+            problem = resource_problem(self.value)
+            if problem is not None:
+                self.fail(problem)
 
 
 @irdl_op_definition
@@ -634,6 +687,7 @@ class CastOp(AscendOp):
     """
 
     name = "ascend.Cast"
+    UNIT: ClassVar[Unit] = Unit.CAST
     x = operand_def(TensorType)
     y = result_def(TensorType)
     dst_type = opt_prop_def(TypeAttribute)
@@ -660,7 +714,7 @@ class MatMulBase(AscendOp, ABC):
     transpose_x2 = bool_prop(False)
     SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x1", "x2")
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ()
-    CUBE: ClassVar[bool] = True
+    UNIT: ClassVar[Unit] = Unit.CUBE
 
     def verify_shapes(self) -> None:
         a, b, y = shape_of(self.x1), shape_of(self.x2), shape_of(self.y)
@@ -711,7 +765,7 @@ class BatchMatMulOp(AscendOp):
     adj_x1 = bool_prop(False)
     adj_x2 = bool_prop(False)
     SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x1", "x2")
-    CUBE: ClassVar[bool] = True
+    UNIT: ClassVar[Unit] = Unit.CUBE
 
     def verify_shapes(self) -> None:
         a, b, y = shape_of(self.x1), shape_of(self.x2), shape_of(self.y)
@@ -927,6 +981,7 @@ class SelectOp(AscendOp):
     """
 
     name = "ascend.Select"
+    UNIT: ClassVar[Unit] = Unit.DATA
     condition = operand_def(TensorType)
     x1 = operand_def(TensorType)
     x2 = operand_def(TensorType)
@@ -1275,6 +1330,7 @@ class ReshapeOp(AscendOp):
     ```"""
 
     name = "ascend.Reshape"
+    UNIT: ClassVar[Unit] = Unit.DATA
     x = operand_def(TensorType)
     y = result_def(TensorType)
     SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "y")
@@ -1290,6 +1346,7 @@ class TransposeOp(AscendOp):
     """Permutes dimensions: `y.shape[i] = x.shape[perm[i]]`."""
 
     name = "ascend.Transpose"
+    UNIT: ClassVar[Unit] = Unit.DATA
     x = operand_def(TensorType)
     y = result_def(TensorType)
     perm = ints_prop()
@@ -1311,6 +1368,7 @@ class ConcatV2DOp(AscendOp):
     ```"""
 
     name = "ascend.ConcatV2D"
+    UNIT: ClassVar[Unit] = Unit.DATA
     input_values = var_operand_def(TensorType)
     output_data = result_def(TensorType)
     concat_dim = int_prop(0)
@@ -1569,6 +1627,8 @@ class LayerNormGradOp(AscendOp):
     pd_x = result_def(TensorType)
     pd_gamma = result_def(TensorType)
     pd_beta = result_def(TensorType)
+    epsilon = float_prop(1e-7)
+    """Not a CANN attribute (CANN's LayerNormGrad assumes LayerNorm's default): the forward epsilon."""
     SAME_DTYPE: ClassVar[tuple[str, ...]] = ("dy", "x", "variance", "mean", "gamma", "pd_x", "pd_gamma", "pd_beta")
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("dy", "x", "pd_x")
 
@@ -1668,9 +1728,21 @@ class ApplyAdamDOp(AscendOp):
 
 
 class FloatStatusOp(AscendOp, ABC):
-    """The float status ops touch a device register, so they are not Pure (never erased or merged)."""
+    """The float status ops touch a device register (Ascend's overflow flag), so they are not Pure.
 
-    traits = traits_def()
+    Each declares its effect on the register as an xDSL memory effect: Alloc allocates
+    the status buffer, Clear writes the register, Get reads the register and writes
+    its buffer. So `dce`/`canonicalize` never erase a Clear or a Get, `cse` never merges
+    two Gets (a write lies between any two) or two Clears, and passes that hoist or
+    speculate ops leave them in place (they are not speculatable).
+
+    The compute ops stay Pure: the register reports inf/NaN in the values the program
+    computes. An op whose result is unused may be erased by `dce`/`canonicalize`, and
+    its overflow is then not reported (it influenced nothing); two identical ops merged
+    by `cse` compute one value and report what it reports, as each would have.
+    """
+
+    UNIT: ClassVar[Unit] = Unit.STATUS
 
     def verify_shapes(self) -> None:
         for v in (*self.operands, *self.results):
@@ -1678,6 +1750,21 @@ class FloatStatusOp(AscendOp, ABC):
                 self.fail("expects the float status buffer tensor<8xf32>")
 
 
+def _status_effects(*effects: OpTrait):  # noqa: ANN202
+    """Replace the Pure that a float status op inherits from `AscendOp` by its memory effects
+    (xDSL unites the traits of every base class, so a subclass cannot drop one itself)."""
+
+    def apply(cls: type[FloatStatusOp]) -> type[FloatStatusOp]:
+        kept = tuple(t for t in cls.traits if not isinstance(t, Pure))
+        traits = OpTraits(lambda: (*kept, *effects))
+        cls.traits = traits
+        cls.get_irdl_definition().traits = traits
+        return cls
+
+    return apply
+
+
+@_status_effects(MemoryAllocEffect())
 @irdl_op_definition
 class NPUAllocFloatStatusOp(FloatStatusOp):
     """Allocates the float status buffer. ```mlir
@@ -1690,6 +1777,7 @@ class NPUAllocFloatStatusOp(FloatStatusOp):
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("data",)
 
 
+@_status_effects(MemoryWriteEffect())
 @irdl_op_definition
 class NPUClearFloatStatusOp(FloatStatusOp):
     """Clears the overflow flag; returns the cleared buffer."""
@@ -1700,6 +1788,7 @@ class NPUClearFloatStatusOp(FloatStatusOp):
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("addr", "data")
 
 
+@_status_effects(MemoryReadEffect(), MemoryWriteEffect())
 @irdl_op_definition
 class NPUGetFloatStatusOp(FloatStatusOp):
     """Reads the overflow flag: element 0 is nonzero if an AI Core kernel produced inf/NaN since the last clear."""
@@ -1782,6 +1871,27 @@ OPS: tuple[type[AscendOp], ...] = (
     NPUClearFloatStatusOp,
     NPUGetFloatStatusOp,
 )
+
+
+
+def check_op_facts(cls: type[AscendOp]) -> None:
+    """Raise TypeError if an op's stated facts name things the op does not have (run at import,
+    so a misspelt SAME_DTYPE entry cannot silently disable a check)."""
+    op_def = cls.get_irdl_definition()
+    fields = [n for n, _ in op_def.operands] + [n for n, _ in op_def.results]
+    for fact in ("SAME_DTYPE", "FLOAT_ONLY"):
+        unknown = [n for n in getattr(cls, fact) if n not in fields]
+        if unknown:
+            raise TypeError(f"{cls.name}: {fact} names {unknown}, which are not operands or results ({', '.join(fields)})")
+    if cls.CANN_OUTPUTS is not None and len(cls.CANN_OUTPUTS) != len(op_def.results):
+        raise TypeError(f"{cls.name}: CANN_OUTPUTS has {len(cls.CANN_OUTPUTS)} names for {len(op_def.results)} results")
+    if not isinstance(cls.UNIT, Unit):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise TypeError(f"{cls.name}: UNIT {cls.UNIT!r} is not an ascend.Unit")
+    cls.attr_defaults()  # every declared default has a Python value
+
+
+for _cls in OPS:
+    check_op_facts(_cls)
 
 OPS_BY_TYPE: Mapping[str, type[AscendOp]] = {op.name.removeprefix("ascend."): op for op in OPS}
 """CANN op type (`"MatMulV2"`) -> op class."""

@@ -72,9 +72,12 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, Module
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from ascend_mp.builder import Emitter, dtype, finish_function, new_function, shape, tensor
 from ascend_mp.dialects import ascend as A
-from ascend_mp.errors import AscendError
+from ascend_mp.emit import Emitter, dtype, finish_function, mark_all, name_new_ops, new_function, shape, tensor
+from ascend_mp.errors import AscendError, AscendPassError
+from ascend_mp.passes.autodiff import SEED_NAME, differentiate, function_names, pass_error
+
+PASS = "ascend-loss-scale"
 
 OPTIMIZERS = ("sgd", "momentum", "adam")
 MANAGERS = ("dynamic", "fixed", "none")
@@ -124,8 +127,6 @@ def select(e: Emitter, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
 
 def _name_ops(after: Operation | None, scope: str) -> None:
     """Name the unnamed ops after `after`: `<scope>/<OpType>[_k]`."""
-    from ascend_mp.passes.autodiff import name_new_ops
-
     assert after is not None and after.parent is not None
     name_new_ops(after.parent, after, scope)
 
@@ -138,8 +139,6 @@ def _find(module: ModuleOp, name: str) -> func.FuncOp | None:
 
 
 def _seed_of(ops: Sequence[Operation]) -> A.ConstOp | None:
-    from ascend_mp.passes.autodiff import SEED_NAME
-
     for op in ops:
         if isinstance(op, A.ConstOp) and op.node_name is not None and op.node_name.data == SEED_NAME:
             return op
@@ -154,10 +153,10 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
     nparams = len(gret.arguments) - 1
     gargs = list(gblock.args)
     if nparams < 1 or nparams > len(gargs):
-        raise AscendError(f"ascend-loss-scale: @{grad.sym_name.data} must return (loss, one gradient per leading argument)")
+        raise pass_error(PASS, gret, f"@{grad.sym_name.data} must return (loss, one gradient per leading argument)")
     for i in range(nparams):
         if shape(gret.arguments[i + 1]) != shape(gargs[i]):
-            raise AscendError(f"ascend-loss-scale: result #{i + 1} of @{grad.sym_name.data} is not shaped like argument #{i}")
+            raise pass_error(PASS, gret, f"result #{i + 1} of @{grad.sym_name.data} is not shaped like argument #{i}")
     hints = [a.name_hint or f"p{i}" for i, a in enumerate(gargs)]
     param_types = [tensor(shape(a), "f32") for a in gargs[:nparams]]
     scalar = tensor(())
@@ -214,7 +213,7 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
         clones.append(clone)
     seed = _seed_of(clones)
     if seed is None:
-        raise AscendError(f"ascend-loss-scale: @{grad.sym_name.data} has no gradient seed (a Const named 'gradients/seed', as ascend-autodiff makes)")
+        raise pass_error(PASS, grad, f"@{grad.sym_name.data} has no gradient seed (a Const named 'gradients/seed', as ascend-autodiff makes)")
     scaling = cfg.manager != "none"  # without a manager the scale is 1: nothing to multiply or divide
     if scaling:
         seed_value = seed.results[0]
@@ -305,6 +304,8 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
         new_good = good_steps
 
     finish_function(fn, block, [*new_params, *new_state, loss, new_scale, new_good, new_step, overflow])
+    inlined = set(clones)
+    mark_all(op for op in block.ops if op not in inlined)  # the loss-scale machinery stays fp32 under every mode
     fn.attributes[ATTR] = DictionaryAttr(
         {
             "params": IntegerAttr(nparams, i64),
@@ -400,6 +401,8 @@ class LossScalePass(ModulePass):
     """Name of the generated function."""
     wrt: int | None = None
     """Passed to ascend-autodiff when the gradient function has to be made."""
+    keep_loss: bool = True
+    """Passed to ascend-autodiff when the gradient function has to be made."""
     manager: str = "dynamic"
     """`dynamic`, `fixed` or `none`."""
     preset: str | None = None
@@ -426,11 +429,11 @@ class LossScalePass(ModulePass):
         """Validate the options and resolve the manager's defaults."""
         p = self.name
         if self.manager not in MANAGERS:
-            raise AscendError(f"{p}: manager must be one of {', '.join(MANAGERS)}, got '{self.manager}'")
+            raise AscendPassError(f"{p}: manager must be one of {', '.join(MANAGERS)}, got '{self.manager}'")
         if self.optimizer not in OPTIMIZERS:
-            raise AscendError(f"{p}: optimizer must be one of {', '.join(OPTIMIZERS)}, got '{self.optimizer}'")
+            raise AscendPassError(f"{p}: optimizer must be one of {', '.join(OPTIMIZERS)}, got '{self.optimizer}'")
         if self.preset is not None and self.preset not in PRESETS:
-            raise AscendError(f"{p}: preset must be one of {', '.join(PRESETS)}, got '{self.preset}'")
+            raise AscendPassError(f"{p}: preset must be one of {', '.join(PRESETS)}, got '{self.preset}'")
         dynamic_opts = ("preset", "init_scale", "growth_factor", "backoff_factor", "growth_interval", "min_scale")
         fixed_opts = ("scale", "drop_overflow_update")
         given = {f.name for f in fields(self) if f.name in dynamic_opts + fixed_opts and getattr(self, f.name) is not None}
@@ -465,7 +468,7 @@ class LossScalePass(ModulePass):
         ]
         for ok, opt, value, want in checks:
             if not ok:
-                raise AscendError(f"{p}: {opt} must be {want}, got {value:g}")
+                raise AscendPassError(f"{p}: {opt} must be {want}, got {value:g}")
         return LossScaleConfig(
             manager=self.manager,
             optimizer=self.optimizer,
@@ -485,15 +488,13 @@ class LossScalePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         cfg = self.config()
-        if _find(op, self.step_func) is not None:
-            raise AscendError(f"{self.name}: function @{self.step_func} already exists")
+        existing = _find(op, self.step_func)
+        if existing is not None:
+            raise pass_error(PASS, existing, f"function @{self.step_func} already exists (ascend-loss-scale ran already)")
         grad_name = self.grad_func or f"{self.func}_grad"
         grad = _find(op, grad_name)
         if grad is None:
-            from ascend_mp.passes.autodiff import differentiate
-
             if _find(op, self.func) is None:
-                names = ", ".join(f"@{f.sym_name.data}" for f in op.ops if isinstance(f, func.FuncOp)) or "none"
-                raise AscendError(f"{self.name}: no function @{grad_name} or @{self.func} in the module (functions: {names})")
-            grad = differentiate(op, self.func, self.wrt, grad_name)
+                raise pass_error(PASS, op, f"no function @{grad_name} or @{self.func} in the module (functions: {function_names(op)})")
+            grad = differentiate(op, self.func, self.wrt, grad_name, self.keep_loss)
         build_train_step(op, grad, cfg, self.step_func)

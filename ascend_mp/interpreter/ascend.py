@@ -51,6 +51,7 @@ data_format order.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -60,6 +61,8 @@ import ml_dtypes
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ascend_mp.dialects.ascend import OPS_BY_TYPE, Unit
+
 F16 = np.dtype(np.float16)
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F32 = np.dtype(np.float32)
@@ -67,8 +70,8 @@ F64 = np.dtype(np.float64)
 FLOATS = frozenset((F16, BF16, F32, F64))
 """The numpy float dtypes the interpreter models."""
 
-VECTOR, CUBE, DATA, CAST, CONST, STATUS = "vector", "cube", "data", "cast", "const", "status"
-"""Kernel units: how :func:`make_kernel` treats dtypes around a kernel body."""
+VECTOR, CUBE, DATA, CAST, CONST, STATUS = Unit.VECTOR, Unit.CUBE, Unit.DATA, Unit.CAST, Unit.CONST, Unit.STATUS
+"""Kernel units (each op's `UNIT` in the dialect): how :func:`make_kernel` treats dtypes around a kernel body."""
 
 Array = np.ndarray[Any, Any]
 KernelFn = Callable[..., Any]
@@ -119,8 +122,13 @@ class OpSpec:
         return F32
 
     def attr(self, name: str) -> Any:
+        """The attribute's value: given, else the op definition's declared default."""
         try:
             return self.attrs[name]
+        except KeyError:
+            pass
+        try:
+            return declared_defaults(self.type)[name]
         except KeyError:
             raise KernelError(f"{self.type} needs the attribute '{name}'") from None
 
@@ -130,7 +138,7 @@ class KernelDef:
     """One table entry: a builder and how the result dtypes come about."""
 
     build: Callable[[OpSpec], KernelFn]
-    unit: str = VECTOR
+    unit: Unit = Unit.VECTOR
     finite_preserving: bool = False
     """Finite operands give finite results of the same dtype (so the float status
     check can be skipped when every operand was already checked)."""
@@ -148,20 +156,26 @@ KERNELS: dict[str, KernelDef] = {}
 """CANN op type -> kernel. Every op of the dialect has one (a registry test checks it)."""
 
 
+@functools.cache
+def declared_defaults(op_type: str) -> Mapping[str, Any]:
+    """The attribute defaults the dialect declares for an op type (empty for an unknown type)."""
+    cls = OPS_BY_TYPE.get(op_type)
+    return {} if cls is None else cls.attr_defaults()
+
+
 def kernel(
     *types: str,
-    unit: str = VECTOR,
     finite_preserving: bool = False,
     keeps_dtype: bool = True,
     propagates: tuple[int, ...] = (),
     exact: bool = False,
 ):
-    """Register a builder `spec -> function` for op types."""
+    """Register a builder `spec -> function` for op types (their unit is the dialect op's `UNIT`)."""
 
     def register(build: Callable[[OpSpec], KernelFn]) -> Callable[[OpSpec], KernelFn]:
         for t in types:
             assert t not in KERNELS, f"two kernels for {t}"
-            KERNELS[t] = KernelDef(build, unit, finite_preserving, keeps_dtype, propagates, exact)
+            KERNELS[t] = KernelDef(build, OPS_BY_TYPE[t].UNIT, finite_preserving, keeps_dtype, propagates, exact)
         return build
 
     return register
@@ -318,7 +332,7 @@ NONFINITE: dict[np.dtype[Any], Callable[[Array], bool]] = {
 
 
 def _reduce_axes(spec: OpSpec, rank: int) -> tuple[int, ...]:
-    axes = spec.attrs.get("axes", ()) or tuple(range(rank))
+    axes = spec.attr("axes") or tuple(range(rank))
     return tuple(sorted({a % rank for a in axes})) if rank else ()
 
 
@@ -353,15 +367,16 @@ def _contig(x: Array) -> Array:
 # --------------------------------------------------------------------------------------
 
 
-@kernel("Const", unit=CONST)
+@kernel("Const")
 def _const(spec: OpSpec) -> KernelFn:
     dtype = spec.out_dtypes[0]
-    value = np.asarray(spec.attr("value")).astype(dtype).astype(spec.stored(dtype))
+    # a dense_resource blob arrives decoded and read-only: no copy when its dtype is already right
+    value = np.asarray(spec.attr("value")).astype(dtype, copy=False).astype(spec.stored(dtype), copy=False)
     value.setflags(write=False)
     return lambda: value
 
 
-@kernel("Cast", unit=CAST, finite_preserving=True, propagates=(0,))
+@kernel("Cast", finite_preserving=True, propagates=(0,))
 def _cast(spec: OpSpec) -> KernelFn:
     (out,) = spec.out_dtypes
     src = spec.in_dtypes[0]
@@ -381,7 +396,7 @@ def _cast(spec: OpSpec) -> KernelFn:
     return lambda x: x.astype(out, copy=False)
 
 
-@kernel("Reshape", unit=DATA, finite_preserving=True, propagates=(0,))
+@kernel("Reshape", finite_preserving=True, propagates=(0,))
 def _reshape(spec: OpSpec) -> KernelFn:
     shape = spec.out_shapes[0]
     if sum(1 for d in shape if d < 0) > 1:
@@ -389,19 +404,19 @@ def _reshape(spec: OpSpec) -> KernelFn:
     return lambda x: x.reshape(shape)
 
 
-@kernel("Transpose", unit=DATA, finite_preserving=True, propagates=(0,))
+@kernel("Transpose", finite_preserving=True, propagates=(0,))
 def _transpose(spec: OpSpec) -> KernelFn:
     perm = tuple(spec.attr("perm"))
     return lambda x: x.transpose(perm)
 
 
-@kernel("ConcatV2D", unit=DATA, finite_preserving=True)
+@kernel("ConcatV2D", finite_preserving=True)
 def _concat(spec: OpSpec) -> KernelFn:
     dim = spec.attr("concat_dim")
     return lambda *xs: np.concatenate(xs, axis=dim)
 
 
-@kernel("Select", unit=DATA, finite_preserving=True)  # a NaN in the operand not chosen goes nowhere: no `propagates`
+@kernel("Select", finite_preserving=True)  # a NaN in the operand not chosen goes nowhere: no `propagates`
 def _select(spec: OpSpec) -> KernelFn:
     if spec.in_shapes[0] == ():  # one flag for the whole tensor: copy the chosen operand
         return lambda c, x1, x2: (x1 if c else x2).copy()
@@ -461,7 +476,7 @@ def _sigmoid(spec: OpSpec) -> KernelFn:
 
 @kernel("LeakyRelu")
 def _leaky_relu(spec: OpSpec) -> KernelFn:
-    slope = float(spec.attrs.get("negative_slope", 0.0))
+    slope = float(spec.attr("negative_slope"))
     return lambda x: np.where(x > 0, x, x * slope)
 
 
@@ -478,7 +493,7 @@ def _gelu(spec: OpSpec) -> KernelFn:
 @kernel("BiasAdd", propagates=(0, 1))
 def _bias_add(spec: OpSpec) -> KernelFn:
     rank = len(spec.in_shapes[0])
-    axis = _channel_axis(spec.attrs.get("data_format", "NCHW"), rank)
+    axis = _channel_axis(spec.attr("data_format"), rank)
     if axis == rank - 1:
         return np.add
     shape = [1] * rank
@@ -491,9 +506,9 @@ def _bias_add(spec: OpSpec) -> KernelFn:
 # --------------------------------------------------------------------------------------
 
 
-@kernel("MatMul", "MatMulV2", unit=CUBE, propagates=(0, 1, 2))
+@kernel("MatMul", "MatMulV2", propagates=(0, 1, 2))
 def _matmul(spec: OpSpec) -> KernelFn:
-    ta, tb = bool(spec.attrs.get("transpose_x1", False)), bool(spec.attrs.get("transpose_x2", False))
+    ta, tb = bool(spec.attr("transpose_x1")), bool(spec.attr("transpose_x2"))
 
     ints = spec.compute is None  # integer kernels (int8 -> int32) accumulate in int64
 
@@ -506,9 +521,9 @@ def _matmul(spec: OpSpec) -> KernelFn:
     return mm
 
 
-@kernel("BatchMatMul", unit=CUBE, propagates=(0, 1))
+@kernel("BatchMatMul", propagates=(0, 1))
 def _batch_matmul(spec: OpSpec) -> KernelFn:
-    ta, tb = bool(spec.attrs.get("adj_x1", False)), bool(spec.attrs.get("adj_x2", False))
+    ta, tb = bool(spec.attr("adj_x1")), bool(spec.attr("adj_x2"))
     ints = spec.compute is None
 
     def bmm(a: Array, b: Array) -> Array:
@@ -532,11 +547,11 @@ class ConvGeometry:
 
     @classmethod
     def of(cls, spec: OpSpec, groups: int | None = None) -> ConvGeometry:
-        h, w = _spatial(spec.attrs.get("data_format", "NCHW"))
+        h, w = _spatial(spec.attr("data_format"))
         s = spec.attr("strides")
-        d = spec.attrs.get("dilations", (1, 1, 1, 1))
-        p = tuple(spec.attrs.get("pads", (0, 0, 0, 0)))
-        g = groups if groups is not None else int(spec.attrs.get("groups", 1))
+        d = spec.attr("dilations")
+        p = tuple(spec.attr("pads"))
+        g = groups if groups is not None else int(spec.attr("groups"))
         return cls(s[h], s[w], d[h], d[w], (p[0], p[1], p[2], p[3]), g)
 
     def out_size(self, h: int, w: int, kh: int, kw: int) -> tuple[int, int]:
@@ -609,9 +624,9 @@ def _channel_bias(y: Array, bias: Array | None, fmt: str) -> Array:
     return y + (bias.reshape(1, -1, 1, 1) if fmt == "NCHW" else bias)
 
 
-@kernel("Conv2D", unit=CUBE, propagates=(1, 2))  # an input pixel may lie outside every window
+@kernel("Conv2D", propagates=(1, 2))  # an input pixel may lie outside every window
 def _conv2d(spec: OpSpec) -> KernelFn:
-    fmt = spec.attrs.get("data_format", "NCHW")
+    fmt = spec.attr("data_format")
     geo = ConvGeometry.of(spec)
 
     def conv(x: Array, w: Array, bias: Array | None = None) -> Array:
@@ -621,9 +636,9 @@ def _conv2d(spec: OpSpec) -> KernelFn:
     return conv
 
 
-@kernel("DepthwiseConv2D", unit=CUBE, propagates=(1, 2))
+@kernel("DepthwiseConv2D", propagates=(1, 2))
 def _depthwise(spec: OpSpec) -> KernelFn:
-    fmt = spec.attrs.get("data_format", "NCHW")
+    fmt = spec.attr("data_format")
     kh, kw, c, m = spec.in_shapes[1]
     geo = ConvGeometry.of(spec, groups=c)
 
@@ -636,18 +651,18 @@ def _depthwise(spec: OpSpec) -> KernelFn:
     return conv
 
 
-@kernel("Conv2DBackpropInput", unit=CUBE)
+@kernel("Conv2DBackpropInput")
 def _conv_backprop_input(spec: OpSpec) -> KernelFn:
-    fmt = spec.attrs.get("data_format", "NCHW")
+    fmt = spec.attr("data_format")
     geo = ConvGeometry.of(spec)
     size = tuple(spec.attr("input_size"))
     nchw = size if fmt == "NCHW" else (size[0], size[3], size[1], size[2])
     return lambda w, dy: _from_nchw(geo.backprop_input(_oihw(w, fmt), _to_nchw(dy, fmt), nchw), fmt)
 
 
-@kernel("Conv2DBackpropFilter", unit=CUBE, propagates=(1,))
+@kernel("Conv2DBackpropFilter", propagates=(1,))
 def _conv_backprop_filter(spec: OpSpec) -> KernelFn:
-    fmt = spec.attrs.get("data_format", "NCHW")
+    fmt = spec.attr("data_format")
     geo = ConvGeometry.of(spec)
     size = tuple(spec.attr("filter_size"))
     oihw = size if fmt == "NCHW" else (size[3], size[2], size[0], size[1])
@@ -676,13 +691,13 @@ class PoolGeometry:
 
     @classmethod
     def of(cls, spec: OpSpec) -> PoolGeometry:
-        fmt = spec.attrs.get("data_format", "NCHW")
+        fmt = spec.attr("data_format")
         k, s = spec.attr("ksize"), spec.attr("strides")
         h, w = _spatial(fmt)
         others = [i for i in range(4) if i not in (h, w)]
         if any(k[i] != 1 or s[i] != 1 for i in others):
             raise KernelError(f"{spec.type} pools only over H and W: ksize {list(k)} and strides {list(s)} must be 1 elsewhere")
-        return cls(k[h], k[w], s[h], s[w], spec.attrs.get("padding", "VALID") == "SAME")
+        return cls(k[h], k[w], s[h], s[w], spec.attr("padding") == "SAME")
 
     def layout(self, h: int, w: int) -> tuple[int, int, int, int, int, int]:
         """(OH, OW, pad top, pad bottom, pad left, pad right), TF's SAME/VALID rule."""
@@ -721,14 +736,14 @@ class PoolGeometry:
 
 @kernel("MaxPool", finite_preserving=True, exact=True)
 def _max_pool(spec: OpSpec) -> KernelFn:
-    fmt = spec.attrs.get("data_format", "NCHW")
+    fmt = spec.attr("data_format")
     geo = PoolGeometry.of(spec)
     return lambda x: _contig(_from_nchw(geo.windows(_to_nchw(x, fmt), -np.inf).max(axis=(4, 5)), fmt))
 
 
 @kernel("AvgPool")
 def _avg_pool(spec: OpSpec) -> KernelFn:
-    fmt = spec.attrs.get("data_format", "NCHW")
+    fmt = spec.attr("data_format")
     geo = PoolGeometry.of(spec)
 
     def pool(x: Array) -> Array:
@@ -741,7 +756,7 @@ def _avg_pool(spec: OpSpec) -> KernelFn:
 
 @kernel("MaxPoolGrad")
 def _max_pool_grad(spec: OpSpec) -> KernelFn:
-    fmt = spec.attrs.get("data_format", "NCHW")
+    fmt = spec.attr("data_format")
     geo = PoolGeometry.of(spec)
 
     def grad(x1: Array, x2: Array, g: Array) -> Array:
@@ -759,7 +774,7 @@ def _max_pool_grad(spec: OpSpec) -> KernelFn:
 
 @kernel("AvgPoolGrad")
 def _avg_pool_grad(spec: OpSpec) -> KernelFn:
-    fmt = spec.attrs.get("data_format", "NCHW")
+    fmt = spec.attr("data_format")
     geo = PoolGeometry.of(spec)
     size = tuple(spec.attr("orig_input_shape"))
     nchw = size if fmt == "NCHW" else (size[0], size[3], size[1], size[2])
@@ -779,14 +794,14 @@ def _avg_pool_grad(spec: OpSpec) -> KernelFn:
 
 @kernel("ReduceSum", propagates=(0,))
 def _reduce_sum(spec: OpSpec) -> KernelFn:
-    axes, keep = _reduce_axes(spec, len(spec.in_shapes[0])), bool(spec.attrs.get("keep_dims", False))
+    axes, keep = _reduce_axes(spec, len(spec.in_shapes[0])), bool(spec.attr("keep_dims"))
     return lambda x: np.asarray(np.add.reduce(x, axis=axes, keepdims=keep))
 
 
 @kernel("ReduceMean", propagates=(0,))
 def _reduce_mean(spec: OpSpec) -> KernelFn:
     shape = spec.in_shapes[0]
-    axes, keep = _reduce_axes(spec, len(shape)), bool(spec.attrs.get("keep_dims", False))
+    axes, keep = _reduce_axes(spec, len(shape)), bool(spec.attr("keep_dims"))
     if spec.compute is None:  # integer mean: computed in float64, truncated by the result cast
         return lambda x: np.asarray(np.mean(x, axis=axes, keepdims=keep))
     count = math.prod(shape[a] for a in axes)
@@ -797,13 +812,13 @@ def _reduce_mean(spec: OpSpec) -> KernelFn:
 
 @kernel("ReduceMax", finite_preserving=True, exact=True)
 def _reduce_max(spec: OpSpec) -> KernelFn:
-    axes, keep = _reduce_axes(spec, len(spec.in_shapes[0])), bool(spec.attrs.get("keep_dims", False))
+    axes, keep = _reduce_axes(spec, len(spec.in_shapes[0])), bool(spec.attr("keep_dims"))
     return lambda x: np.asarray(np.maximum.reduce(x, axis=axes, keepdims=keep))
 
 
 def _softmax_axes(spec: OpSpec) -> tuple[int, ...]:
     rank = len(spec.in_shapes[0])
-    return tuple(sorted({a % rank for a in spec.attrs.get("axes", (-1,))}))
+    return tuple(sorted({a % rank for a in spec.attr("axes")}))
 
 
 def _softmax(x: Array, axes: tuple[int, ...]) -> Array:
@@ -839,13 +854,13 @@ def _softmax_xent(spec: OpSpec) -> KernelFn:
 
 @kernel("ArgMaxV2", keeps_dtype=False)
 def _argmax(spec: OpSpec) -> KernelFn:
-    dim = spec.attrs.get("dimension", -1)
+    dim = spec.attr("dimension")
     return lambda x: np.asarray(np.argmax(x, axis=dim))
 
 
 @kernel("OneHot", finite_preserving=True, exact=True)
 def _one_hot(spec: OpSpec) -> KernelFn:
-    depth, axis = spec.attr("depth"), spec.attrs.get("axis", -1)
+    depth, axis = spec.attr("depth"), spec.attr("axis")
     rank = len(spec.in_shapes[0]) + 1
     axis %= rank
     classes = np.arange(depth)
@@ -865,7 +880,7 @@ def _one_hot(spec: OpSpec) -> KernelFn:
 
 def _bn_view(spec: OpSpec) -> tuple[tuple[int, ...], list[int]]:
     """(reduced axes, broadcast shape of a per-channel vector) of a rank-4 BatchNorm input."""
-    axis = _channel_axis(spec.attrs.get("data_format", "NCHW"), 4)
+    axis = _channel_axis(spec.attr("data_format"), 4)
     shape = [1, 1, 1, 1]
     shape[axis] = -1
     return tuple(i for i in range(4) if i != axis), shape
@@ -874,8 +889,8 @@ def _bn_view(spec: OpSpec) -> tuple[tuple[int, ...], list[int]]:
 @kernel("BatchNorm")
 def _batch_norm(spec: OpSpec) -> KernelFn:
     axes, shape = _bn_view(spec)
-    eps = float(spec.attrs.get("epsilon", 1e-4))
-    training = bool(spec.attrs.get("is_training", True))
+    eps = float(spec.attr("epsilon"))
+    training = bool(spec.attr("is_training"))
 
     def bn(x: Array, scale: Array, offset: Array, mean: Array, variance: Array) -> tuple[Array, Array, Array]:
         if training:
@@ -904,8 +919,8 @@ def _bn_training_reduce(spec: OpSpec) -> KernelFn:
 
 @kernel("BNTrainingUpdate")
 def _bn_training_update(spec: OpSpec) -> KernelFn:
-    eps = float(spec.attrs.get("epsilon", 1e-4))
-    factor = float(spec.attrs.get("factor", 0.1))
+    eps = float(spec.attr("epsilon"))
+    factor = float(spec.attr("factor"))
     n = math.prod(spec.in_shapes[0][i] for i in _NCHW_AXES)
 
     def update(x: Array, s: Array, ss: Array, scale: Array, offset: Array, mean: Array, variance: Array):
@@ -924,7 +939,7 @@ def _bn_training_update(spec: OpSpec) -> KernelFn:
 
 @kernel("BNTrainingUpdateGrad")
 def _bn_training_update_grad(spec: OpSpec) -> KernelFn:
-    eps = float(spec.attrs.get("epsilon", 1e-4))
+    eps = float(spec.attr("epsilon"))
 
     def grad(dy: Array, x: Array, bm: Array, bv: Array) -> tuple[Array, Array]:
         xhat = (x - bm.reshape(_NCHW_VEC)) * np.reciprocal(np.sqrt(bv + eps)).reshape(_NCHW_VEC)
@@ -935,7 +950,7 @@ def _bn_training_update_grad(spec: OpSpec) -> KernelFn:
 
 @kernel("BNTrainingReduceGrad")
 def _bn_training_reduce_grad(spec: OpSpec) -> KernelFn:
-    eps = float(spec.attrs.get("epsilon", 1e-4))
+    eps = float(spec.attr("epsilon"))
     n = math.prod(spec.in_shapes[1][i] for i in _NCHW_AXES)
 
     def grad(dy: Array, x: Array, dscale: Array, doffset: Array, scale: Array, bm: Array, bv: Array) -> Array:
@@ -950,8 +965,8 @@ def _bn_training_reduce_grad(spec: OpSpec) -> KernelFn:
 @kernel("LayerNorm")
 def _layer_norm(spec: OpSpec) -> KernelFn:
     rank = len(spec.in_shapes[0])
-    axes = tuple(range(spec.attrs.get("begin_norm_axis", -1) % rank, rank))
-    eps = float(spec.attrs.get("epsilon", 1e-7))
+    axes = tuple(range(spec.attr("begin_norm_axis") % rank, rank))
+    eps = float(spec.attr("epsilon"))
 
     def ln(x: Array, gamma: Array, beta: Array) -> tuple[Array, Array, Array]:
         m = x.mean(axis=axes, keepdims=True)
@@ -975,7 +990,7 @@ def _layer_norm_grad(spec: OpSpec) -> KernelFn:
     n = math.prod(x_shape[i] for i in axes)
     batch = tuple(range(rank - len(gamma_shape)))
     # The op has no epsilon attribute: LayerNorm's default (1e-7) unless one is given.
-    eps = float(spec.attrs.get("epsilon", 1e-7))
+    eps = float(spec.attr("epsilon"))
 
     def grad(dy: Array, x: Array, variance: Array, mean: Array, gamma: Array) -> tuple[Array, Array, Array]:
         inv = np.reciprocal(np.sqrt(variance + eps))
@@ -1000,7 +1015,7 @@ def _relu_grad(spec: OpSpec) -> KernelFn:
 
 @kernel("LeakyReluGrad")
 def _leaky_relu_grad(spec: OpSpec) -> KernelFn:
-    slope = float(spec.attrs.get("negative_slope", 0.0))
+    slope = float(spec.attr("negative_slope"))
     return lambda g, f: np.where(f > 0, g, g * slope)
 
 
@@ -1032,7 +1047,7 @@ def _softmax_grad(spec: OpSpec) -> KernelFn:
 @kernel("BiasAddGrad", propagates=(0,))
 def _bias_add_grad(spec: OpSpec) -> KernelFn:
     rank = len(spec.in_shapes[0])
-    channel = _channel_axis(spec.attrs.get("data_format", "NCHW"), rank)
+    channel = _channel_axis(spec.attr("data_format"), rank)
     axes = tuple(i for i in range(rank) if i != channel)
     return lambda x: x.sum(axis=axes)
 
@@ -1051,7 +1066,7 @@ def _apply_gradient_descent(spec: OpSpec) -> KernelFn:
 
 @kernel("ApplyMomentumD", propagates=(0, 1, 2, 3, 4))
 def _apply_momentum(spec: OpSpec) -> KernelFn:
-    nesterov = bool(spec.attrs.get("use_nesterov", False))
+    nesterov = bool(spec.attr("use_nesterov"))
 
     def momentum(var: Array, accum: Array, lr: Array, grad: Array, mom: Array) -> tuple[Array, Array]:
         lr, mom = _scalar(lr), _scalar(mom)
@@ -1064,7 +1079,7 @@ def _apply_momentum(spec: OpSpec) -> KernelFn:
 
 @kernel("ApplyAdamD")
 def _apply_adam(spec: OpSpec) -> KernelFn:
-    nesterov = bool(spec.attrs.get("use_nesterov", False))
+    nesterov = bool(spec.attr("use_nesterov"))
 
     def adam(var: Array, m: Array, v: Array, b1p: Array, b2p: Array, lr: Array, b1: Array, b2: Array, eps: Array, grad: Array):
         b1p, b2p, lr, b1, b2, eps = (_scalar(t) for t in (b1p, b2p, lr, b1, b2, eps))
@@ -1088,13 +1103,13 @@ def _status_register(spec: OpSpec) -> FloatStatus:
     return spec.status
 
 
-@kernel("NPUAllocFloatStatus", unit=STATUS)
+@kernel("NPUAllocFloatStatus")
 def _alloc_status(spec: OpSpec) -> KernelFn:
     dtype = spec.stored(spec.out_dtypes[0])
     return lambda: np.zeros(8, dtype)
 
 
-@kernel("NPUClearFloatStatus", unit=STATUS)
+@kernel("NPUClearFloatStatus")
 def _clear_status(spec: OpSpec) -> KernelFn:
     status, dtype = _status_register(spec), spec.stored(spec.out_dtypes[0])
 
@@ -1105,7 +1120,7 @@ def _clear_status(spec: OpSpec) -> KernelFn:
     return clear
 
 
-@kernel("NPUGetFloatStatus", unit=STATUS)
+@kernel("NPUGetFloatStatus")
 def _get_status(spec: OpSpec) -> KernelFn:
     status, dtype = _status_register(spec), spec.stored(spec.out_dtypes[0])
     clear, overflow = np.zeros(8, dtype), np.zeros(8, dtype)

@@ -36,6 +36,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
     FloatAttr,
     IntegerAttr,
     ModuleOp,
@@ -171,6 +172,10 @@ def _attr_value(attr: Attribute) -> Any:
         return attr.data
     if isinstance(attr, DenseIntOrFPElementsAttr):
         return _dense_array(attr)
+    if isinstance(attr, DenseResourceAttr):  # a weight blob (ascend_mp/resources.py)
+        from ascend_mp.resources import resource_array
+
+        return resource_array(attr)
     return None
 
 

@@ -68,6 +68,13 @@ class AscendOptMain(xDSLOptMain):
 
         self.available_frontends["mlir"] = parse_mlir
 
+        def parse_onnx(stream: IO[bytes], line_offset: int = 0) -> ModuleOp:  # ONNX models (ascend_mp/frontend)
+            from ascend_mp.frontend.tools import onnx_frontend
+
+            return onnx_frontend(self.args.input_file, stream, self.args.input_shape, self.ctx)
+
+        self.available_frontends["onnx"] = parse_onnx
+
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
         if file_extension == "mlir":
             return self.available_frontends["mlir"](chunk, start_offset)  # pyright: ignore[reportCallIssue]
@@ -83,6 +90,9 @@ class AscendOptMain(xDSLOptMain):
         arg_parser.error = _usage_error  # one line, not argparse's usage block
         add_atc_arguments(arg_parser, "ATC precision options (expand to the ascend-precision pass)")
         add_log_argument(arg_parser)
+        from ascend_mp.frontend.tools import add_frontend_arguments
+
+        add_frontend_arguments(arg_parser)
 
     def setup_pipeline(self):
         setup_logging(PROG, self.args.log)

@@ -60,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compare-modes", action="store_true", help="run every precision mode and compare with float64")
     add_atc_arguments(p, "ATC precision options (run the ascend-precision pass first)", report=False)
     add_log_argument(p)
+    from ascend_mp.frontend.tools import add_frontend_arguments
+
+    add_frontend_arguments(p)
     return p
 
 
@@ -280,7 +283,14 @@ def run(argv: Sequence[str] | None) -> None:
     if args.output:
         check_writable(args.output)
     ctx = make_context()
-    module = read_module(args.file, ctx)
+    from ascend_mp.frontend.tools import io_names, is_onnx, rename_specs
+
+    if is_onnx(args.file):  # an ONNX model, through the frontend (no text in between)
+        from ascend_mp.frontend import import_onnx
+
+        module = import_onnx(args.file, args.input_shape)
+    else:
+        module = read_module(args.file, ctx)
     check_no_recursion(module)
     if options and not args.compare_modes:
         from ascend_mp.passes import PASSES
@@ -300,6 +310,8 @@ def run(argv: Sequence[str] | None) -> None:
     else:
         raise AscendError(f"{args.file}: no public function with a body to run")
     specs, results = program.signature(name)
+    arg_names, result_names = io_names(module, name)
+    specs = rename_specs(specs, arg_names)
     inputs, sources = gather_inputs(args, specs, name)
 
     out = sys.stdout
@@ -325,7 +337,8 @@ def run(argv: Sequence[str] | None) -> None:
         for op, seconds in sorted(program.op_times.items(), key=lambda kv: (-kv[1], kv[0])):
             out.write(f"  {op:<28} {seconds * 1e3:.3f} ms\n")
     if args.output:
-        write_npz(args.output, {f"result{i}": a for i, a in enumerate(outputs)})
+        named = {n: a for n, a in zip(result_names, outputs) if n and not n.startswith("result")}
+        write_npz(args.output, {**named, **{f"result{i}": a for i, a in enumerate(outputs)}})
 
 
 def main(argv: Sequence[str] | None = None) -> None:
