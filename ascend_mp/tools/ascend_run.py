@@ -75,17 +75,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 NPY_MAGIC = b"\x93NUMPY"
-NPZ_MAGIC = b"PK\x03\x04"
+NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip archive, or an empty one (only its end record)
 
 
-def _check_magic(path: str, magic: bytes, kind: str) -> None:
+def _check_magic(path: str, magic: bytes | tuple[bytes, ...], kind: str) -> None:
     """Refuse a file that does not start like a `kind` file (np.load would try it as a pickle)."""
+    magics = magic if isinstance(magic, tuple) else (magic,)
     try:
         with open(path, "rb") as f:
-            head = f.read(len(magic))
+            head = f.read(max(len(m) for m in magics))
     except OSError as e:
         raise AscendError(f"{path}: cannot read file: {e.strerror or e}") from None
-    if head != magic:
+    if not any(head.startswith(m) for m in magics):
         raise AscendError(f"{path}: not a {kind} file (it does not start with the {kind} header)")
 
 
