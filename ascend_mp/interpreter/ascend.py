@@ -51,6 +51,7 @@ data_format order.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -60,6 +61,8 @@ import ml_dtypes
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ascend_mp.dialects.ascend import OPS_BY_TYPE, Unit, pool_pads, pool_v2_out
+
 F16 = np.dtype(np.float16)
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F32 = np.dtype(np.float32)
@@ -67,8 +70,8 @@ F64 = np.dtype(np.float64)
 FLOATS = frozenset((F16, BF16, F32, F64))
 """The numpy float dtypes the interpreter models."""
 
-VECTOR, CUBE, DATA, CAST, CONST, STATUS = "vector", "cube", "data", "cast", "const", "status"
-"""Kernel units: how :func:`make_kernel` treats dtypes around a kernel body."""
+VECTOR, CUBE, DATA, CAST, CONST, STATUS = Unit.VECTOR, Unit.CUBE, Unit.DATA, Unit.CAST, Unit.CONST, Unit.STATUS
+"""Kernel units (each op's `UNIT` in the dialect): how :func:`make_kernel` treats dtypes around a kernel body."""
 
 Array = np.ndarray[Any, Any]
 KernelFn = Callable[..., Any]
@@ -119,8 +122,13 @@ class OpSpec:
         return F32
 
     def attr(self, name: str) -> Any:
+        """The attribute's value: given, else the op definition's declared default."""
         try:
             return self.attrs[name]
+        except KeyError:
+            pass
+        try:
+            return declared_defaults(self.type)[name]
         except KeyError:
             raise KernelError(f"{self.type} needs the attribute '{name}'") from None
 
@@ -130,7 +138,7 @@ class KernelDef:
     """One table entry: a builder and how the result dtypes come about."""
 
     build: Callable[[OpSpec], KernelFn]
-    unit: str = VECTOR
+    unit: Unit = Unit.VECTOR
     finite_preserving: bool = False
     """Finite operands give finite results of the same dtype (so the float status
     check can be skipped when every operand was already checked)."""
@@ -148,20 +156,26 @@ KERNELS: dict[str, KernelDef] = {}
 """CANN op type -> kernel. Every op of the dialect has one (a registry test checks it)."""
 
 
+@functools.cache
+def declared_defaults(op_type: str) -> Mapping[str, Any]:
+    """The attribute defaults the dialect declares for an op type (empty for an unknown type)."""
+    cls = OPS_BY_TYPE.get(op_type)
+    return {} if cls is None else cls.attr_defaults()
+
+
 def kernel(
     *types: str,
-    unit: str = VECTOR,
     finite_preserving: bool = False,
     keeps_dtype: bool = True,
     propagates: tuple[int, ...] = (),
     exact: bool = False,
 ):
-    """Register a builder `spec -> function` for op types."""
+    """Register a builder `spec -> function` for op types (their unit is the dialect op's `UNIT`)."""
 
     def register(build: Callable[[OpSpec], KernelFn]) -> Callable[[OpSpec], KernelFn]:
         for t in types:
             assert t not in KERNELS, f"two kernels for {t}"
-            KERNELS[t] = KernelDef(build, unit, finite_preserving, keeps_dtype, propagates, exact)
+            KERNELS[t] = KernelDef(build, OPS_BY_TYPE[t].UNIT, finite_preserving, keeps_dtype, propagates, exact)
         return build
 
     return register
@@ -318,7 +332,7 @@ NONFINITE: dict[np.dtype[Any], Callable[[Array], bool]] = {
 
 
 def _reduce_axes(spec: OpSpec, rank: int) -> tuple[int, ...]:
-    axes = spec.attrs.get("axes", ()) or tuple(range(rank))
+    axes = spec.attr("axes") or tuple(range(rank))
     return tuple(sorted({a % rank for a in axes})) if rank else ()
 
 
@@ -353,7 +367,7 @@ def _contig(x: Array) -> Array:
 # --------------------------------------------------------------------------------------
 
 
-@kernel("Const", unit=CONST)
+@kernel("Const")
 def _const(spec: OpSpec) -> KernelFn:
     dtype = spec.out_dtypes[0]
     # a dense_resource blob arrives decoded and read-only: no copy when its dtype is already right
@@ -362,7 +376,7 @@ def _const(spec: OpSpec) -> KernelFn:
     return lambda: value
 
 
-@kernel("Cast", unit=CAST, finite_preserving=True, propagates=(0,))
+@kernel("Cast", finite_preserving=True, propagates=(0,))
 def _cast(spec: OpSpec) -> KernelFn:
     (out,) = spec.out_dtypes
     src = spec.in_dtypes[0]
@@ -382,7 +396,7 @@ def _cast(spec: OpSpec) -> KernelFn:
     return lambda x: x.astype(out, copy=False)
 
 
-@kernel("Reshape", unit=DATA, finite_preserving=True, propagates=(0,))
+@kernel("Reshape", finite_preserving=True, propagates=(0,))
 def _reshape(spec: OpSpec) -> KernelFn:
     shape = spec.out_shapes[0]
     if sum(1 for d in shape if d < 0) > 1:
@@ -390,19 +404,24 @@ def _reshape(spec: OpSpec) -> KernelFn:
     return lambda x: x.reshape(shape)
 
 
-@kernel("Transpose", unit=DATA, finite_preserving=True, propagates=(0,))
+@kernel("Transpose", finite_preserving=True, propagates=(0,))
 def _transpose(spec: OpSpec) -> KernelFn:
     perm = tuple(spec.attr("perm"))
     return lambda x: x.transpose(perm)
 
 
-@kernel("ConcatV2D", unit=DATA, finite_preserving=True)
+@kernel("ConcatV2D", finite_preserving=True)
 def _concat(spec: OpSpec) -> KernelFn:
     dim = spec.attr("concat_dim")
     return lambda *xs: np.concatenate(xs, axis=dim)
 
 
-@kernel("Select", unit=DATA, finite_preserving=True)  # a NaN in the operand not chosen goes nowhere: no `propagates`
+@kernel("SelectV2", finite_preserving=True)  # as Select: the operand not chosen goes nowhere
+def _select_v2(spec: OpSpec) -> KernelFn:
+    return np.where
+
+
+@kernel("Select", finite_preserving=True)  # a NaN in the operand not chosen goes nowhere: no `propagates`
 def _select(spec: OpSpec) -> KernelFn:
     if spec.in_shapes[0] == ():  # one flag for the whole tensor: copy the chosen operand
         return lambda c, x1, x2: (x1 if c else x2).copy()
@@ -434,6 +453,11 @@ kernel("Pow", keeps_dtype=False)(_int_safe(np.power))
 kernel("Maximum", finite_preserving=True, exact=True)(simple(np.maximum))
 kernel("Minimum", finite_preserving=True, exact=True)(simple(np.minimum))
 kernel("Greater")(simple(np.greater))  # a bool result: nothing for the float status to watch
+kernel("Less")(simple(np.less))
+kernel("Equal")(simple(np.equal))
+kernel("LogicalAnd")(simple(np.logical_and))
+kernel("LogicalOr")(simple(np.logical_or))
+kernel("LogicalNot")(simple(np.logical_not))
 kernel("Neg", finite_preserving=True, propagates=(0,), exact=True)(simple(np.negative))
 kernel("Square", propagates=(0,))(simple(np.square))
 kernel("Exp")(simple(np.exp))
@@ -449,6 +473,26 @@ def _relu(spec: OpSpec) -> KernelFn:
     return lambda x: np.maximum(x, zero)
 
 
+@kernel("Relu6", finite_preserving=True, exact=True)
+def _relu6(spec: OpSpec) -> KernelFn:
+    dtype = spec.compute or spec.in_dtypes[0]
+    zero, six = np.zeros((), dtype), np.asarray(6, dtype)
+    return lambda x: np.minimum(np.maximum(x, zero), six)
+
+
+@kernel("ClipByValue", finite_preserving=True, exact=True)
+def _clip_by_value(spec: OpSpec) -> KernelFn:
+    return lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi)
+
+
+@kernel("HardSigmoid", keeps_dtype=False)
+def _hard_sigmoid(spec: OpSpec) -> KernelFn:
+    dtype = spec.compute or F64  # integer operands: computed in float64, truncated by the result cast
+    alpha, beta = np.asarray(spec.attr("alpha"), dtype), np.asarray(spec.attr("beta"), dtype)
+    zero, one = np.zeros((), dtype), np.ones((), dtype)
+    return lambda x: np.minimum(np.maximum(x * alpha + beta, zero), one)
+
+
 @kernel("Rsqrt")
 def _rsqrt(spec: OpSpec) -> KernelFn:
     return lambda x: np.reciprocal(np.sqrt(x))
@@ -462,8 +506,24 @@ def _sigmoid(spec: OpSpec) -> KernelFn:
 
 @kernel("LeakyRelu")
 def _leaky_relu(spec: OpSpec) -> KernelFn:
-    slope = float(spec.attrs.get("negative_slope", 0.0))
+    slope = float(spec.attr("negative_slope"))
     return lambda x: np.where(x > 0, x, x * slope)
+
+
+def _erf_ufunc() -> Callable[[Array], Array]:
+    """scipy's erf ufunc when scipy is installed, else math.erf element by element (exact, slower)."""
+    try:
+        from scipy.special import erf  # pyright: ignore[reportMissingTypeStubs, reportUnknownVariableType]
+
+        return erf  # pyright: ignore[reportUnknownVariableType]
+    except ImportError:  # pragma: no cover - scipy comes with the test and train extras
+        scalar = np.frompyfunc(math.erf, 1, 1)
+        return lambda x: scalar(x).astype(x.dtype)
+
+
+@kernel("Erf", finite_preserving=True)
+def _erf(spec: OpSpec) -> KernelFn:
+    return _erf_ufunc()
 
 
 _GELU_C = math.sqrt(2.0 / math.pi)
@@ -479,7 +539,7 @@ def _gelu(spec: OpSpec) -> KernelFn:
 @kernel("BiasAdd", propagates=(0, 1))
 def _bias_add(spec: OpSpec) -> KernelFn:
     rank = len(spec.in_shapes[0])
-    axis = _channel_axis(spec.attrs.get("data_format", "NCHW"), rank)
+    axis = _channel_axis(spec.attr("data_format"), rank)
     if axis == rank - 1:
         return np.add
     shape = [1] * rank
@@ -492,9 +552,9 @@ def _bias_add(spec: OpSpec) -> KernelFn:
 # --------------------------------------------------------------------------------------
 
 
-@kernel("MatMul", "MatMulV2", unit=CUBE, propagates=(0, 1, 2))
+@kernel("MatMul", "MatMulV2", propagates=(0, 1, 2))
 def _matmul(spec: OpSpec) -> KernelFn:
-    ta, tb = bool(spec.attrs.get("transpose_x1", False)), bool(spec.attrs.get("transpose_x2", False))
+    ta, tb = bool(spec.attr("transpose_x1")), bool(spec.attr("transpose_x2"))
 
     ints = spec.compute is None  # integer kernels (int8 -> int32) accumulate in int64
 
@@ -507,9 +567,9 @@ def _matmul(spec: OpSpec) -> KernelFn:
     return mm
 
 
-@kernel("BatchMatMul", unit=CUBE, propagates=(0, 1))
+@kernel("BatchMatMul", propagates=(0, 1))
 def _batch_matmul(spec: OpSpec) -> KernelFn:
-    ta, tb = bool(spec.attrs.get("adj_x1", False)), bool(spec.attrs.get("adj_x2", False))
+    ta, tb = bool(spec.attr("adj_x1")), bool(spec.attr("adj_x2"))
     ints = spec.compute is None
 
     def bmm(a: Array, b: Array) -> Array:
@@ -533,11 +593,11 @@ class ConvGeometry:
 
     @classmethod
     def of(cls, spec: OpSpec, groups: int | None = None) -> ConvGeometry:
-        h, w = _spatial(spec.attrs.get("data_format", "NCHW"))
+        h, w = _spatial(spec.attr("data_format"))
         s = spec.attr("strides")
-        d = spec.attrs.get("dilations", (1, 1, 1, 1))
-        p = tuple(spec.attrs.get("pads", (0, 0, 0, 0)))
-        g = groups if groups is not None else int(spec.attrs.get("groups", 1))
+        d = spec.attr("dilations")
+        p = tuple(spec.attr("pads"))
+        g = groups if groups is not None else int(spec.attr("groups"))
         return cls(s[h], s[w], d[h], d[w], (p[0], p[1], p[2], p[3]), g)
 
     def out_size(self, h: int, w: int, kh: int, kw: int) -> tuple[int, int]:
@@ -610,9 +670,9 @@ def _channel_bias(y: Array, bias: Array | None, fmt: str) -> Array:
     return y + (bias.reshape(1, -1, 1, 1) if fmt == "NCHW" else bias)
 
 
-@kernel("Conv2D", unit=CUBE, propagates=(1, 2))  # an input pixel may lie outside every window
+@kernel("Conv2D", propagates=(1, 2))  # an input pixel may lie outside every window
 def _conv2d(spec: OpSpec) -> KernelFn:
-    fmt = spec.attrs.get("data_format", "NCHW")
+    fmt = spec.attr("data_format")
     geo = ConvGeometry.of(spec)
 
     def conv(x: Array, w: Array, bias: Array | None = None) -> Array:
@@ -622,9 +682,9 @@ def _conv2d(spec: OpSpec) -> KernelFn:
     return conv
 
 
-@kernel("DepthwiseConv2D", unit=CUBE, propagates=(1, 2))
+@kernel("DepthwiseConv2D", propagates=(1, 2))
 def _depthwise(spec: OpSpec) -> KernelFn:
-    fmt = spec.attrs.get("data_format", "NCHW")
+    fmt = spec.attr("data_format")
     kh, kw, c, m = spec.in_shapes[1]
     geo = ConvGeometry.of(spec, groups=c)
 
@@ -637,18 +697,18 @@ def _depthwise(spec: OpSpec) -> KernelFn:
     return conv
 
 
-@kernel("Conv2DBackpropInput", unit=CUBE)
+@kernel("Conv2DBackpropInput")
 def _conv_backprop_input(spec: OpSpec) -> KernelFn:
-    fmt = spec.attrs.get("data_format", "NCHW")
+    fmt = spec.attr("data_format")
     geo = ConvGeometry.of(spec)
     size = tuple(spec.attr("input_size"))
     nchw = size if fmt == "NCHW" else (size[0], size[3], size[1], size[2])
     return lambda w, dy: _from_nchw(geo.backprop_input(_oihw(w, fmt), _to_nchw(dy, fmt), nchw), fmt)
 
 
-@kernel("Conv2DBackpropFilter", unit=CUBE, propagates=(1,))
+@kernel("Conv2DBackpropFilter", propagates=(1,))
 def _conv_backprop_filter(spec: OpSpec) -> KernelFn:
-    fmt = spec.attrs.get("data_format", "NCHW")
+    fmt = spec.attr("data_format")
     geo = ConvGeometry.of(spec)
     size = tuple(spec.attr("filter_size"))
     oihw = size if fmt == "NCHW" else (size[3], size[2], size[0], size[1])
@@ -677,13 +737,13 @@ class PoolGeometry:
 
     @classmethod
     def of(cls, spec: OpSpec) -> PoolGeometry:
-        fmt = spec.attrs.get("data_format", "NCHW")
+        fmt = spec.attr("data_format")
         k, s = spec.attr("ksize"), spec.attr("strides")
         h, w = _spatial(fmt)
         others = [i for i in range(4) if i not in (h, w)]
         if any(k[i] != 1 or s[i] != 1 for i in others):
             raise KernelError(f"{spec.type} pools only over H and W: ksize {list(k)} and strides {list(s)} must be 1 elsewhere")
-        return cls(k[h], k[w], s[h], s[w], spec.attrs.get("padding", "VALID") == "SAME")
+        return cls(k[h], k[w], s[h], s[w], spec.attr("padding") == "SAME")
 
     def layout(self, h: int, w: int) -> tuple[int, int, int, int, int, int]:
         """(OH, OW, pad top, pad bottom, pad left, pad right), TF's SAME/VALID rule."""
@@ -722,14 +782,14 @@ class PoolGeometry:
 
 @kernel("MaxPool", finite_preserving=True, exact=True)
 def _max_pool(spec: OpSpec) -> KernelFn:
-    fmt = spec.attrs.get("data_format", "NCHW")
+    fmt = spec.attr("data_format")
     geo = PoolGeometry.of(spec)
     return lambda x: _contig(_from_nchw(geo.windows(_to_nchw(x, fmt), -np.inf).max(axis=(4, 5)), fmt))
 
 
 @kernel("AvgPool")
 def _avg_pool(spec: OpSpec) -> KernelFn:
-    fmt = spec.attrs.get("data_format", "NCHW")
+    fmt = spec.attr("data_format")
     geo = PoolGeometry.of(spec)
 
     def pool(x: Array) -> Array:
@@ -740,9 +800,81 @@ def _avg_pool(spec: OpSpec) -> KernelFn:
     return pool
 
 
+@dataclass(frozen=True)
+class PadPoolGeometry(PoolGeometry):
+    """MaxPoolV3/AvgPoolV2 pooling: explicit pads or TF's SAME/VALID, ceil_mode, global pooling."""
+
+    mode: str = "CALCULATED"
+    pads: tuple[int, int, int, int] = (0, 0, 0, 0)
+    ceil_mode: bool = False
+
+    @classmethod
+    def of(cls, spec: OpSpec) -> PadPoolGeometry:
+        fmt = spec.attr("data_format")
+        if spec.attr("global_pooling"):  # the window is the whole (static) H x W
+            n, c, h, w = _nchw_shape(spec.in_shapes[0], fmt)
+            if min(h, w) < 0:
+                raise KernelError(f"{spec.type} with global_pooling needs a static H and W, got {spec.in_shapes[0]}")
+            return cls(h, w, 1, 1, False, "VALID")
+        k, s, p = spec.attr("ksize"), spec.attr("strides"), tuple(spec.attr("pads"))
+        h, w = _spatial(fmt)
+        if any(k[i] != 1 or s[i] != 1 for i in range(4) if i not in (h, w)):
+            raise KernelError(f"{spec.type} pools only over H and W: ksize {list(k)} and strides {list(s)} must be 1 elsewhere")
+        return cls(k[h], k[w], s[h], s[w], False, spec.attr("padding_mode"), (p[0], p[1], p[2], p[3]), bool(spec.attr("ceil_mode")))
+
+    def layout(self, h: int, w: int) -> tuple[int, int, int, int, int, int]:
+        """(OH, OW, pad top, pad bottom, pad left, pad right); bottom/right include the ceil_mode overhang."""
+        pt, pb = pool_pads(h, self.kh, self.sh, self.mode, self.pads[0], self.pads[1])
+        pl, pr = pool_pads(w, self.kw, self.sw, self.mode, self.pads[2], self.pads[3])
+        oh = pool_v2_out(h, self.kh, self.sh, pt, pb, self.ceil_mode)
+        ow = pool_v2_out(w, self.kw, self.sw, pl, pr, self.ceil_mode)
+        extra_h = max((oh - 1) * self.sh + self.kh - (h + pt + pb), 0)
+        extra_w = max((ow - 1) * self.sw + self.kw - (w + pl + pr), 0)
+        return oh, ow, pt, pb + extra_h, pl, pr + extra_w
+
+    def divisors(self, h: int, w: int, exclusive: bool, dtype: np.dtype[Any]) -> Array:
+        """Per-window divisor: input elements (exclusive) or elements of the padded input (the
+        ceil_mode overhang excluded), shaped (1, 1, OH, OW)."""
+        if exclusive:
+            return self.windows(np.ones((1, 1, h, w), dtype), 0.0).sum(axis=(4, 5))
+        pt, pb = pool_pads(h, self.kh, self.sh, self.mode, self.pads[0], self.pads[1])
+        pl, pr = pool_pads(w, self.kw, self.sw, self.mode, self.pads[2], self.pads[3])
+        oh, ow, _, pb_all, _, pr_all = self.layout(h, w)
+        inside = np.zeros((1, 1, h + pt + pb_all, w + pl + pr_all), dtype)
+        inside[:, :, : h + pt + pb, : w + pl + pr] = 1
+        win = sliding_window_view(inside, (self.kh, self.kw), axis=(2, 3))
+        return win[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw].sum(axis=(4, 5))
+
+
+def _nchw_shape(shape: tuple[int, ...], fmt: str) -> tuple[int, int, int, int]:
+    n, a, b, c = shape
+    return (n, a, b, c) if fmt == "NCHW" else (n, c, a, b)
+
+
+@kernel("MaxPoolV3", finite_preserving=True, exact=True)
+def _max_pool_v3(spec: OpSpec) -> KernelFn:
+    fmt = spec.attr("data_format")
+    geo = PadPoolGeometry.of(spec)
+    return lambda x: _contig(_from_nchw(geo.windows(_to_nchw(x, fmt), -np.inf).max(axis=(4, 5)), fmt))
+
+
+@kernel("AvgPoolV2")
+def _avg_pool_v2(spec: OpSpec) -> KernelFn:
+    fmt = spec.attr("data_format")
+    geo = PadPoolGeometry.of(spec)
+    exclusive = bool(spec.attr("exclusive"))
+
+    def pool(x: Array) -> Array:
+        xn = _to_nchw(x, fmt)
+        total = geo.windows(xn, 0.0).sum(axis=(4, 5))
+        return _contig(_from_nchw(total / geo.divisors(xn.shape[2], xn.shape[3], exclusive, xn.dtype), fmt))
+
+    return pool
+
+
 @kernel("MaxPoolGrad")
 def _max_pool_grad(spec: OpSpec) -> KernelFn:
-    fmt = spec.attrs.get("data_format", "NCHW")
+    fmt = spec.attr("data_format")
     geo = PoolGeometry.of(spec)
 
     def grad(x1: Array, x2: Array, g: Array) -> Array:
@@ -760,7 +892,7 @@ def _max_pool_grad(spec: OpSpec) -> KernelFn:
 
 @kernel("AvgPoolGrad")
 def _avg_pool_grad(spec: OpSpec) -> KernelFn:
-    fmt = spec.attrs.get("data_format", "NCHW")
+    fmt = spec.attr("data_format")
     geo = PoolGeometry.of(spec)
     size = tuple(spec.attr("orig_input_shape"))
     nchw = size if fmt == "NCHW" else (size[0], size[3], size[1], size[2])
@@ -780,14 +912,14 @@ def _avg_pool_grad(spec: OpSpec) -> KernelFn:
 
 @kernel("ReduceSum", propagates=(0,))
 def _reduce_sum(spec: OpSpec) -> KernelFn:
-    axes, keep = _reduce_axes(spec, len(spec.in_shapes[0])), bool(spec.attrs.get("keep_dims", False))
+    axes, keep = _reduce_axes(spec, len(spec.in_shapes[0])), bool(spec.attr("keep_dims"))
     return lambda x: np.asarray(np.add.reduce(x, axis=axes, keepdims=keep))
 
 
 @kernel("ReduceMean", propagates=(0,))
 def _reduce_mean(spec: OpSpec) -> KernelFn:
     shape = spec.in_shapes[0]
-    axes, keep = _reduce_axes(spec, len(shape)), bool(spec.attrs.get("keep_dims", False))
+    axes, keep = _reduce_axes(spec, len(shape)), bool(spec.attr("keep_dims"))
     if spec.compute is None:  # integer mean: computed in float64, truncated by the result cast
         return lambda x: np.asarray(np.mean(x, axis=axes, keepdims=keep))
     count = math.prod(shape[a] for a in axes)
@@ -798,13 +930,13 @@ def _reduce_mean(spec: OpSpec) -> KernelFn:
 
 @kernel("ReduceMax", finite_preserving=True, exact=True)
 def _reduce_max(spec: OpSpec) -> KernelFn:
-    axes, keep = _reduce_axes(spec, len(spec.in_shapes[0])), bool(spec.attrs.get("keep_dims", False))
+    axes, keep = _reduce_axes(spec, len(spec.in_shapes[0])), bool(spec.attr("keep_dims"))
     return lambda x: np.asarray(np.maximum.reduce(x, axis=axes, keepdims=keep))
 
 
 def _softmax_axes(spec: OpSpec) -> tuple[int, ...]:
     rank = len(spec.in_shapes[0])
-    return tuple(sorted({a % rank for a in spec.attrs.get("axes", (-1,))}))
+    return tuple(sorted({a % rank for a in spec.attr("axes")}))
 
 
 def _softmax(x: Array, axes: tuple[int, ...]) -> Array:
@@ -840,13 +972,13 @@ def _softmax_xent(spec: OpSpec) -> KernelFn:
 
 @kernel("ArgMaxV2", keeps_dtype=False)
 def _argmax(spec: OpSpec) -> KernelFn:
-    dim = spec.attrs.get("dimension", -1)
+    dim = spec.attr("dimension")
     return lambda x: np.asarray(np.argmax(x, axis=dim))
 
 
 @kernel("OneHot", finite_preserving=True, exact=True)
 def _one_hot(spec: OpSpec) -> KernelFn:
-    depth, axis = spec.attr("depth"), spec.attrs.get("axis", -1)
+    depth, axis = spec.attr("depth"), spec.attr("axis")
     rank = len(spec.in_shapes[0]) + 1
     axis %= rank
     classes = np.arange(depth)
@@ -866,7 +998,7 @@ def _one_hot(spec: OpSpec) -> KernelFn:
 
 def _bn_view(spec: OpSpec) -> tuple[tuple[int, ...], list[int]]:
     """(reduced axes, broadcast shape of a per-channel vector) of a rank-4 BatchNorm input."""
-    axis = _channel_axis(spec.attrs.get("data_format", "NCHW"), 4)
+    axis = _channel_axis(spec.attr("data_format"), 4)
     shape = [1, 1, 1, 1]
     shape[axis] = -1
     return tuple(i for i in range(4) if i != axis), shape
@@ -875,8 +1007,8 @@ def _bn_view(spec: OpSpec) -> tuple[tuple[int, ...], list[int]]:
 @kernel("BatchNorm")
 def _batch_norm(spec: OpSpec) -> KernelFn:
     axes, shape = _bn_view(spec)
-    eps = float(spec.attrs.get("epsilon", 1e-4))
-    training = bool(spec.attrs.get("is_training", True))
+    eps = float(spec.attr("epsilon"))
+    training = bool(spec.attr("is_training"))
 
     def bn(x: Array, scale: Array, offset: Array, mean: Array, variance: Array) -> tuple[Array, Array, Array]:
         if training:
@@ -894,6 +1026,19 @@ def _batch_norm(spec: OpSpec) -> KernelFn:
     return bn
 
 
+@kernel("BNInfer")
+def _bn_infer(spec: OpSpec) -> KernelFn:
+    eps = float(spec.attr("epsilon"))
+    shape = [1] * len(spec.in_shapes[0])
+    shape[1] = -1
+
+    def bn(x: Array, scale: Array, offset: Array, mean: Array, variance: Array) -> Array:
+        inv = np.reciprocal(np.sqrt(variance + eps))
+        return (x - mean.reshape(shape)) * (scale * inv).reshape(shape) + offset.reshape(shape)
+
+    return bn
+
+
 _NCHW_AXES = (0, 2, 3)
 _NCHW_VEC = (1, -1, 1, 1)
 
@@ -905,8 +1050,8 @@ def _bn_training_reduce(spec: OpSpec) -> KernelFn:
 
 @kernel("BNTrainingUpdate")
 def _bn_training_update(spec: OpSpec) -> KernelFn:
-    eps = float(spec.attrs.get("epsilon", 1e-4))
-    factor = float(spec.attrs.get("factor", 0.1))
+    eps = float(spec.attr("epsilon"))
+    factor = float(spec.attr("factor"))
     n = math.prod(spec.in_shapes[0][i] for i in _NCHW_AXES)
 
     def update(x: Array, s: Array, ss: Array, scale: Array, offset: Array, mean: Array, variance: Array):
@@ -925,7 +1070,7 @@ def _bn_training_update(spec: OpSpec) -> KernelFn:
 
 @kernel("BNTrainingUpdateGrad")
 def _bn_training_update_grad(spec: OpSpec) -> KernelFn:
-    eps = float(spec.attrs.get("epsilon", 1e-4))
+    eps = float(spec.attr("epsilon"))
 
     def grad(dy: Array, x: Array, bm: Array, bv: Array) -> tuple[Array, Array]:
         xhat = (x - bm.reshape(_NCHW_VEC)) * np.reciprocal(np.sqrt(bv + eps)).reshape(_NCHW_VEC)
@@ -936,7 +1081,7 @@ def _bn_training_update_grad(spec: OpSpec) -> KernelFn:
 
 @kernel("BNTrainingReduceGrad")
 def _bn_training_reduce_grad(spec: OpSpec) -> KernelFn:
-    eps = float(spec.attrs.get("epsilon", 1e-4))
+    eps = float(spec.attr("epsilon"))
     n = math.prod(spec.in_shapes[1][i] for i in _NCHW_AXES)
 
     def grad(dy: Array, x: Array, dscale: Array, doffset: Array, scale: Array, bm: Array, bv: Array) -> Array:
@@ -951,8 +1096,8 @@ def _bn_training_reduce_grad(spec: OpSpec) -> KernelFn:
 @kernel("LayerNorm")
 def _layer_norm(spec: OpSpec) -> KernelFn:
     rank = len(spec.in_shapes[0])
-    axes = tuple(range(spec.attrs.get("begin_norm_axis", -1) % rank, rank))
-    eps = float(spec.attrs.get("epsilon", 1e-7))
+    axes = tuple(range(spec.attr("begin_norm_axis") % rank, rank))
+    eps = float(spec.attr("epsilon"))
 
     def ln(x: Array, gamma: Array, beta: Array) -> tuple[Array, Array, Array]:
         m = x.mean(axis=axes, keepdims=True)
@@ -976,7 +1121,7 @@ def _layer_norm_grad(spec: OpSpec) -> KernelFn:
     n = math.prod(x_shape[i] for i in axes)
     batch = tuple(range(rank - len(gamma_shape)))
     # The op has no epsilon attribute: LayerNorm's default (1e-7) unless one is given.
-    eps = float(spec.attrs.get("epsilon", 1e-7))
+    eps = float(spec.attr("epsilon"))
 
     def grad(dy: Array, x: Array, variance: Array, mean: Array, gamma: Array) -> tuple[Array, Array, Array]:
         inv = np.reciprocal(np.sqrt(variance + eps))
@@ -1001,7 +1146,7 @@ def _relu_grad(spec: OpSpec) -> KernelFn:
 
 @kernel("LeakyReluGrad")
 def _leaky_relu_grad(spec: OpSpec) -> KernelFn:
-    slope = float(spec.attrs.get("negative_slope", 0.0))
+    slope = float(spec.attr("negative_slope"))
     return lambda g, f: np.where(f > 0, g, g * slope)
 
 
@@ -1033,7 +1178,7 @@ def _softmax_grad(spec: OpSpec) -> KernelFn:
 @kernel("BiasAddGrad", propagates=(0,))
 def _bias_add_grad(spec: OpSpec) -> KernelFn:
     rank = len(spec.in_shapes[0])
-    channel = _channel_axis(spec.attrs.get("data_format", "NCHW"), rank)
+    channel = _channel_axis(spec.attr("data_format"), rank)
     axes = tuple(i for i in range(rank) if i != channel)
     return lambda x: x.sum(axis=axes)
 
@@ -1052,7 +1197,7 @@ def _apply_gradient_descent(spec: OpSpec) -> KernelFn:
 
 @kernel("ApplyMomentumD", propagates=(0, 1, 2, 3, 4))
 def _apply_momentum(spec: OpSpec) -> KernelFn:
-    nesterov = bool(spec.attrs.get("use_nesterov", False))
+    nesterov = bool(spec.attr("use_nesterov"))
 
     def momentum(var: Array, accum: Array, lr: Array, grad: Array, mom: Array) -> tuple[Array, Array]:
         lr, mom = _scalar(lr), _scalar(mom)
@@ -1065,7 +1210,7 @@ def _apply_momentum(spec: OpSpec) -> KernelFn:
 
 @kernel("ApplyAdamD")
 def _apply_adam(spec: OpSpec) -> KernelFn:
-    nesterov = bool(spec.attrs.get("use_nesterov", False))
+    nesterov = bool(spec.attr("use_nesterov"))
 
     def adam(var: Array, m: Array, v: Array, b1p: Array, b2p: Array, lr: Array, b1: Array, b2: Array, eps: Array, grad: Array):
         b1p, b2p, lr, b1, b2, eps = (_scalar(t) for t in (b1p, b2p, lr, b1, b2, eps))
@@ -1089,13 +1234,13 @@ def _status_register(spec: OpSpec) -> FloatStatus:
     return spec.status
 
 
-@kernel("NPUAllocFloatStatus", unit=STATUS)
+@kernel("NPUAllocFloatStatus")
 def _alloc_status(spec: OpSpec) -> KernelFn:
     dtype = spec.stored(spec.out_dtypes[0])
     return lambda: np.zeros(8, dtype)
 
 
-@kernel("NPUClearFloatStatus", unit=STATUS)
+@kernel("NPUClearFloatStatus")
 def _clear_status(spec: OpSpec) -> KernelFn:
     status, dtype = _status_register(spec), spec.stored(spec.out_dtypes[0])
 
@@ -1106,7 +1251,7 @@ def _clear_status(spec: OpSpec) -> KernelFn:
     return clear
 
 
-@kernel("NPUGetFloatStatus", unit=STATUS)
+@kernel("NPUGetFloatStatus")
 def _get_status(spec: OpSpec) -> KernelFn:
     status, dtype = _status_register(spec), spec.stored(spec.out_dtypes[0])
     clear, overflow = np.zeros(8, dtype), np.zeros(8, dtype)
