@@ -6,6 +6,7 @@ Sections (each prints its rows as it finishes):
   step       one training step of the digits MLP 64-128-10 at batch 64, fp32 and mixed, vs plain numpy
   memory     peak live tensor bytes, mixed vs fp32, for the MLP and the CNN
   accuracy   fp32 vs allow_mix_precision + dynamic loss scaling on digits (full training run)
+  models     real ONNX exports (models/out): import, pass and interpreter time vs onnxruntime, errors, weight bytes
 
     python benchmarks/run.py [--only SECTION ...] [--quick]
 """
@@ -251,12 +252,19 @@ def bench_accuracy(quick: bool) -> None:
                note=f"(skipped steps {result['mixed_skipped_steps']}, final scales {result['mixed_final_scale']}, {time.perf_counter() - start:.0f} s)"))
 
 
+def bench_models(quick: bool) -> None:
+    from benchmarks.models import bench_models as run  # real exports, when `make models` made them
+
+    run(quick, report, Row)
+
+
 SECTIONS: dict[str, Callable[[bool], None]] = {
     "precision": bench_precision,
     "text": bench_text,
     "step": bench_step,
     "memory": bench_memory,
     "accuracy": bench_accuracy,
+    "models": bench_models,
 }
 
 
