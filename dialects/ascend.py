@@ -828,6 +828,39 @@ class BatchMatMulOp(AscendOp):
 
 
 @irdl_op_definition
+class BatchMatMulV2Op(AscendOp):
+    """N-d matrix product: the last two dimensions multiply (`adj_x*` transpose them), the leading
+    ones broadcast (NumPy `matmul`), so a 3-d x 2-d product is one op; optional `bias` over the
+    last dimension. Operands of rank 2 or more (promote a vector with Reshape).
+
+    ```mlir
+    %y = ascend.BatchMatMulV2 %a, %w, %b : (tensor<2x5x8xf32>, tensor<8x3xf32>, tensor<3xf32>) -> tensor<2x5x3xf32>
+    ```
+    """
+
+    name = "ascend.BatchMatMulV2"
+    x1 = operand_def(TensorType)
+    x2 = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    y = result_def(TensorType)
+    adj_x1 = bool_prop(False)
+    adj_x2 = bool_prop(False)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x1", "x2")
+    UNIT: ClassVar[Unit] = Unit.CUBE
+
+    def verify_shapes(self) -> None:
+        a, b, y = shape_of(self.x1), shape_of(self.x2), shape_of(self.y)
+        if len(a) < 2 or len(b) < 2:
+            self.fail(f"expects operands of rank 2 or more, got ranks {len(a)} and {len(b)}")
+        batch = broadcast_shape(a[:-2], b[:-2])
+        if batch is None or len(y) != len(batch) + 2 or not _dims_match(batch, y[:-2]):
+            self.fail(f"batch dimensions {a[:-2]} and {b[:-2]} do not broadcast to the result's {y[:-2]}")
+        _check_matmul(self, a, b, self.prop_bool("adj_x1"), self.prop_bool("adj_x2"), y)
+        if self.bias is not None and not _dims_match(shape_of(self.bias), y[-1:]):
+            self.fail(f"expects a bias of shape ({y[-1]},), got {shape_of(self.bias)}")
+
+
+@irdl_op_definition
 class Conv2DOp(ConvOp):
     """2-d convolution. Filter layout: OIHW with NCHW data, HWIO with NHWC data.
 
@@ -1722,6 +1755,141 @@ class ConcatV2DOp(AscendOp):
 
 
 @irdl_op_definition
+class GatherV2DOp(AscendOp):
+    """`y = take(x, indices, axis)`: `y.shape = x.shape[:axis] + indices.shape + x.shape[axis+1:]`.
+    Indices in [-n, n) (negative ones count from the end, as ONNX's Gather); others are a run-time error.
+
+    ```mlir
+    %y = ascend.GatherV2D %table, %ids {axis = 0 : i64} : (tensor<100x16xf32>, tensor<2x8xi64>) -> tensor<2x8x16xf32>
+    ```
+    """
+
+    name = "ascend.GatherV2D"
+    x = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    y = result_def(TensorType)
+    axis = int_prop(0)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "y")
+    UNIT: ClassVar[Unit] = Unit.DATA
+
+    def verify_shapes(self) -> None:
+        assert isinstance(self.indices.type, TensorType)
+        if not isinstance(self.indices.type.element_type, IntegerType) or dtype_name(self.indices.type.element_type) == "i1":
+            self.fail(f"expects integer indices, got {self.indices.type.element_type}")
+        x = shape_of(self.x)
+        axis = _norm_axis(self, self.prop_int("axis"), len(x), "axis")
+        if not x:
+            self.fail("expects an operand of rank >= 1")
+        want = x[:axis] + shape_of(self.indices) + x[axis + 1 :]
+        if not _dims_match(want, shape_of(self.y)):
+            self.fail(f"expects result shape {want}, got {shape_of(self.y)}")
+
+
+@irdl_op_definition
+class StridedSliceDOp(AscendOp):
+    """TF's strided slice: per dimension i < len(begin), `x[begin[i]:end[i]:strides[i]]` (Python
+    rules: negative indices count from the end, out-of-range ones clamp); bit i of `begin_mask`
+    / `end_mask` ignores begin[i] / end[i]; later dimensions are kept whole. The ellipsis,
+    new-axis and shrink-axis masks must be 0.
+
+    ```mlir
+    %y = ascend.StridedSliceD %x {begin = array<i64: 0, 1>, end = array<i64: 4, 7>, strides = array<i64: 1, 2>} : (tensor<4x8xf32>) -> tensor<4x3xf32>
+    ```
+    """
+
+    name = "ascend.StridedSliceD"
+    x = operand_def(TensorType)
+    y = result_def(TensorType)
+    begin = ints_prop()
+    end = ints_prop()
+    strides = ints_prop()
+    begin_mask = int_prop(0)
+    end_mask = int_prop(0)
+    ellipsis_mask = int_prop(0)
+    new_axis_mask = int_prop(0)
+    shrink_axis_mask = int_prop(0)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "y")
+    UNIT: ClassVar[Unit] = Unit.DATA
+
+    def slices(self, shape: Sequence[int]) -> tuple[slice, ...]:
+        """The Python slices the op takes of a tensor of `shape`."""
+        begin, end, strides = self.prop_ints("begin"), self.prop_ints("end"), self.prop_ints("strides")
+        bm, em = self.prop_int("begin_mask"), self.prop_int("end_mask")
+        return tuple(
+            slice(None if bm >> i & 1 else begin[i], None if em >> i & 1 else end[i], strides[i]) for i in range(len(begin))
+        )
+
+    def verify_shapes(self) -> None:
+        x = shape_of(self.x)
+        begin, end, strides = self.prop_ints("begin"), self.prop_ints("end"), self.prop_ints("strides")
+        if not len(begin) == len(end) == len(strides) or len(begin) > len(x):
+            self.fail(f"expects begin, end and strides of one length <= rank {len(x)}, got {len(begin)}, {len(end)}, {len(strides)}")
+        if 0 in strides:
+            self.fail("strides must be non-zero")
+        for mask in ("ellipsis_mask", "new_axis_mask", "shrink_axis_mask"):
+            if self.prop_int(mask) != 0:
+                self.fail(f"{mask} is not supported (must be 0)")
+        want = list(x)
+        for i, sl in enumerate(self.slices(x)):
+            if x[i] >= 0:
+                want[i] = len(range(*sl.indices(x[i])))
+        if not _dims_match(want, shape_of(self.y)):
+            self.fail(f"expects result shape {tuple(want)}, got {shape_of(self.y)}")
+
+
+@irdl_op_definition
+class BroadcastToDOp(AscendOp):
+    """Broadcasts `x` to `shape` (NumPy rules; ONNX's Expand with its shape folded).
+
+    ```mlir
+    %y = ascend.BroadcastToD %x {shape = array<i64: 2, 3, 4>} : (tensor<3x1xf32>) -> tensor<2x3x4xf32>
+    ```
+    """
+
+    name = "ascend.BroadcastToD"
+    x = operand_def(TensorType)
+    y = result_def(TensorType)
+    shape = ints_prop()
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "y")
+    UNIT: ClassVar[Unit] = Unit.DATA
+
+    def verify_shapes(self) -> None:
+        x, shape = shape_of(self.x), self.prop_ints("shape")
+        if min(shape, default=0) < 0:
+            self.fail(f"expects a static shape, got {list(shape)}")
+        b = broadcast_shape(x, shape)
+        if b is None or len(x) > len(shape) or not _dims_match(b, shape):
+            self.fail(f"cannot broadcast {x} to {tuple(shape)}")
+        if not _dims_match(shape, shape_of(self.y)):
+            self.fail(f"expects result shape {tuple(shape)}, got {shape_of(self.y)}")
+
+
+@irdl_op_definition
+class TileDOp(AscendOp):
+    """Repeats `x` `multiples[i]` times along dimension i (one multiple per dimension).
+
+    ```mlir
+    %y = ascend.TileD %x {multiples = array<i64: 2, 1>} : (tensor<3x4xf32>) -> tensor<6x4xf32>
+    ```
+    """
+
+    name = "ascend.TileD"
+    x = operand_def(TensorType)
+    y = result_def(TensorType)
+    multiples = ints_prop()
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "y")
+    UNIT: ClassVar[Unit] = Unit.DATA
+
+    def verify_shapes(self) -> None:
+        x, m = shape_of(self.x), self.prop_ints("multiples")
+        if len(m) != len(x) or min(m, default=1) < 0:
+            self.fail(f"expects {len(x)} non-negative multiples, got {list(m)}")
+        want = tuple(-1 if d < 0 else d * k for d, k in zip(x, m))
+        if not _dims_match(want, shape_of(self.y)):
+            self.fail(f"expects result shape {want}, got {shape_of(self.y)}")
+
+
+@irdl_op_definition
 class ArgMaxV2Op(AscendOp):
     """Index of the maximum along `dimension` (int32 result)."""
 
@@ -2131,6 +2299,7 @@ OPS: tuple[type[AscendOp], ...] = (
     MatMulOp,
     MatMulV2Op,
     BatchMatMulOp,
+    BatchMatMulV2Op,
     Conv2DOp,
     DepthwiseConv2DOp,
     Conv2DBackpropInputOp,
@@ -2186,6 +2355,10 @@ OPS: tuple[type[AscendOp], ...] = (
     ReshapeOp,
     TransposeOp,
     ConcatV2DOp,
+    GatherV2DOp,
+    StridedSliceDOp,
+    BroadcastToDOp,
+    TileDOp,
     ArgMaxV2Op,
     OneHotOp,
     SoftmaxCrossEntropyWithLogitsOp,

@@ -242,6 +242,76 @@ CASES: dict[str, tuple[str, str, str]] = {
         "ascend.Erf %a : (tensor<4xi32>) -> tensor<4xi32>",
         "'ascend.Erf' op expects float tensors for x, y",
     ),
+    "batch_matmul_v2_rank": (
+        "%a: tensor<8xf32>, %b: tensor<8x3xf32>",
+        "ascend.BatchMatMulV2 %a, %b : (tensor<8xf32>, tensor<8x3xf32>) -> tensor<3xf32>",
+        "'ascend.BatchMatMulV2' op expects operands of rank 2 or more, got ranks 1 and 2",
+    ),
+    "batch_matmul_v2_batches": (
+        "%a: tensor<2x5x8xf32>, %b: tensor<3x8x4xf32>",
+        "ascend.BatchMatMulV2 %a, %b : (tensor<2x5x8xf32>, tensor<3x8x4xf32>) -> tensor<2x5x4xf32>",
+        "'ascend.BatchMatMulV2' op batch dimensions (2,) and (3,) do not broadcast to the result's (2,)",
+    ),
+    "batch_matmul_v2_contraction": (
+        "%a: tensor<2x5x8xf32>, %b: tensor<7x4xf32>",
+        "ascend.BatchMatMulV2 %a, %b : (tensor<2x5x8xf32>, tensor<7x4xf32>) -> tensor<2x5x4xf32>",
+        "'ascend.BatchMatMulV2' op contracting dimensions differ: 8 vs 7",
+    ),
+    "gather_float_indices": (
+        "%t: tensor<10x4xf32>, %i: tensor<3xf32>",
+        "ascend.GatherV2D %t, %i : (tensor<10x4xf32>, tensor<3xf32>) -> tensor<3x4xf32>",
+        "'ascend.GatherV2D' op expects integer indices, got f32",
+    ),
+    "gather_axis": (
+        "%t: tensor<10x4xf32>, %i: tensor<3xi32>",
+        "ascend.GatherV2D %t, %i {axis = 2 : i64} : (tensor<10x4xf32>, tensor<3xi32>) -> tensor<3x4xf32>",
+        "'ascend.GatherV2D' op axis 2 is out of range for rank 2",
+    ),
+    "gather_result": (
+        "%t: tensor<10x4xf32>, %i: tensor<3xi32>",
+        "ascend.GatherV2D %t, %i : (tensor<10x4xf32>, tensor<3xi32>) -> tensor<4x3xf32>",
+        "'ascend.GatherV2D' op expects result shape (3, 4), got (4, 3)",
+    ),
+    "strided_slice_zero_stride": (
+        "%x: tensor<4x8xf32>",
+        "ascend.StridedSliceD %x {begin = array<i64: 0>, end = array<i64: 4>, strides = array<i64: 0>} : (tensor<4x8xf32>) -> tensor<4x8xf32>",
+        "'ascend.StridedSliceD' op strides must be non-zero",
+    ),
+    "strided_slice_lengths": (
+        "%x: tensor<4x8xf32>",
+        "ascend.StridedSliceD %x {begin = array<i64: 0, 0>, end = array<i64: 4>, strides = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32>",
+        "'ascend.StridedSliceD' op expects begin, end and strides of one length <= rank 2, got 2, 1, 1",
+    ),
+    "strided_slice_shrink": (
+        "%x: tensor<4x8xf32>",
+        "ascend.StridedSliceD %x {begin = array<i64: 0>, end = array<i64: 1>, strides = array<i64: 1>, shrink_axis_mask = 1 : i64} : (tensor<4x8xf32>) -> tensor<8xf32>",
+        "'ascend.StridedSliceD' op shrink_axis_mask is not supported (must be 0)",
+    ),
+    "strided_slice_result": (
+        "%x: tensor<4x8xf32>",
+        "ascend.StridedSliceD %x {begin = array<i64: 1>, end = array<i64: 100>, strides = array<i64: 2>} : (tensor<4x8xf32>) -> tensor<3x8xf32>",
+        "'ascend.StridedSliceD' op expects result shape (2, 8), got (3, 8)",
+    ),
+    "broadcast_to_incompatible": (
+        "%x: tensor<3x2xf32>",
+        "ascend.BroadcastToD %x {shape = array<i64: 2, 3, 4>} : (tensor<3x2xf32>) -> tensor<2x3x4xf32>",
+        "'ascend.BroadcastToD' op cannot broadcast (3, 2) to (2, 3, 4)",
+    ),
+    "broadcast_to_fewer_dims": (
+        "%x: tensor<2x3x1xf32>",
+        "ascend.BroadcastToD %x {shape = array<i64: 3, 4>} : (tensor<2x3x1xf32>) -> tensor<3x4xf32>",
+        "'ascend.BroadcastToD' op cannot broadcast (2, 3, 1) to (3, 4)",
+    ),
+    "tile_multiples": (
+        "%x: tensor<3x2xf32>",
+        "ascend.TileD %x {multiples = array<i64: 2>} : (tensor<3x2xf32>) -> tensor<6x2xf32>",
+        "'ascend.TileD' op expects 2 non-negative multiples, got [2]",
+    ),
+    "tile_result": (
+        "%x: tensor<3x2xf32>",
+        "ascend.TileD %x {multiples = array<i64: 2, 2>} : (tensor<3x2xf32>) -> tensor<6x2xf32>",
+        "'ascend.TileD' op expects result shape (6, 4), got (6, 2)",
+    ),
 }
 
 

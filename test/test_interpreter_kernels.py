@@ -1136,3 +1136,96 @@ def test_exact_gelu_from_erf_differs_from_the_tanh_gelu() -> None:
     ref = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x])
     assert np.abs(exact - ref).max() < 1e-6
     assert np.abs(f64(run("Gelu", x.astype(F32))) - ref).max() > 1e-4
+
+
+# --------------------------------------------------------------------------------------
+# Transformer ops: N-d MatMul, gather, slicing, broadcasting, tiling
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape"), [((2, 5, 8), (8, 3)), ((5, 8), (2, 3, 8, 4)), ((2, 1, 5, 8), (3, 8, 4)), ((4, 6), (6, 2))])
+@pytest.mark.parametrize("adj", [(False, False), (True, False), (False, True)])
+@pytest.mark.parametrize(("dtype", "out"), [(F16, F16), (F16, F32), (F32, F32)], ids=str)
+def test_batch_matmul_v2_broadcasts_batches(a_shape: tuple[int, ...], b_shape: tuple[int, ...], adj: tuple[bool, bool], dtype: np.dtype, out: np.dtype) -> None:
+    r = rng(6)
+    a_mat = a_shape[:-2] + ((a_shape[-1], a_shape[-2]) if adj[0] else a_shape[-2:])
+    b_mat = b_shape[:-2] + ((b_shape[-1], b_shape[-2]) if adj[1] else b_shape[-2:])
+    a, b = r.standard_normal(a_mat).astype(dtype), r.standard_normal(b_mat).astype(dtype)
+    bias = r.standard_normal(b_shape[-1]).astype(out)
+    y = run("BatchMatMulV2", a, b, bias, out=out, attrs={"adj_x1": adj[0], "adj_x2": adj[1]})
+    batch = np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    m, k, n = a_shape[-2], a_shape[-1], b_shape[-1]
+    assert y.shape == (*batch, m, n)
+    ref, bound = np.zeros(y.shape), np.zeros(y.shape)
+    for index in np.ndindex(*batch, m, n):  # one dot product per element, in float64
+        *bi, i, j = index
+        ia = tuple(x if s > 1 else 0 for x, s in zip(bi[len(bi) - len(a_shape[:-2]) :], a_shape[:-2]))
+        ib = tuple(x if s > 1 else 0 for x, s in zip(bi[len(bi) - len(b_shape[:-2]) :], b_shape[:-2]))
+        row = [float(a[(*ia, p, i)] if adj[0] else a[(*ia, i, p)]) for p in range(k)]
+        col = [float(b[(*ib, j, p)] if adj[1] else b[(*ib, p, j)]) for p in range(k)]
+        ref[index] = sum(u * v for u, v in zip(row, col)) + float(bias[j])
+        bound[index] = sum(abs(u * v) for u, v in zip(row, col)) + abs(float(bias[j]))
+    assert_close(y, ref, scale=bound, k=2 * k + 2)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("idx_dtype", [np.int32, np.int64])
+def test_gather_v2(axis: int, idx_dtype: type) -> None:
+    x = rng(7).standard_normal((4, 5, 3)).astype(F16)
+    n = x.shape[axis]
+    indices = np.array([[0, n - 1], [-1, 1], [-n, 2 % n]], idx_dtype)
+    y = run("GatherV2D", x, indices, attrs={"axis": axis})
+    ax = axis % 3
+    assert y.shape == x.shape[:ax] + indices.shape + x.shape[ax + 1 :]
+    for index in np.ndindex(*y.shape):
+        i = int(indices[index[ax : ax + 2]])
+        src = index[:ax] + ((i + n) % n,) + index[ax + 2 :]
+        assert y[index].tobytes() == x[src].tobytes()
+
+
+def test_gather_v2_out_of_range_index_is_a_one_line_error() -> None:
+    x = np.zeros((4, 2), F32)
+    with pytest.raises(KernelError, match="GatherV2D: index 4 is out of range for axis 0 of size 4"):
+        run("GatherV2D", x, np.array([1, 4], np.int64))
+    with pytest.raises(KernelError, match="index -5 is out of range"):
+        run("GatherV2D", x, np.array([-5], np.int32))
+
+
+@pytest.mark.parametrize(
+    ("begin", "end", "strides", "bm", "em"),
+    [((0, 1), (4, 7), (1, 2), 0, 0), ((3, -1), (0, 0), (-1, -2), 0, 0), ((1,), (100,), (1,), 0, 0), ((5, 2), (0, 6), (1, 3), 1, 2), ((-3, 0), (-1, 1), (1, 1), 0, 0)],
+)
+def test_strided_slice(begin: tuple[int, ...], end: tuple[int, ...], strides: tuple[int, ...], bm: int, em: int) -> None:
+    x = rng(8).standard_normal((4, 8, 2)).astype(F32)
+    y = run("StridedSliceD", x, attrs={"begin": begin, "end": end, "strides": strides, "begin_mask": bm, "end_mask": em})
+    # the reference picks indices one by one from TF's rules (clamping, negative counting, masks)
+    picks = []
+    for d, size in enumerate(x.shape):
+        if d >= len(begin):
+            picks.append(list(range(size)))
+            continue
+        s = strides[d]
+        lo, hi = (0, size) if s > 0 else (-1, size - 1)
+        b = (0 if s > 0 else size - 1) if bm >> d & 1 else min(max(begin[d] + size if begin[d] < 0 else begin[d], lo), hi)
+        e = (size if s > 0 else -1) if em >> d & 1 else min(max(end[d] + size if end[d] < 0 else end[d], lo), hi)
+        idx, i = [], b
+        while (i < e) if s > 0 else (i > e):
+            idx.append(i)
+            i += s
+        picks.append(idx)
+    ref = x[np.ix_(*picks)]
+    assert y.shape == ref.shape and (y == ref).all()
+
+
+def test_broadcast_to_and_tile() -> None:
+    x = rng(9).standard_normal((3, 1)).astype(F16)
+    y = run("BroadcastToD", x, attrs={"shape": (2, 3, 4)})
+    assert y.shape == (2, 3, 4)
+    for i, j, k in np.ndindex(2, 3, 4):
+        assert y[i, j, k] == x[j, 0]
+    t = run("TileD", x, attrs={"multiples": (2, 3)})
+    assert t.shape == (6, 3)
+    for i, j in np.ndindex(6, 3):
+        assert t[i, j] == x[i % 3, 0]
+    mask = np.array([[True, False]])
+    assert run("TileD", mask, out=np.bool_, attrs={"multiples": (2, 2)}).tolist() == [[True, False, True, False]] * 2

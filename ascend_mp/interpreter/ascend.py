@@ -62,6 +62,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ascend_mp.dialects.ascend import OPS_BY_TYPE, Unit, pool_pads, pool_v2_out
+from ascend_mp.errors import AscendError
 
 F16 = np.dtype(np.float16)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -77,8 +78,9 @@ Array = np.ndarray[Any, Any]
 KernelFn = Callable[..., Any]
 
 
-class KernelError(ValueError):
-    """An op the kernels cannot execute (e.g. pooling over the batch dimension)."""
+class KernelError(AscendError, ValueError):
+    """An op the kernels cannot execute (e.g. pooling over the batch dimension), or input it
+    cannot run on (an out-of-range gather index): a one-line user error."""
 
 
 class FloatStatus:
@@ -416,6 +418,40 @@ def _concat(spec: OpSpec) -> KernelFn:
     return lambda *xs: np.concatenate(xs, axis=dim)
 
 
+@kernel("GatherV2D", finite_preserving=True)
+def _gather_v2(spec: OpSpec) -> KernelFn:
+    axis = spec.attr("axis") % len(spec.in_shapes[0])
+
+    def gather(x: Array, indices: Array) -> Array:
+        n = x.shape[axis]
+        if indices.size and (int(indices.min()) < -n or int(indices.max()) >= n):
+            bad = indices[(indices < -n) | (indices >= n)].reshape(-1)[0]
+            raise KernelError(f"GatherV2D: index {int(bad)} is out of range for axis {axis} of size {n}")
+        return np.take(x, indices, axis=axis)
+
+    return gather
+
+
+@kernel("StridedSliceD", finite_preserving=True)
+def _strided_slice(spec: OpSpec) -> KernelFn:
+    begin, end, strides = spec.attr("begin"), spec.attr("end"), spec.attr("strides")
+    bm, em = spec.attr("begin_mask"), spec.attr("end_mask")
+    slices = tuple(slice(None if bm >> i & 1 else begin[i], None if em >> i & 1 else end[i], strides[i]) for i in range(len(begin)))
+    return lambda x: x[slices].copy()
+
+
+@kernel("BroadcastToD", finite_preserving=True, propagates=(0,))
+def _broadcast_to(spec: OpSpec) -> KernelFn:
+    shape = tuple(spec.attr("shape"))
+    return lambda x: np.broadcast_to(x, shape).copy()
+
+
+@kernel("TileD", finite_preserving=True)
+def _tile(spec: OpSpec) -> KernelFn:
+    multiples = tuple(spec.attr("multiples"))
+    return lambda x: np.tile(x, multiples)
+
+
 @kernel("SelectV2", finite_preserving=True)  # as Select: the operand not chosen goes nowhere
 def _select_v2(spec: OpSpec) -> KernelFn:
     return np.where
@@ -565,6 +601,20 @@ def _matmul(spec: OpSpec) -> KernelFn:
         return y if bias is None else y + bias
 
     return mm
+
+
+@kernel("BatchMatMulV2", propagates=(0, 1, 2))
+def _batch_matmul_v2(spec: OpSpec) -> KernelFn:
+    ta, tb = bool(spec.attr("adj_x1")), bool(spec.attr("adj_x2"))
+    ints = spec.compute is None
+
+    def bmm(a: Array, b: Array, bias: Array | None = None) -> Array:
+        if ints:
+            a, b = a.astype(np.int64), b.astype(np.int64)
+        y = np.matmul(a.swapaxes(-1, -2) if ta else a, b.swapaxes(-1, -2) if tb else b)
+        return y if bias is None else y + bias
+
+    return bmm
 
 
 @kernel("BatchMatMul", propagates=(0, 1))
@@ -780,17 +830,22 @@ class PoolGeometry:
         return _contig(dx[:, :, pt : pt + h, pl : pl + w])
 
 
-@kernel("MaxPool", finite_preserving=True, exact=True)
+def _pool_geometry(spec: OpSpec) -> PoolGeometry:
+    """TF SAME/VALID pooling (MaxPool, AvgPool) or explicit-pad pooling (MaxPoolV3, AvgPoolV2)."""
+    return PadPoolGeometry.of(spec) if spec.type in ("MaxPoolV3", "AvgPoolV2") else PoolGeometry.of(spec)
+
+
+@kernel("MaxPool", "MaxPoolV3", finite_preserving=True, exact=True)
 def _max_pool(spec: OpSpec) -> KernelFn:
     fmt = spec.attr("data_format")
-    geo = PoolGeometry.of(spec)
+    geo = _pool_geometry(spec)
     return lambda x: _contig(_from_nchw(geo.windows(_to_nchw(x, fmt), -np.inf).max(axis=(4, 5)), fmt))
 
 
-@kernel("AvgPool")
+@kernel("AvgPool", "AvgPoolV2")
 def _avg_pool(spec: OpSpec) -> KernelFn:
     fmt = spec.attr("data_format")
-    geo = PoolGeometry.of(spec)
+    geo = _pool_geometry(spec)
 
     def pool(x: Array) -> Array:
         xn = _to_nchw(x, fmt)
@@ -807,20 +862,22 @@ class PadPoolGeometry(PoolGeometry):
     mode: str = "CALCULATED"
     pads: tuple[int, int, int, int] = (0, 0, 0, 0)
     ceil_mode: bool = False
+    exclusive: bool = True
 
     @classmethod
     def of(cls, spec: OpSpec) -> PadPoolGeometry:
         fmt = spec.attr("data_format")
+        exclusive = bool(spec.attr("exclusive")) if spec.type == "AvgPoolV2" else True
         if spec.attr("global_pooling"):  # the window is the whole (static) H x W
             n, c, h, w = _nchw_shape(spec.in_shapes[0], fmt)
             if min(h, w) < 0:
                 raise KernelError(f"{spec.type} with global_pooling needs a static H and W, got {spec.in_shapes[0]}")
-            return cls(h, w, 1, 1, False, "VALID")
+            return cls(h, w, 1, 1, False, "VALID", exclusive=exclusive)
         k, s, p = spec.attr("ksize"), spec.attr("strides"), tuple(spec.attr("pads"))
         h, w = _spatial(fmt)
         if any(k[i] != 1 or s[i] != 1 for i in range(4) if i not in (h, w)):
             raise KernelError(f"{spec.type} pools only over H and W: ksize {list(k)} and strides {list(s)} must be 1 elsewhere")
-        return cls(k[h], k[w], s[h], s[w], False, spec.attr("padding_mode"), (p[0], p[1], p[2], p[3]), bool(spec.attr("ceil_mode")))
+        return cls(k[h], k[w], s[h], s[w], False, spec.attr("padding_mode"), (p[0], p[1], p[2], p[3]), bool(spec.attr("ceil_mode")), exclusive)
 
     def layout(self, h: int, w: int) -> tuple[int, int, int, int, int, int]:
         """(OH, OW, pad top, pad bottom, pad left, pad right); bottom/right include the ceil_mode overhang."""
@@ -832,10 +889,10 @@ class PadPoolGeometry(PoolGeometry):
         extra_w = max((ow - 1) * self.sw + self.kw - (w + pl + pr), 0)
         return oh, ow, pt, pb + extra_h, pl, pr + extra_w
 
-    def divisors(self, h: int, w: int, exclusive: bool, dtype: np.dtype[Any]) -> Array:
-        """Per-window divisor: input elements (exclusive) or elements of the padded input (the
-        ceil_mode overhang excluded), shaped (1, 1, OH, OW)."""
-        if exclusive:
+    def counts(self, h: int, w: int, dtype: np.dtype[Any]) -> Array | int:
+        """AvgPoolV2's per-window divisor: input elements (`exclusive`) or elements of the padded
+        input (the ceil_mode overhang excluded), shaped (1, 1, OH, OW)."""
+        if self.exclusive:
             return self.windows(np.ones((1, 1, h, w), dtype), 0.0).sum(axis=(4, 5))
         pt, pb = pool_pads(h, self.kh, self.sh, self.mode, self.pads[0], self.pads[1])
         pl, pr = pool_pads(w, self.kw, self.sw, self.mode, self.pads[2], self.pads[3])
@@ -849,27 +906,6 @@ class PadPoolGeometry(PoolGeometry):
 def _nchw_shape(shape: tuple[int, ...], fmt: str) -> tuple[int, int, int, int]:
     n, a, b, c = shape
     return (n, a, b, c) if fmt == "NCHW" else (n, c, a, b)
-
-
-@kernel("MaxPoolV3", finite_preserving=True, exact=True)
-def _max_pool_v3(spec: OpSpec) -> KernelFn:
-    fmt = spec.attr("data_format")
-    geo = PadPoolGeometry.of(spec)
-    return lambda x: _contig(_from_nchw(geo.windows(_to_nchw(x, fmt), -np.inf).max(axis=(4, 5)), fmt))
-
-
-@kernel("AvgPoolV2")
-def _avg_pool_v2(spec: OpSpec) -> KernelFn:
-    fmt = spec.attr("data_format")
-    geo = PadPoolGeometry.of(spec)
-    exclusive = bool(spec.attr("exclusive"))
-
-    def pool(x: Array) -> Array:
-        xn = _to_nchw(x, fmt)
-        total = geo.windows(xn, 0.0).sum(axis=(4, 5))
-        return _contig(_from_nchw(total / geo.divisors(xn.shape[2], xn.shape[3], exclusive, xn.dtype), fmt))
-
-    return pool
 
 
 @kernel("MaxPoolGrad")
