@@ -341,6 +341,12 @@ def bench_accuracy(quick: bool) -> None:
                note=f"(skipped steps {result['mixed_skipped_steps']}, final scales {result['mixed_final_scale']}, {time.perf_counter() - start:.0f} s)"))
 
 
+def bench_models(quick: bool) -> None:
+    from benchmarks.models import bench_models as run  # real exports, when `make models` made them
+
+    run(quick, report, Row)
+
+
 SECTIONS: dict[str, Callable[[bool], None]] = {
     "precision": bench_precision,
     "text": bench_text,
@@ -348,6 +354,7 @@ SECTIONS: dict[str, Callable[[bool], None]] = {
     "memory": bench_memory,
     "models": bench_models,
     "accuracy": bench_accuracy,
+    "models": bench_models,
 }
 
 
