@@ -959,7 +959,7 @@ class _Planner:
             return self.overridden(cands, keep_steps(orig, "keep_dtype (marked)"))
         keep = config.keep_dtype is not None and config.keep_dtype.matches(name, op_type)
         if keep and not rule.keeps_origin:
-            choice = cands.run(keep_steps(orig, "keep_dtype"))
+            choice = cands.run(keep_steps(orig, "keep_dtype", strict=True))
             if choice is not None:
                 return choice
             self.warn(

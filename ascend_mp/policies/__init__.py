@@ -105,24 +105,17 @@ class Rule(ABC):
         """The kernels to try for `f`, best first (the pass takes the first that exists)."""
 
 
-def keep_steps(orig: str, reason: str) -> Steps:
-    """Keep the original dtype (must_keep_origin_dtype, keep_dtype, a framework's fp32 op):
-    an unsupported low dtype rises to fp32, an unsupported fp32 runs on the AI CPU."""
+def keep_steps(orig: str, reason: str, strict: bool = False) -> Steps:
+    """Keep the original dtype (keep_dtype, a framework's fp32 op): an unsupported low dtype
+    rises to fp32, an unsupported fp32 runs on the AI CPU; then (unless `strict`) what exists."""
     no_orig = f"{reason}: no {short(orig)} kernel"
     if orig in LOW:
-        return (
-            Step(orig, AICORE, reason),
-            Step(F32, AICORE, no_orig),
-            Step(F32, AICPU, f"{reason}: aicpu fallback"),
-            Step(other_low(orig), AICORE, no_orig, warn=True),
-        )
-    return (
-        Step(orig, AICORE, reason),
-        Step(orig, AICPU, f"{reason}: aicpu fallback"),
-        Step(F32, AICORE, no_orig, warn=True),
-        Step(F16, AICORE, no_orig, warn=True),
-        Step(BF16, AICORE, no_orig, warn=True),
-    )
+        steps = (Step(orig, AICORE, reason), Step(F32, AICORE, no_orig), Step(F32, AICPU, f"{reason}: aicpu fallback"))
+        rest = (Step(other_low(orig), AICORE, no_orig, warn=True),)
+    else:
+        steps = (Step(orig, AICORE, reason), Step(orig, AICPU, f"{reason}: aicpu fallback"))
+        rest = (Step(F32, AICORE, no_orig, warn=True), Step(F16, AICORE, no_orig, warn=True), Step(BF16, AICORE, no_orig, warn=True))
+    return steps if strict else steps + rest
 
 
 def low_steps(low: str, reason: str, warn: bool = True) -> Steps:
