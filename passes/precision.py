@@ -722,6 +722,15 @@ class _Planner:
             return caps.data
         return self.config.library.info(op_type).kernels
 
+    def supports(self, op: Operation, dtype: str) -> bool:
+        """Whether `op` has an AI Core kernel computing in `dtype` (for whole-graph rules)."""
+        if not isinstance(op, AscendOp):
+            return False
+        return any(
+            k.engine == AICORE and _primary(k.inputs, k.outputs) == dtype
+            for k in self.kernels(op, _op_class(op).op_type)
+        )
+
     def library_kind(self, op: AscendOp, op_type: str) -> str:
         kind = op.properties.get("list")
         if isinstance(kind, ListKindAttr):
@@ -750,7 +759,7 @@ class _Planner:
 
     # -- the walk --------------------------------------------------------------------------
     def run(self, module: Operation) -> PrecisionPlan:
-        self.rule.prepare(module)
+        self.rule.prepare(module, self.supports)
         fname: str | None = None
         count = 0
         kinds: dict[type[Operation], int] = {}  # 0: other op, 1: ascend op, 2: function
@@ -847,6 +856,8 @@ class _Planner:
             self.keep_as_is(op, op_type, name, kind, "unmodelled dtype", position, None)
             return
         sig, groups = found
+        if cls.fixed == "user cast" and self.retarget_cast(op, cls, name, kind, sig, position):
+            return
         if cls.fixed == "user cast" and op.operands[0] not in self.chosen:
             self.plan.user_casts.setdefault((op.operands[0], sig.outputs[0]), op)  # pyright: ignore[reportArgumentType]
             self.plan.order[op] = self.seq
@@ -909,6 +920,26 @@ class _Planner:
                     logger.info(
                         "Reduce precision: %s %s -> %s (%s)", name or op_type, _cann(before), _cann(after), choice.reason
                     )
+
+    def retarget_cast(
+        self, op: AscendOp, cls: _OpClass, name: str | None, kind: str, sig: Signature, position: str
+    ) -> bool:
+        """A user's Cast the rule sends to another dtype (TF: a Cast to fp32 feeding only allow ops)."""
+        target = self.rule.cast_target(op)
+        if target is None or target[0] == sig.outputs[0]:
+            return False
+        dst, reason = target
+        src = self.dtype(op.operands[0])
+        if src is None:
+            return False
+        kernel = self.candidates_for(self.kernels(op, cls.op_type), sig, cls).find((src,), (dst,))
+        if kernel is None:
+            return False
+        self.plan.records.append(_Record(op, cls.op_type, name, sig, kernel, kind, reason, position))
+        result = op.results[0]
+        self.plan.results[op] = (dst,)
+        self.chosen[result] = self.voters[result] = dst
+        return True
 
     def keep_as_is(
         self, op: AscendOp, op_type: str, name: str | None, kind: str, reason: str, position: str, sig: Signature | None

@@ -22,10 +22,10 @@ from ascend_mp.policies import CANN_MODES, POLICIES, Rule
 
 POLICY_RUNS: list[dict[str, str]] = [
     *({"mode": m} for m in V1_MODES),
-]
-_LATER = [
     {"policy": "tf"},
     {"policy": "tf", "amp_dtype": "bf16"},
+]
+_LATER = [
     *({"policy": "mindspore", "level": lv} for lv in ("O0", "O1", "O2", "O3")),
     {"policy": "torch"},
     {"policy": "torch", "amp_dtype": "bf16"},
@@ -238,3 +238,74 @@ def test_user_casts_are_kept() -> None:
         except AscendError:
             continue
         assert sum(isinstance(op, CastOp) for op in module.walk()) == 1, run
+
+
+# ---------------------------------------------------------------------------------------------------- tf
+
+
+TF_SIMPLE = """func.func @simple(%input: tensor<32x32xf32>) -> tensor<32x32xf32> {
+  %deny1 = ascend.Exp %input {name = "deny1"} : (tensor<32x32xf32>) -> tensor<32x32xf32>
+  %clr2 = ascend.Relu %deny1 {name = "clr2"} : (tensor<32x32xf32>) -> tensor<32x32xf32>
+  %allow1 = ascend.MatMulV2 %clr2, %clr2 {name = "allow1"} : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+  %clr3 = ascend.Relu %allow1 {name = "clr3"} : (tensor<32x32xf32>) -> tensor<32x32xf32>
+  func.return %clr3 : tensor<32x32xf32>
+}
+"""
+
+
+def _dtypes(report: object) -> dict[str, str]:
+    return {d.name: d.chosen.outputs[0] for d in report.ops if d.name}  # type: ignore[attr-defined]
+
+
+def test_tf_lists_from_the_environment_and_the_pass_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    base = _dtypes(run_precision(parse_module(TF_SIMPLE), policy="tf"))
+    assert base == {"deny1": "f32", "clr2": "f16", "allow1": "f16", "clr3": "f16"}
+    assert run_precision(parse_module(TF_SIMPLE), policy="tf").by_name("clr3").reason == "tf: clear, connected to allow ops"
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_CLEARLIST_REMOVE", "Relu")
+    assert _dtypes(run_precision(parse_module(TF_SIMPLE), policy="tf")) == {"deny1": "f32", "clr2": "f32", "allow1": "f16", "clr3": "f32"}
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_INFERLIST_ADD", "Relu,Exp")  # Exp is still deny
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_REMOVE", "Exp")
+    assert _dtypes(run_precision(parse_module(TF_SIMPLE), policy="tf"))["clr2"] == "f32"  # infer, not between allow ops
+    monkeypatch.delenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_CLEARLIST_REMOVE")
+    monkeypatch.delenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_INFERLIST_ADD")
+    monkeypatch.delenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_REMOVE")
+    got = run_precision(parse_module(TF_SIMPLE), policy="tf", tf_lists="ALLOWLIST_REMOVE=MatMul")
+    assert set(_dtypes(got).values()) == {"f32"}  # no allow op: nothing to do
+    got = run_precision(parse_module(TF_SIMPLE), policy="tf", tf_lists="ALLOWLIST_ADD=Exp;CLEARLIST_REMOVE=Relu")
+    assert _dtypes(got) == {"deny1": "f16", "clr2": "f32", "allow1": "f16", "clr3": "f32"}
+
+
+@pytest.mark.parametrize(
+    ("env", "option", "message"),
+    [
+        ({"TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_ALLOWLIST_ADDD": "MatMul"}, None, "environment variable TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_ALLOWLIST_ADDD: unknown list edit"),
+        ({"TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_ADD": "Relu,NoSuchOp"}, None, "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_ADD: unknown op 'NoSuchOp'"),
+        ({}, "ALLOWLIST=MatMul", "tf_lists entry 1 'ALLOWLIST=MatMul': expected"),
+        ({}, "CLEARLIST_ADD=Relu;GREENLIST_ADD=Relu", "tf_lists entry 2 'GREENLIST_ADD=Relu'"),
+    ],
+)
+def test_bad_tf_list_edits_are_one_line_errors(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], option: str | None, message: str) -> None:
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    with pytest.raises(AscendError, match=message.replace("(", r"\(")) as e:
+        load_config(policy="tf", tf_lists=option)
+    assert "\n" not in str(e.value)
+
+
+def test_tf_lists_are_data_and_every_entry_names_a_known_mapping() -> None:
+    from ascend_mp.dialects.ascend import OPS_BY_TYPE
+    from ascend_mp.policies.tf import load_data
+
+    data = load_data()
+    for low, lists in data["lists"].items():
+        assert set(lists) == {"allow", "infer", "deny", "clear"}, low
+        for kind, names in lists.items():
+            for name in names:
+                assert name in data["cann"], (low, kind, name)
+    for name, types in data["cann"].items():
+        assert all(t in OPS_BY_TYPE for t in types), (name, types)
+    # the lists as TF 2.x has them for fp16 (spot checks against auto_mixed_precision_lists.h)
+    fp16 = data["lists"]["fp16"]
+    assert {"MatMul", "Conv2D", "BatchMatMulV2"} <= set(fp16["allow"])
+    assert {"Exp", "Mean", "Sum", "Pow", "SoftmaxCrossEntropyWithLogits"} <= set(fp16["deny"])
+    assert "Mean" in data["lists"]["bf16"]["infer"] and "Mean" not in data["lists"]["bf16"]["deny"]

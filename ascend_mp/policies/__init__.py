@@ -97,8 +97,13 @@ class Rule(ABC):
         """Whether the pass should collect the producers' vote for this op (gray ops)."""
         return False
 
-    def prepare(self, module: Operation) -> None:
-        """Whole-graph analysis before the forward walk (TF's painting); most rules need none."""
+    def prepare(self, module: Operation, supports: Callable[[Operation, str], bool]) -> None:
+        """Whole-graph analysis before the forward walk (TF's painting); most rules need none.
+        `supports(op, dtype)`: whether the op has an AI Core kernel computing in `dtype`."""
+
+    def cast_target(self, op: Operation) -> tuple[str, str] | None:
+        """(new destination dtype, reason) for a user's Cast the rule retargets (TF does), else None."""
+        return None
 
     @abstractmethod
     def steps(self, f: OpFacts) -> Steps:
