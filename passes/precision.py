@@ -89,6 +89,7 @@ from ascend_mp.dialects.ascend import (
     CastOp,
     Kernel,
     ListKindAttr,
+    Unit,
 )
 from ascend_mp.dtypes import PRECISION_RANK, TO_CANN, dtype_name, element_type
 from ascend_mp.errors import AscendError, AscendPassError
@@ -1001,7 +1002,7 @@ class _Planner:
             scoped = config.to_float.steps(name, orig)
             if scoped is not None:
                 return self.overridden(cands, scoped)
-        facts = OpFacts(op, op_type, name, orig, kind, mix_reason, None, type(op).CUBE)
+        facts = OpFacts(op, op_type, name, orig, kind, mix_reason, None, type(op).UNIT == Unit.CUBE)
         follows = ""
         if rule.wants_vote(facts):
             vote, follows = self.votes(op, cands)
