@@ -12,11 +12,13 @@ import bisect
 import re
 import weakref
 from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 from xdsl.context import Context
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import builtin, func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, ModuleOp
 from xdsl.ir import Operation, TypeAttribute
 from xdsl.ir import Block, BlockArgument, OpResult, SSAValue
 from xdsl.parser import Parser
@@ -87,6 +89,32 @@ class LocatingParser(Parser):
 
     _inputs: dict[str, str] = {}
 
+    def parse_dense_int_or_fp_elements_attr(self, type: Any) -> Any:
+        # xDSL reports a bad dense literal at the token after its type (often the next op's line):
+        # report it where the literal starts, and refuse element types the project cannot compute with.
+        start = self.pos - len("dense")
+        try:
+            attr = super().parse_dense_int_or_fp_elements_attr(type)
+        except ParseError as e:
+            self.raise_error(" ".join(e.msg.split()), start, start + len("dense"))
+        element = attr.get_element_type()
+        if not isinstance(element, (AnyFloat, IntegerType, IndexType)):
+            self.raise_error(f"dense literal of element type {element} is not supported "
+                             f"(expected a float, integer or i1 element type)", start, start + len("dense"))
+        return attr
+
+    def _parse_dialect_resource_handle(self, dialect_name: str, interface: OpAsmDialectInterface) -> str:
+        # Resource blobs (dense_resource weights) live in a process-wide store. xDSL 0.74 renames a
+        # handle the store already has (`w` -> `w_0`) but then files only the new name, so the
+        # file's own blob for `w` lands under a third name and `w_0` stays empty. Map each handle
+        # of this file to one store key instead (see ascend_mp/resources.py).
+        key = self.parse_identifier(" for resource handle")
+        keys: dict[tuple[str, str], str] = self.__dict__.setdefault("_resource_keys", {})
+        if (dialect_name, key) not in keys:
+            keys[(dialect_name, key)] = interface.declare_resource(key)
+            self.dialect_resources.add((dialect_name, keys[(dialect_name, key)]))
+        return keys[(dialect_name, key)]
+
     def parse_optional_type(self) -> TypeAttribute | None:
         # Fast path: a plain ranked tensor type already seen is taken from a cache and skipped
         # in the source, instead of being lexed token by token and rebuilt (most of parse time).
@@ -152,6 +180,8 @@ def format_parse_error(e: ParseError, line_offset: int = 0) -> str:
     """A one-line `file:line:col: error: message` for a parse error."""
     loc = e.span.get_location()
     msg = " ".join(e.msg.split())
+    if msg.startswith("End of file reached before closing string literal"):
+        msg = "unterminated string literal (a string must end on the line where it starts)"
     if not e.span.text.strip():
         msg = f"unexpected end of input ({msg})"
     return f"{loc.file}:{loc.line + line_offset}:{loc.col}: {msg}"
@@ -187,9 +217,10 @@ def read_module(path: str, ctx: Context | None = None) -> ModuleOp:
 
 
 def decode_source(data: bytes, name: str, line_offset: int = 0) -> str:
-    """`data` as UTF-8 text; otherwise an AscendError naming `name:line:col` of the first bad byte."""
+    """`data` as UTF-8 text (a leading byte-order mark is dropped, as in every config file); otherwise an
+    AscendError naming `name:line:col` of the first bad byte."""
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1 + line_offset
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
@@ -251,8 +282,8 @@ def check_dominance(module: Operation) -> None:
             for i, operand in enumerate(op.operands):
                 problem = _dominance_problem(operand, op, cache)
                 if problem is not None:
-                    name = f"%{operand.name_hint}" if operand.name_hint else f"operand #{i}"
-                    raise AscendError(f"{location_of(op)}: '{op.name}' operand #{i} ({name}) {problem}")
+                    name = f" (%{operand.name_hint})" if operand.name_hint else ""
+                    raise AscendError(f"{location_of(op)}: '{op.name}' operand #{i}{name} {problem}")
 
 
 def verify(module: ModuleOp) -> None:
@@ -265,7 +296,21 @@ def verify(module: ModuleOp) -> None:
         if found is None:
             raise AscendError(_first_line(e)) from None
         op, err = found
-        raise AscendError(f"{location_of(op)}: {_first_line(err)}") from None
+        raise AscendError(f"{error_location(op, err)}: {_first_line(err)}") from None
+
+
+def error_location(op: Operation, err: Exception) -> str:
+    """Where a verifier error of `op` is: the op's location, or for a symbol defined twice (reported by the
+    enclosing module) the location of the second definition."""
+    found = re.search(r'Redefinition of symbol "([^"]*)"', str(err))
+    if found is not None:
+        from xdsl.dialects.builtin import StringAttr
+
+        defs = [o for o in op.walk() if o is not op and isinstance(o.properties.get("sym_name", o.attributes.get("sym_name")), StringAttr)
+                and o.properties.get("sym_name", o.attributes.get("sym_name")).data == found.group(1)]  # pyright: ignore
+        if len(defs) > 1:
+            return location_of(defs[1])
+    return location_of(op)
 
 
 def _first_line(e: Exception) -> str:

@@ -305,11 +305,14 @@ def _data_path(name: str) -> Path:
     return Path(str(resources.files("ascend_mp.opinfo") / "data" / name))
 
 
-@cache
 def builtin_library(soc: str = "ascend910") -> OpLibrary:
     """The built-in library of a SoC (AI Core table plus AI CPU fallback kernels); `soc` may be a CANN
     `--soc_version` name (`Ascend910B1`)."""
-    soc = canonical_soc(soc)
+    return _builtin_library(canonical_soc(soc))
+
+
+@cache
+def _builtin_library(soc: str) -> OpLibrary:
     aic_path, cpu_path = _data_path(f"aic-{soc}-ops-info.json"), _data_path(f"aicpu-{soc}-ops-info.json")
     aic, cpu = read_table(aic_path), read_table(cpu_path)
     ops: dict[str, OpInfo] = {}

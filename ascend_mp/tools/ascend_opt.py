@@ -98,7 +98,10 @@ class AscendOptMain(xDSLOptMain):
     def setup_pipeline(self):
         setup_logging(PROG, self.args.log)
         self.args.passes = coerce_pass_options(self.available_passes, self.args.passes)
-        super().setup_pipeline()
+        try:
+            super().setup_pipeline()
+        except (AscendError, ValueError) as e:  # a pass refused an option value when it was built
+            raise UsageError(f"-p '{self.args.passes}': {e}") from None
         options = precision_options(self.args)
         precision = self.available_passes["ascend-precision"]()(**options) if options else None
         # The training passes' order (CANN applies precision after autodiff, before loss scaling).
@@ -113,7 +116,7 @@ class AscendOptMain(xDSLOptMain):
     def apply_passes(self, prog: ModuleOp):
         from xdsl.utils.exceptions import VerifyException
 
-        from ascend_mp.ir import first_invalid_op, location_of
+        from ascend_mp.ir import error_location, first_invalid_op
 
         from ascend_mp.ir import check_dominance
 
@@ -125,7 +128,7 @@ class AscendOptMain(xDSLOptMain):
             if found is None:
                 raise
             op, err = found
-            raise AscendError(f"{location_of(op)}: {_message(err, self)}") from e
+            raise AscendError(f"{error_location(op, err)}: {_message(err, self)}") from e
 
     def prepare_output(self) -> IO[str]:
         return sys.stdout if self.args.output_file is None else _Deferred()

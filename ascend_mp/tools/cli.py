@@ -3,7 +3,8 @@ one-line errors, outputs committed together only on success.
 
 Exit status: 0 success; 1 any error in the input, the files or the run (`<tool>: error: <message>`,
 one line); 2 a command-line usage error (unknown flag, bad flag value, conflicting flags; one line,
-no usage block); 130 interrupted by Ctrl-C (SIGINT; nothing printed); 143 terminated by SIGTERM.
+no usage block); 130 interrupted by Ctrl-C (SIGINT; nothing printed); 128+N ended by signal N
+(143 for SIGTERM, 129 for SIGHUP), after removing temporary files.
 Every output a run writes through `ascend_mp.fileio.write_output` is committed when the run
 succeeds and dropped otherwise (temporary files are removed on every exit path that runs code).
 
@@ -87,11 +88,12 @@ def run_tool(prog: str, body: Callable[[], None], extra: Callable[[BaseException
 
     `extra(e)` may turn other exception types into a one-line message (None: not handled).
     Returns normally on success (exit status 0)."""
-    previous = None
-    try:
-        previous = signal.signal(signal.SIGTERM, _terminate)  # so finally clauses remove temporary files
-    except ValueError:  # not the main thread
-        pass
+    previous: dict[int, Any] = {}
+    for signum in (signal.SIGTERM, signal.SIGHUP):  # so finally clauses remove temporary files
+        try:
+            previous[signum] = signal.signal(signum, _terminate)
+        except (ValueError, OSError, AttributeError):  # not the main thread, or no such signal here
+            pass
     try:
         with deferred_outputs():
             body()
@@ -116,8 +118,9 @@ def run_tool(prog: str, body: Callable[[], None], extra: Callable[[BaseException
         fail(prog, message)
     finally:
         flush_warnings(prog)
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        teardown_logging()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _quiet_stdout() -> None:
@@ -181,15 +184,18 @@ class _Summarise(logging.Filter):
 _KIND = re.compile(r"'[^']*'|\"[^\"]*\"|\d+")
 _handler: logging.Handler | None = None
 _summary: _Summarise | None = None
+_saved: tuple[int, bool] | None = None  # the logger's level and propagate flag before setup_logging
 
 
 def setup_logging(prog: str, level: str) -> None:
     """Print the `ascend_mp` logger's messages at `level` and above as `<prog>: <level>: ...` lines
     (at most SHOWN_PER_KIND warnings of a kind; `flush_warnings` prints how many more there were)."""
-    global _handler, _summary
+    global _handler, _summary, _saved
     log = logging.getLogger("ascend_mp")
     if _handler is not None:
         log.removeHandler(_handler)
+    if _saved is None:
+        _saved = (log.level, log.propagate)
     _handler = logging.StreamHandler(sys.stderr)
     _handler.setFormatter(_OneLineFormatter(prog))
     _summary = _Summarise()
@@ -197,6 +203,19 @@ def setup_logging(prog: str, level: str) -> None:
     log.addHandler(_handler)
     log.propagate = False
     log.setLevel(logging.CRITICAL + 1 if level == "null" else getattr(logging, level.upper()))
+
+
+def teardown_logging() -> None:
+    """Undo `setup_logging` (the tools run in-process too: tests, notebooks)."""
+    global _handler, _saved
+    log = logging.getLogger("ascend_mp")
+    if _handler is not None:
+        log.removeHandler(_handler)
+        _handler = None
+    if _saved is not None:
+        log.setLevel(_saved[0])
+        log.propagate = _saved[1]
+        _saved = None
 
 
 def flush_warnings(prog: str) -> None:
