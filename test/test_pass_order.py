@@ -207,7 +207,6 @@ func.func @forward(%w: tensor<4x3xf32>, %x: tensor<2x4xf32>, %labels: tensor<2x3
     assert kept == ["half", "sum", "xent"]
 
 
-@pytest.mark.xfail(strict=True, reason="the precision pass honours keep_dtype once the precision branch lands")
 @pytest.mark.parametrize("mode", ["force_fp16", "allow_mix_precision"])
 def test_precision_after_loss_scale_keeps_the_machinery_fp32(mode: str) -> None:
     module = _train_module()
@@ -219,7 +218,6 @@ def test_precision_after_loss_scale_keeps_the_machinery_fp32(mode: str) -> None:
             assert dtypes <= {"f32"}, f"{_name(op)}: {dtypes}"
 
 
-@pytest.mark.xfail(strict=True, reason="the precision pass honours keep_dtype once the precision branch lands")
 def test_loss_stays_fp32_in_the_pass_pipeline(capsys: pytest.CaptureFixture[str], forward_file: Path) -> None:
     """Issue 12 item 4: `-p 'ascend-autodiff,ascend-precision{mode=allow_mix_precision},ascend-loss-scale'`
     computes the loss in fp32 (no hidden keep_dtype file: the marks do it)."""

@@ -278,9 +278,13 @@ def test_more_config_and_output_errors(tmp_path: Path) -> None:
     assert blocker.read_text() == "not a folder"
 
 
-def test_user_keep_dtype_is_merged_with_the_loss_ops(tmp_path: Path) -> None:
+def test_user_keep_dtype_and_the_marked_loss_ops(tmp_path: Path) -> None:
+    """The user's keep_dtype file goes to the precision pass as it is; the loss ops are kept by their marks."""
     keep = tmp_path / "keep.txt"
     keep.write_text("dense_1/MatMulV2\n")
     compiled = compile_training(small(keep_dtype=str(keep)))
     assert compiled.report.by_name("dense_1/MatMulV2").reason == "keep_dtype"
-    assert compiled.report.by_name("loss/ReduceMean").reason == "keep_dtype"
+    assert compiled.report.by_name("loss/ReduceMean").reason == "keep_dtype (marked)"
+    assert compiled.report.by_name("loss/SoftmaxCrossEntropyWithLogits").reason == "keep_dtype (marked)"
+    unmarked = compile_training(small(keep_loss_fp32=False))
+    assert unmarked.report.by_name("loss/ReduceMean").reason != "keep_dtype (marked)"

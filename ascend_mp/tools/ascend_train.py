@@ -149,7 +149,7 @@ def _check_paths(args: argparse.Namespace) -> None:
                 if not os.access(folder, os.W_OK | os.X_OK):
                     raise AscendError(f"{args.out}: cannot write the outputs there: '{folder}' is not writable")
                 break
-    if args.keep_dtype is not None:  # errors name the user's file, not the copy the trainer extends
+    if args.keep_dtype is not None:  # fail before compiling
         from ascend_mp.config import load_keep_dtype
 
         load_keep_dtype(args.keep_dtype)
