@@ -57,6 +57,7 @@ class _Staged:
             if self.tmp is not None:
                 os.replace(self.tmp, self.target)
                 self.tmp = None
+                _sync_folder(self.target)
             else:
                 # A device, a pipe or a socket: write through, never replace.
                 with open(self.target, "wb") as f:
@@ -70,6 +71,20 @@ class _Staged:
             with contextlib.suppress(OSError):
                 os.unlink(self.tmp)
             self.tmp = None
+
+
+def _sync_folder(path: str) -> None:
+    """Make a rename in `path`'s folder durable (best effort: some file systems refuse)."""
+    try:
+        fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _stage(path: str, data: bytes) -> _Staged:
