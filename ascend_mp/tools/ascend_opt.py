@@ -127,6 +127,10 @@ class AscendOptMain(xDSLOptMain):
         return sys.stdout if self.args.output_file is None else _Deferred()
 
     def run(self):
+        from ascend_mp.ir import check_input_file
+
+        if self.args.input_file is not None:
+            check_input_file(self.args.input_file)
         if self.args.output_file is not None:
             check_writable(self.args.output_file)
         output = None
