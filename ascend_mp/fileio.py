@@ -163,6 +163,19 @@ def check_writable(path: str | os.PathLike[str]) -> None:
         raise AscendError(f"{os.fspath(path)}: cannot write file: no such directory {folder}")
 
 
+def check_input_file(path: str | os.PathLike[str]) -> None:
+    """Refuse an input path that is a device (`/dev/zero` would be read for ever); `-` is standard input."""
+    path = os.fspath(path)
+    if path == "-":
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # reading it reports the problem
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        raise AscendError(f"{path}: cannot read file: it is a device, not a file (use - to read standard input)")
+
+
 @contextlib.contextmanager
 def deferred_outputs() -> Iterator[None]:
     """Queue every `write_output` of the block; write them all only if the block succeeds."""

@@ -186,23 +186,10 @@ def parse_module(text: str, name: str = "<stdin>", ctx: Context | None = None, l
     return module
 
 
-def check_input_file(path: str) -> None:
-    """Refuse an input path that is a device (`/dev/zero` would be read for ever); `-` is standard input."""
-    import os
-    import stat
-
-    if path == "-":
-        return
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return  # reading it reports the problem
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        raise AscendError(f"{path}: cannot read file: it is a device, not a file (use - to read standard input)")
-
-
 def read_module(path: str, ctx: Context | None = None) -> ModuleOp:
     """Parse and verify a module file (`-` reads standard input)."""
+    from ascend_mp.fileio import check_input_file
+
     check_input_file(path)
     if path == "-":
         import sys

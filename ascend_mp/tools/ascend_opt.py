@@ -127,7 +127,7 @@ class AscendOptMain(xDSLOptMain):
         return sys.stdout if self.args.output_file is None else _Deferred()
 
     def run(self):
-        from ascend_mp.ir import check_input_file
+        from ascend_mp.fileio import check_input_file
 
         if self.args.input_file is not None:
             check_input_file(self.args.input_file)
