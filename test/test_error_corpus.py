@@ -15,7 +15,6 @@ import contextlib
 import importlib
 import io
 import json
-import os
 import re
 import subprocess
 import sys

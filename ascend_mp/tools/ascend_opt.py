@@ -109,9 +109,7 @@ class AscendOptMain(xDSLOptMain):
     def apply_passes(self, prog: ModuleOp):
         from xdsl.utils.exceptions import VerifyException
 
-        from ascend_mp.ir import error_location, first_invalid_op
-
-        from ascend_mp.ir import check_dominance
+        from ascend_mp.ir import check_dominance, error_location, first_invalid_op
 
         check_dominance(prog)
         try:
