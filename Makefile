@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup test quick demo bench fuzz lit clean
+.PHONY: setup test quick demo bench fuzz lit models clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,11 @@ demo: setup
 
 bench: setup
 	$(BIN)/python benchmarks/run.py
+
+# The CNN zoo from both torch exporters into models/out (git-ignored); torch 2.13.0 from the index is a CPU build.
+models: setup
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,models]'
+	$(BIN)/python models/export.py
 
 fuzz: setup
 	ASCEND_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q test/test_fuzz.py

@@ -299,11 +299,17 @@ class Sequential:
     """A stack of layers ending in logits, trained with softmax cross-entropy.
 
     `input_shape` is one example's shape; it defaults to `(in_features,)` of a first `Dense`.
+    `name` labels the model in training summaries, histories and plots.
     """
 
-    def __init__(self, layers: Sequence[Layer], input_shape: Sequence[int] | None = None, num_classes: int | None = None):
+    def __init__(
+        self, layers: Sequence[Layer], input_shape: Sequence[int] | None = None, num_classes: int | None = None, name: str = "model"
+    ):
         if not layers:
             raise AscendError("Sequential needs at least one layer")
+        if not name or not name.isprintable():
+            raise AscendError(f"Sequential: the name must be printable and non-empty, got {name!r}")
+        self.name = name
         self.layers = list(layers)
         if input_shape is None:
             first = self.layers[0]
@@ -411,7 +417,7 @@ def mlp(sizes: Sequence[int] = (64, 128, 10)) -> Sequential:
         if i:
             layers.append(Relu())
         layers.append(Dense(a, b))
-    return Sequential(layers)
+    return Sequential(layers, name="mlp")
 
 
 def small_cnn() -> Sequential:
@@ -419,6 +425,7 @@ def small_cnn() -> Sequential:
     return Sequential(
         [Conv2D(1, 8, 3, pad=1), Relu(), MaxPool(2), Flatten(), Dense(8 * 4 * 4, 10)],
         input_shape=(1, 8, 8),
+        name="cnn",
     )
 
 

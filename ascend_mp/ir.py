@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from xdsl.context import Context
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, ModuleOp
 from xdsl.ir import Block, BlockArgument, OpResult, Operation, SSAValue, TypeAttribute
@@ -105,6 +106,18 @@ class LocatingParser(Parser):
             self.raise_error(f"dense literal of element type {element} is not supported "
                              f"(expected a float, integer or i1 element type)", start, start + len("dense"))
         return attr
+
+    def _parse_dialect_resource_handle(self, dialect_name: str, interface: OpAsmDialectInterface) -> str:
+        # Resource blobs (dense_resource weights) live in a process-wide store. xDSL 0.74 renames a
+        # handle the store already has (`w` -> `w_0`) but then files only the new name, so the
+        # file's own blob for `w` lands under a third name and `w_0` stays empty. Map each handle
+        # of this file to one store key instead (see ascend_mp/resources.py).
+        key = self.parse_identifier(" for resource handle")
+        keys: dict[tuple[str, str], str] = self.__dict__.setdefault("_resource_keys", {})
+        if (dialect_name, key) not in keys:
+            keys[(dialect_name, key)] = interface.declare_resource(key)
+            self.dialect_resources.add((dialect_name, keys[(dialect_name, key)]))
+        return keys[(dialect_name, key)]
 
     def parse_optional_type(self) -> TypeAttribute | None:
         # Fast path: a plain ranked tensor type already seen is taken from a cache and skipped

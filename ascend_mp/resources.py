@@ -63,9 +63,11 @@ def resource_attr(name: str, array: np.ndarray[Any, Any], type_: TensorType) -> 
     dtype = numpy_dtype(type_)
     data = np.ascontiguousarray(array, dtype=dtype)  # hosts are little-endian, as the blob format is
     interface = storage()
-    handle = interface.declare_resource(handle_for(name))
     blob = "0x" + struct.pack("<I", max(dtype.itemsize, 1)).hex() + data.tobytes().hex()
-    interface.parse_resource(handle, blob)
+    handle = handle_for(name)
+    if interface.lookup(handle) != blob:  # the same bytes under the same name share the handle
+        handle = interface.declare_resource(handle)  # else a fresh one (`name_0`, ...): handles are process-wide
+        interface.parse_resource(handle, blob)
     cached = data.view().reshape(type_.get_shape())
     cached.setflags(write=False)
     _CACHE[handle] = (blob, cached)

@@ -896,8 +896,8 @@ def differentiate(
     grad_name = grad_name or f"{func_name}_grad"
     existing = find_function(module, grad_name)
     if existing is not None:
-        after = f"; ascend-loss-scale made it, so run ascend-autodiff before ascend-loss-scale" if find_function(module, "train_step") else ""
-        raise pass_error(PASS, existing, f"function @{grad_name} already exists (ascend-autodiff ran already{after})")
+        after = " (or ascend-loss-scale, which runs it)" if find_function(module, "train_step") else ""
+        raise pass_error(PASS, existing, f"function @{grad_name} already exists: ascend-autodiff{after} ran before; run ascend-autodiff once, before ascend-loss-scale")
     if len(fwd.body.blocks) != 1:
         raise pass_error(PASS, fwd, f"@{func_name} must have a single block")
     block = fwd.body.blocks[0]
@@ -994,6 +994,11 @@ class AutodiffPass(ModulePass):
     """Name of the generated function (default `<func>_grad`)."""
     keep_loss: bool = True
     """Mark the loss ops and their gradients `keep_dtype` (fp32 under every mode); false lets the mode decide."""
+    if_missing: bool = False
+    """Do nothing when the gradient function exists already (`ascend-opt` adds such a pass in front
+    of a precision pass that precedes `ascend-loss-scale`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.if_missing and find_function(op, self.grad_func or f"{self.func}_grad") is not None:
+            return
         differentiate(op, self.func, self.wrt, self.grad_func, self.keep_loss)

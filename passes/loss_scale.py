@@ -61,6 +61,7 @@ attribute and built by :func:`initial_state`.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -78,6 +79,9 @@ from ascend_mp.errors import AscendError, AscendPassError
 from ascend_mp.passes.autodiff import SEED_NAME, differentiate, function_names, pass_error
 
 PASS = "ascend-loss-scale"
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+"""The scale and the hyper-parameters are float32 constants in the IR."""
 
 OPTIMIZERS = ("sgd", "momentum", "adam")
 MANAGERS = ("dynamic", "fixed", "none")
@@ -425,8 +429,8 @@ class LossScalePass(ModulePass):
     beta2: float = 0.999
     epsilon: float = 1e-8
 
-    def config(self) -> LossScaleConfig:
-        """Validate the options and resolve the manager's defaults."""
+    def config(self, warn: bool = True) -> LossScaleConfig:
+        """Validate the options and resolve the manager's defaults (`warn`: log options that have no effect)."""
         p = self.name
         if self.manager not in MANAGERS:
             raise AscendPassError(f"{p}: manager must be one of {', '.join(MANAGERS)}, got '{self.manager}'")
@@ -438,7 +442,7 @@ class LossScalePass(ModulePass):
         fixed_opts = ("scale", "drop_overflow_update")
         given = {f.name for f in fields(self) if f.name in dynamic_opts + fixed_opts and getattr(self, f.name) is not None}
         unused = sorted(given - set(dynamic_opts if self.manager == "dynamic" else fixed_opts if self.manager == "fixed" else ()))
-        for opt in unused:
+        for opt in unused if warn else ():
             logger.warning("%s: option %s has no effect with manager=%s", p, opt.replace("_", "-"), self.manager)
         base = PRESETS[self.preset or "pytorch"]
 
@@ -454,17 +458,17 @@ class LossScalePass(ModulePass):
         elif self.manager == "none":
             init_scale = 1.0
         checks = [
-            (init_scale > 0 and np.isfinite(init_scale), "init-scale" if self.manager == "dynamic" else "scale", init_scale, "a positive finite number"),
-            (growth > 1, "growth-factor", growth, "> 1"),
+            (0 < init_scale <= FLOAT32_MAX, "init-scale" if self.manager == "dynamic" else "scale", init_scale, "a positive finite float32 number"),
+            (1 < growth <= FLOAT32_MAX, "growth-factor", growth, "> 1 and finite"),
             (0 < backoff < 1, "backoff-factor", backoff, "in (0, 1)"),
-            (interval >= 1 and interval == int(interval), "growth-interval", interval, "a positive integer"),
+            (1 <= interval < math.inf and interval == int(interval), "growth-interval", interval, "a positive integer"),
             (interval < 2**31, "growth-interval", interval, "below 2^31 (the clean-step counter is an int32)"),
-            (min_scale >= 0, "min-scale", min_scale, ">= 0"),
-            (self.lr > 0, "lr", self.lr, "> 0"),
+            (0 <= min_scale <= FLOAT32_MAX, "min-scale", min_scale, ">= 0 and finite"),
+            (0 < self.lr <= FLOAT32_MAX, "lr", self.lr, "> 0 and finite"),
             (0 <= self.momentum < 1, "momentum", self.momentum, "in [0, 1)"),
             (0 <= self.beta1 < 1, "beta1", self.beta1, "in [0, 1)"),
             (0 <= self.beta2 < 1, "beta2", self.beta2, "in [0, 1)"),
-            (self.epsilon > 0, "epsilon", self.epsilon, "> 0"),
+            (0 < self.epsilon <= FLOAT32_MAX, "epsilon", self.epsilon, "> 0 and finite"),
         ]
         for ok, opt, value, want in checks:
             if not ok:
@@ -498,3 +502,52 @@ class LossScalePass(ModulePass):
                 raise pass_error(PASS, op, f"no function @{grad_name} or @{self.func} in the module (functions: {function_names(op)})")
             grad = differentiate(op, self.func, self.wrt, grad_name, self.keep_loss)
         build_train_step(op, grad, cfg, self.step_func)
+
+
+# --------------------------------------------------------------------------------------
+# Pass order in a pipeline
+# --------------------------------------------------------------------------------------
+
+PRECISION = "ascend-precision"
+AUTODIFF = "ascend-autodiff"
+
+
+def order_training_passes(passes: Sequence[ModulePass], flags_precision: ModulePass | None = None) -> tuple[ModulePass, ...]:
+    """Check and complete a pipeline that holds the training passes, as `ascend-opt` runs it.
+
+    CANN applies the precision mode to the whole training graph, forward and backward,
+    before the loss-scale step. So `flags_precision` (the ATC flags' pass) goes after the
+    last `ascend-autodiff` that precedes the first `ascend-loss-scale` (or right before that
+    loss-scale pass; at the front when neither pass is in the pipeline); a precision pass
+    before a loss-scale pass that must differentiate by itself gets an
+    `ascend-autodiff{if-missing=true}` in front of it (a no-op when the gradient function
+    exists), so the precision mode sees the backward too. `ascend-precision` before
+    `ascend-autodiff` is a one-line error: the backward would be derived from the fp16
+    forward without kernel selection. Every other order is correct or fails at run time with
+    a one-line error (`ascend-autodiff` after `ascend-loss-scale`, either pass twice).
+    """
+    out = list(passes)
+    if flags_precision is not None:
+        first_ls = next((i for i, p in enumerate(out) if p.name == LossScalePass.name), None)
+        scope = out if first_ls is None else out[:first_ls]
+        last_ad = max((i for i, p in enumerate(scope) if p.name == AUTODIFF), default=None)
+        at = last_ad + 1 if last_ad is not None else first_ls if first_ls is not None else 0
+        out.insert(at, flags_precision)
+    for i, p in enumerate(out):
+        if p.name == AUTODIFF and any(q.name == PRECISION for q in out[:i]):
+            raise AscendError(
+                "ascend-precision runs before ascend-autodiff in this pipeline: the backward would be derived from the "
+                "reduced-precision forward without kernel selection; put ascend-precision after ascend-autodiff "
+                "(CANN applies precision to the forward and backward graph)"
+            )
+    for i, p in enumerate(out):
+        if not isinstance(p, LossScalePass) or any(q.name == AUTODIFF for q in out[:i]):
+            continue
+        first_precision = next((j for j, q in enumerate(out[:i]) if q.name == PRECISION), None)
+        if first_precision is not None:
+            from ascend_mp.passes.autodiff import AutodiffPass
+
+            ensure = AutodiffPass(func=p.func, wrt=p.wrt, grad_func=p.grad_func or f"{p.func}_grad", keep_loss=p.keep_loss, if_missing=True)
+            out.insert(first_precision, ensure)
+            break
+    return tuple(out)

@@ -66,7 +66,7 @@ def test_interpreter_states_no_attribute_default_of_its_own() -> None:
 
 def test_cube_ops_are_the_matmuls_and_convolutions() -> None:
     cube = {op_type(c) for c in OPS if c.UNIT == Unit.CUBE}
-    assert cube == {"MatMul", "MatMulV2", "BatchMatMul", "Conv2D", "DepthwiseConv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"}
+    assert cube == {"MatMul", "MatMulV2", "BatchMatMul", "BatchMatMulV2", "Conv2D", "DepthwiseConv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"}
 
 
 def test_a_misspelt_same_dtype_name_is_refused() -> None:

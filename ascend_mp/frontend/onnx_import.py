@@ -119,8 +119,8 @@ def _initial_graph(model: onnx.ModelProto, shapes: InputShapes, label: str) -> G
         if given is not None:
             if t.HasField("shape") and len(given) != len(declared):
                 raise AscendError(
-                    f"--input_shape: input '{vi.name}' has rank {len(declared)} in {label} ({_shape_str(declared)}), "
-                    f"got {len(given)} dimensions ({_shape_str(list(given))})"
+                    f"--input_shape: input '{vi.name}' has rank {len(declared)} in {label} {_shape_str(declared)}, "
+                    f"got {len(given)} dimensions {_shape_str(list(given))}"
                 )
             for i, (g_dim, d_dim) in enumerate(zip(given, declared)):
                 if isinstance(g_dim, int) and isinstance(d_dim, int) and g_dim != d_dim:
@@ -135,7 +135,7 @@ def _initial_graph(model: onnx.ModelProto, shapes: InputShapes, label: str) -> G
             user = _first_user(g.node, vi.name)
             fixed = ",".join(str(d) if isinstance(d, int) else "<size>" for d in declared)
             raise AscendError(
-                f"{label}: input '{vi.name}' has a dynamic shape ({_shape_str(declared)}), so the shape of node "
+                f"{label}: input '{vi.name}' has a dynamic shape {_shape_str(declared)}, so the shape of node "
                 f"'{user}' is unknown; fix it with --input_shape=\"{vi.name}:{fixed}\""
             )
         types[vi.name] = (t.elem_type, dims)
@@ -151,7 +151,7 @@ def _first_user(nodes: Sequence[onnx.NodeProto], name: str) -> str:
 
 
 def _shape_str(dims: Sequence[object]) -> str:
-    return "x".join("?" if d is None else str(d) for d in dims) or "scalar"
+    return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
 
 
 def _check_supported(graph: Graph, label: str) -> None:

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,7 +62,8 @@ import ml_dtypes
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ascend_mp.dialects.ascend import OPS_BY_TYPE, Unit
+from ascend_mp.dialects.ascend import OPS_BY_TYPE, Unit, pool_pads, pool_v2_out
+from ascend_mp.errors import AscendError
 
 F16 = np.dtype(np.float16)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -77,8 +79,9 @@ Array = np.ndarray[Any, Any]
 KernelFn = Callable[..., Any]
 
 
-class KernelError(ValueError):
-    """An op the kernels cannot execute (e.g. pooling over the batch dimension)."""
+class KernelError(AscendError, ValueError):
+    """An op the kernels cannot execute (e.g. pooling over the batch dimension), or input it
+    cannot run on (an out-of-range gather index): a one-line user error."""
 
 
 class FloatStatus:
@@ -289,19 +292,41 @@ _UP, _DOWN = np.float32(2.0**112), np.float32(2.0**-112)
 def round_f16(x: Array) -> Array:
     """float16 rounding inside float32: the float32 array of the float16 values nearest to
     `x` (ties to even, subnormals, overflow to inf, signed zeros), bit for bit what
-    `x.astype(float16).astype(float32)` gives, in about half its time.
+    `x.astype(float16).astype(float32)` gives, in a fraction of its time.
 
     numpy converts float16 element by element in software, so the executor carries
     float16 tensors as float32 arrays of float16 values: widening is free and this is
-    the one rounding step. With `e` the power of two of |x|'s binade (at least 2^-14,
+    the one rounding step: nine numpy passes (:func:`_round_f16_numpy`), or one
+    compiled pass (:func:`_round_f16_kernel`, numba) after :func:`use_compiled_rounding`.
+    Float64 input is rounded directly (one rounding). Run under ``np.errstate(all="ignore")``.
+    """
+    if _COMPILED_ON[0] and x.dtype == F32:
+        kernel = _compiled_kernel()
+        if kernel is not None:
+            return _round_f16_compiled(x, kernel)
+    return _round_f16_numpy(x)
+
+
+_COMPILED_ON = [os.environ.get("ASCEND_MP_COMPILED_ROUNDING", "0") not in ("", "0")]
+
+
+def use_compiled_rounding(enabled: bool = True) -> bool:
+    """Round float16 results with the compiled kernel (numba) instead of numpy; returns whether
+    it is in use (False when numba is not installed). It makes the rounding about 3x faster
+    (a mixed training step about 1.4x faster) but loading numba and the kernel costs about 1 s
+    of CPU once per process, so it is off unless asked for (or ``ASCEND_MP_COMPILED_ROUNDING=1``)."""
+    _COMPILED_ON[0] = enabled
+    return enabled and _compiled_kernel() is not None
+
+
+def _round_f16_numpy(x: Array) -> Array:
+    """:func:`round_f16` in numpy. With `e` the power of two of |x|'s binade (at least 2^-14,
     the float16 subnormal quantum's binade, at most 2^16), `m = 1.5 * 2^13 * e` puts
     `x + m` in a binade whose float32 spacing is x's float16 spacing, so `(x + m) - m`
     rounds to nearest even there; scaling by 2^112 and back sends the results of
     2^16 and up to inf exactly (float32 overflows at 2^128) and leaves the others
-    exact; the sign bit of `x` restores negative zeros. Float64 input is rounded
-    directly (one rounding), and so are tensors under 2048 elements, where numpy's
-    conversions cost less than these nine passes. Run under ``np.errstate(all="ignore")``.
-    """
+    exact; the sign bit of `x` restores negative zeros. Tensors under 2048 elements,
+    and float64 input, go through numpy's conversion, which costs less there."""
     if x.dtype != F32 or x.size < 2048:
         return np.asarray(x).astype(F16).astype(F32)
     bits = x.view(np.uint32)
@@ -315,6 +340,73 @@ def round_f16(x: Array) -> Array:
     y_bits = y.view(np.uint32)
     np.bitwise_or(y_bits, np.bitwise_and(bits, _SIGN), out=y_bits)
     return y
+
+
+def _round_f16_compiled(x: Array, kernel: Callable[[Array, Array], None]) -> Array:
+    """:func:`round_f16` with the compiled kernel: one pass, into a new array."""
+    out = np.empty(x.shape, F32)
+    kernel(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
+    return out
+
+
+_KERNEL: list[Callable[[Array, Array], None] | None] = []
+
+
+def _compiled_kernel() -> Callable[[Array, Array], None] | None:
+    """The numba kernel of :func:`round_f16`, compiled on first use (numba caches it on disk);
+    None when numba is not installed or cannot compile it (then numpy does the work)."""
+    if not _KERNEL:
+        try:
+            kernel = _build_compiled_kernel()
+            probe = np.array([1.0, 65520.0, 2.0**-25 * 3, -0.0], F32)
+            out = np.empty_like(probe)
+            kernel(probe, out)  # compiles (or loads the cache) now, not in the middle of a run
+            _KERNEL.append(kernel)
+        except Exception:  # noqa: BLE001 - no numba, or no compiler for this machine: numpy it is
+            _KERNEL.append(None)
+    return _KERNEL[0]
+
+
+def _build_compiled_kernel() -> Callable[[Array, Array], None]:
+    import warnings
+
+    import numba  # pyright: ignore[reportMissingImports]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return numba.njit("void(float32[::1], float32[::1])", cache=True, nogil=True)(_round_f16_kernel)
+
+
+_U32 = np.uint32
+_ABS, _MIN_NORMAL, _OVERFLOW, _INF_BITS = _U32(0x7FFFFFFF), _U32(0x38800000), _U32(0x477FF000), _U32(0x7F800000)
+_KEEP, _HALF_ULP, _NAN_PAYLOAD, _NAN_MIN, _ONE = _U32(0xFFFFE000), _U32(0xFFF), _U32(0x007FE000), _U32(0x2000), _U32(1)
+_SHIFT, _SUB_MAGIC = _U32(13), np.float32(0.5)
+
+
+def _round_f16_kernel(src: Array, dst: Array) -> None:
+    """The compiled kernel's body (numba compiles it; plain Python runs it too, slowly).
+
+    Per element, on the float32 bits: in float16's normal range (2^-14 <= |x| < 65520) add
+    half an ulp (0xFFF, plus the last kept bit for ties to even) and drop the 13 bits
+    float16 lacks; in the subnormal range (|x| + 0.5) - 0.5 in float32 rounds |x| to the
+    float16 quantum 2^-24 (float32's spacing in [0.5, 1)); from 65520, the tie above
+    65504, inf; NaN keeps its top 10 payload bits, at least one (as numpy's conversion
+    does). The sign is put back last."""
+    bits = src.view(np.uint32)
+    out = dst.view(np.uint32)
+    for i in range(bits.size):
+        b = bits[i]
+        a = b & _ABS
+        if a < _MIN_NORMAL:
+            dst[i] = (abs(src[i]) + _SUB_MAGIC) - _SUB_MAGIC
+            r = out[i]
+        elif a < _OVERFLOW:
+            r = (a + _HALF_ULP + ((a >> _SHIFT) & _ONE)) & _KEEP
+        elif a <= _INF_BITS:
+            r = _INF_BITS
+        else:
+            r = _INF_BITS | max(a & _NAN_PAYLOAD, _NAN_MIN)
+        out[i] = r | (b & _SIGN)
 
 
 NONFINITE: dict[np.dtype[Any], Callable[[Array], bool]] = {
@@ -416,6 +508,45 @@ def _concat(spec: OpSpec) -> KernelFn:
     return lambda *xs: np.concatenate(xs, axis=dim)
 
 
+@kernel("GatherV2D", finite_preserving=True)
+def _gather_v2(spec: OpSpec) -> KernelFn:
+    axis = spec.attr("axis") % len(spec.in_shapes[0])
+
+    def gather(x: Array, indices: Array) -> Array:
+        n = x.shape[axis]
+        if indices.size and (int(indices.min()) < -n or int(indices.max()) >= n):
+            bad = indices[(indices < -n) | (indices >= n)].reshape(-1)[0]
+            raise KernelError(f"GatherV2D: index {int(bad)} is out of range for axis {axis} of size {n}")
+        return np.take(x, indices, axis=axis)
+
+    return gather
+
+
+@kernel("StridedSliceD", finite_preserving=True)
+def _strided_slice(spec: OpSpec) -> KernelFn:
+    begin, end, strides = spec.attr("begin"), spec.attr("end"), spec.attr("strides")
+    bm, em = spec.attr("begin_mask"), spec.attr("end_mask")
+    slices = tuple(slice(None if bm >> i & 1 else begin[i], None if em >> i & 1 else end[i], strides[i]) for i in range(len(begin)))
+    return lambda x: x[slices].copy()
+
+
+@kernel("BroadcastToD", finite_preserving=True, propagates=(0,))
+def _broadcast_to(spec: OpSpec) -> KernelFn:
+    shape = tuple(spec.attr("shape"))
+    return lambda x: np.broadcast_to(x, shape).copy()
+
+
+@kernel("TileD", finite_preserving=True)
+def _tile(spec: OpSpec) -> KernelFn:
+    multiples = tuple(spec.attr("multiples"))
+    return lambda x: np.tile(x, multiples)
+
+
+@kernel("SelectV2", finite_preserving=True)  # as Select: the operand not chosen goes nowhere
+def _select_v2(spec: OpSpec) -> KernelFn:
+    return np.where
+
+
 @kernel("Select", finite_preserving=True)  # a NaN in the operand not chosen goes nowhere: no `propagates`
 def _select(spec: OpSpec) -> KernelFn:
     if spec.in_shapes[0] == ():  # one flag for the whole tensor: copy the chosen operand
@@ -448,6 +579,11 @@ kernel("Pow", keeps_dtype=False)(_int_safe(np.power))
 kernel("Maximum", finite_preserving=True, exact=True)(simple(np.maximum))
 kernel("Minimum", finite_preserving=True, exact=True)(simple(np.minimum))
 kernel("Greater")(simple(np.greater))  # a bool result: nothing for the float status to watch
+kernel("Less")(simple(np.less))
+kernel("Equal")(simple(np.equal))
+kernel("LogicalAnd")(simple(np.logical_and))
+kernel("LogicalOr")(simple(np.logical_or))
+kernel("LogicalNot")(simple(np.logical_not))
 kernel("Neg", finite_preserving=True, propagates=(0,), exact=True)(simple(np.negative))
 kernel("Square", propagates=(0,))(simple(np.square))
 kernel("Exp")(simple(np.exp))
@@ -461,6 +597,26 @@ kernel("Tanh", finite_preserving=True)(simple(np.tanh))
 def _relu(spec: OpSpec) -> KernelFn:
     zero = np.zeros((), spec.compute or spec.in_dtypes[0])
     return lambda x: np.maximum(x, zero)
+
+
+@kernel("Relu6", finite_preserving=True, exact=True)
+def _relu6(spec: OpSpec) -> KernelFn:
+    dtype = spec.compute or spec.in_dtypes[0]
+    zero, six = np.zeros((), dtype), np.asarray(6, dtype)
+    return lambda x: np.minimum(np.maximum(x, zero), six)
+
+
+@kernel("ClipByValue", finite_preserving=True, exact=True)
+def _clip_by_value(spec: OpSpec) -> KernelFn:
+    return lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi)
+
+
+@kernel("HardSigmoid", keeps_dtype=False)
+def _hard_sigmoid(spec: OpSpec) -> KernelFn:
+    dtype = spec.compute or F64  # integer operands: computed in float64, truncated by the result cast
+    alpha, beta = np.asarray(spec.attr("alpha"), dtype), np.asarray(spec.attr("beta"), dtype)
+    zero, one = np.zeros((), dtype), np.ones((), dtype)
+    return lambda x: np.minimum(np.maximum(x * alpha + beta, zero), one)
 
 
 @kernel("Rsqrt")
@@ -478,6 +634,22 @@ def _sigmoid(spec: OpSpec) -> KernelFn:
 def _leaky_relu(spec: OpSpec) -> KernelFn:
     slope = float(spec.attr("negative_slope"))
     return lambda x: np.where(x > 0, x, x * slope)
+
+
+def _erf_ufunc() -> Callable[[Array], Array]:
+    """scipy's erf ufunc when scipy is installed, else math.erf element by element (exact, slower)."""
+    try:
+        from scipy.special import erf  # pyright: ignore[reportMissingTypeStubs, reportUnknownVariableType]
+
+        return erf  # pyright: ignore[reportUnknownVariableType]
+    except ImportError:  # pragma: no cover - scipy comes with the test and train extras
+        scalar = np.frompyfunc(math.erf, 1, 1)
+        return lambda x: scalar(x).astype(x.dtype)
+
+
+@kernel("Erf", finite_preserving=True)
+def _erf(spec: OpSpec) -> KernelFn:
+    return _erf_ufunc()
 
 
 _GELU_C = math.sqrt(2.0 / math.pi)
@@ -519,6 +691,20 @@ def _matmul(spec: OpSpec) -> KernelFn:
         return y if bias is None else y + bias
 
     return mm
+
+
+@kernel("BatchMatMulV2", propagates=(0, 1, 2))
+def _batch_matmul_v2(spec: OpSpec) -> KernelFn:
+    ta, tb = bool(spec.attr("adj_x1")), bool(spec.attr("adj_x2"))
+    ints = spec.compute is None
+
+    def bmm(a: Array, b: Array, bias: Array | None = None) -> Array:
+        if ints:
+            a, b = a.astype(np.int64), b.astype(np.int64)
+        y = np.matmul(a.swapaxes(-1, -2) if ta else a, b.swapaxes(-1, -2) if tb else b)
+        return y if bias is None else y + bias
+
+    return bmm
 
 
 @kernel("BatchMatMul", propagates=(0, 1))
@@ -734,17 +920,22 @@ class PoolGeometry:
         return _contig(dx[:, :, pt : pt + h, pl : pl + w])
 
 
-@kernel("MaxPool", finite_preserving=True, exact=True)
+def _pool_geometry(spec: OpSpec) -> PoolGeometry:
+    """TF SAME/VALID pooling (MaxPool, AvgPool) or explicit-pad pooling (MaxPoolV3, AvgPoolV2)."""
+    return PadPoolGeometry.of(spec) if spec.type in ("MaxPoolV3", "AvgPoolV2") else PoolGeometry.of(spec)
+
+
+@kernel("MaxPool", "MaxPoolV3", finite_preserving=True, exact=True)
 def _max_pool(spec: OpSpec) -> KernelFn:
     fmt = spec.attr("data_format")
-    geo = PoolGeometry.of(spec)
+    geo = _pool_geometry(spec)
     return lambda x: _contig(_from_nchw(geo.windows(_to_nchw(x, fmt), -np.inf).max(axis=(4, 5)), fmt))
 
 
-@kernel("AvgPool")
+@kernel("AvgPool", "AvgPoolV2")
 def _avg_pool(spec: OpSpec) -> KernelFn:
     fmt = spec.attr("data_format")
-    geo = PoolGeometry.of(spec)
+    geo = _pool_geometry(spec)
 
     def pool(x: Array) -> Array:
         xn = _to_nchw(x, fmt)
@@ -752,6 +943,59 @@ def _avg_pool(spec: OpSpec) -> KernelFn:
         return _contig(_from_nchw(total / geo.counts(xn.shape[2], xn.shape[3], xn.dtype), fmt))
 
     return pool
+
+
+@dataclass(frozen=True)
+class PadPoolGeometry(PoolGeometry):
+    """MaxPoolV3/AvgPoolV2 pooling: explicit pads or TF's SAME/VALID, ceil_mode, global pooling."""
+
+    mode: str = "CALCULATED"
+    pads: tuple[int, int, int, int] = (0, 0, 0, 0)
+    ceil_mode: bool = False
+    exclusive: bool = True
+
+    @classmethod
+    def of(cls, spec: OpSpec) -> PadPoolGeometry:
+        fmt = spec.attr("data_format")
+        exclusive = bool(spec.attr("exclusive")) if spec.type == "AvgPoolV2" else True
+        if spec.attr("global_pooling"):  # the window is the whole (static) H x W
+            n, c, h, w = _nchw_shape(spec.in_shapes[0], fmt)
+            if min(h, w) < 0:
+                raise KernelError(f"{spec.type} with global_pooling needs a static H and W, got {spec.in_shapes[0]}")
+            return cls(h, w, 1, 1, False, "VALID", exclusive=exclusive)
+        k, s, p = spec.attr("ksize"), spec.attr("strides"), tuple(spec.attr("pads"))
+        h, w = _spatial(fmt)
+        if any(k[i] != 1 or s[i] != 1 for i in range(4) if i not in (h, w)):
+            raise KernelError(f"{spec.type} pools only over H and W: ksize {list(k)} and strides {list(s)} must be 1 elsewhere")
+        return cls(k[h], k[w], s[h], s[w], False, spec.attr("padding_mode"), (p[0], p[1], p[2], p[3]), bool(spec.attr("ceil_mode")), exclusive)
+
+    def layout(self, h: int, w: int) -> tuple[int, int, int, int, int, int]:
+        """(OH, OW, pad top, pad bottom, pad left, pad right); bottom/right include the ceil_mode overhang."""
+        pt, pb = pool_pads(h, self.kh, self.sh, self.mode, self.pads[0], self.pads[1])
+        pl, pr = pool_pads(w, self.kw, self.sw, self.mode, self.pads[2], self.pads[3])
+        oh = pool_v2_out(h, self.kh, self.sh, pt, pb, self.ceil_mode)
+        ow = pool_v2_out(w, self.kw, self.sw, pl, pr, self.ceil_mode)
+        extra_h = max((oh - 1) * self.sh + self.kh - (h + pt + pb), 0)
+        extra_w = max((ow - 1) * self.sw + self.kw - (w + pl + pr), 0)
+        return oh, ow, pt, pb + extra_h, pl, pr + extra_w
+
+    def counts(self, h: int, w: int, dtype: np.dtype[Any]) -> Array | int:
+        """AvgPoolV2's per-window divisor: input elements (`exclusive`) or elements of the padded
+        input (the ceil_mode overhang excluded), shaped (1, 1, OH, OW)."""
+        if self.exclusive:
+            return self.windows(np.ones((1, 1, h, w), dtype), 0.0).sum(axis=(4, 5))
+        pt, pb = pool_pads(h, self.kh, self.sh, self.mode, self.pads[0], self.pads[1])
+        pl, pr = pool_pads(w, self.kw, self.sw, self.mode, self.pads[2], self.pads[3])
+        oh, ow, _, pb_all, _, pr_all = self.layout(h, w)
+        inside = np.zeros((1, 1, h + pt + pb_all, w + pl + pr_all), dtype)
+        inside[:, :, : h + pt + pb, : w + pl + pr] = 1
+        win = sliding_window_view(inside, (self.kh, self.kw), axis=(2, 3))
+        return win[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw].sum(axis=(4, 5))
+
+
+def _nchw_shape(shape: tuple[int, ...], fmt: str) -> tuple[int, int, int, int]:
+    n, a, b, c = shape
+    return (n, a, b, c) if fmt == "NCHW" else (n, c, a, b)
 
 
 @kernel("MaxPoolGrad")
@@ -904,6 +1148,19 @@ def _batch_norm(spec: OpSpec) -> KernelFn:
         inv = np.reciprocal(np.sqrt(var + eps))
         y = (x - m.reshape(shape)) * (scale * inv).reshape(shape) + offset.reshape(shape)
         return y, m, out_var
+
+    return bn
+
+
+@kernel("BNInfer")
+def _bn_infer(spec: OpSpec) -> KernelFn:
+    eps = float(spec.attr("epsilon"))
+    shape = [1] * len(spec.in_shapes[0])
+    shape[1] = -1
+
+    def bn(x: Array, scale: Array, offset: Array, mean: Array, variance: Array) -> Array:
+        inv = np.reciprocal(np.sqrt(variance + eps))
+        return (x - mean.reshape(shape)) * (scale * inv).reshape(shape) + offset.reshape(shape)
 
     return bn
 

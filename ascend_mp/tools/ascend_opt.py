@@ -3,7 +3,8 @@
     ascend-opt model.mlir --precision_mode=allow_mix_precision --modify_mixlist=ops.json
     ascend-opt model.mlir -p 'ascend-precision{mode=force_fp16}'
 
-The ATC flags expand to an `ascend-precision` pass run before any `-p` passes.
+The ATC flags expand to an `ascend-precision` pass run before any `-p` passes (after
+`ascend-autodiff` and before `ascend-loss-scale` when those are in the pipeline).
 Errors are one line (`ascend-opt: error: file:line:col: ...`) on stderr; exit status 1 for
 errors, 2 for usage errors, 130 on Ctrl-C (`ascend_mp.tools.cli`). `-o FILE` and the precision
 report are written together, only when everything succeeded (`ascend_mp.fileio.write_output`).
@@ -102,9 +103,15 @@ class AscendOptMain(xDSLOptMain):
         except (AscendError, ValueError) as e:  # a pass refused an option value when it was built
             raise UsageError(f"-p '{self.args.passes}': {e}") from None
         options = precision_options(self.args)
-        if options:
-            precision = self.available_passes["ascend-precision"]()(**options)
-            self.pipeline = PassPipeline((precision, *self.pipeline.passes), self.pipeline.callback)
+        precision = self.available_passes["ascend-precision"]()(**options) if options else None
+        # The training passes' order (CANN applies precision after autodiff, before loss scaling).
+        from ascend_mp.passes.loss_scale import order_training_passes
+
+        try:
+            passes = order_training_passes(self.pipeline.passes, precision)
+        except AscendError as e:  # a pipeline in an order that cannot be right
+            raise UsageError(str(e)) from None
+        self.pipeline = PassPipeline(passes, self.pipeline.callback)
 
     def apply_passes(self, prog: ModuleOp):
         from xdsl.utils.exceptions import VerifyException

@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--print-timing", action="store_true", help="print the run time and the time per op type")
     p.add_argument("--print-memory", action="store_true", help="print the peak bytes of live tensors")
     p.add_argument("--compare-modes", action="store_true", help="run every precision mode and compare with float64")
+    from ascend_mp.interpreter.compare import add_compare_arguments
+
+    add_compare_arguments(p)  # --samples, --modes, --attribute-errors, --divergence-threshold, --json
     add_atc_arguments(p, "ATC precision options (run the ascend-precision pass first)", report=False)
     add_log_argument(p)
     from ascend_mp.frontend.tools import add_frontend_arguments
@@ -276,10 +279,12 @@ def run(argv: Sequence[str] | None) -> None:
     from ascend_mp.limits import check_module_sizes, check_no_recursion, module_values
 
     options: dict[str, Any] = precision_options(args)
-    if args.compare_modes and ("mode" in options or "mode_v2" in options):
-        raise UsageError("--compare-modes runs every precision mode; drop --precision_mode/--precision_mode_v2")
-    if args.compare_modes and args.output:
-        raise UsageError("--compare-modes writes no .npz file; drop -o")
+    comparing = args.compare_modes or args.attribute_errors is not None
+    if comparing and ("mode" in options or "mode_v2" in options):
+        flag = "--compare-modes" if args.compare_modes else "--attribute-errors"
+        raise UsageError(f"{flag} runs every precision mode; drop --precision_mode/--precision_mode_v2")
+    if comparing and args.output:
+        raise UsageError(f"{'--compare-modes' if args.compare_modes else '--attribute-errors'} writes no .npz file; drop -o")
     if args.output:
         check_writable(args.output)
     ctx = make_context()
@@ -292,7 +297,7 @@ def run(argv: Sequence[str] | None) -> None:
     else:
         module = read_module(args.file, ctx)
     check_no_recursion(module)
-    if options and not args.compare_modes:
+    if options and not comparing:
         from ascend_mp.passes import PASSES
 
         if "ascend-precision" not in PASSES:
@@ -315,14 +320,17 @@ def run(argv: Sequence[str] | None) -> None:
     inputs, sources = gather_inputs(args, specs, name)
 
     out = sys.stdout
-    out.write(f"@{name}: {_count(len(specs), 'input')}, {_count(len(results), 'output')}\n")
-    for spec, arr, source in zip(specs, inputs, sources):
-        out.write(describe(f"input %{spec.name}", spec.type_str, arr).replace("\n", f" ({source})\n", 1) + "\n")
-    if args.compare_modes:
-        from ascend_mp.interpreter.compare import compare_modes, format_table
+    if not (comparing and args.json):
+        out.write(f"@{name}: {_count(len(specs), 'input')}, {_count(len(results), 'output')}\n")
+        for spec, arr, source in zip(specs, inputs, sources):
+            out.write(describe(f"input %{spec.name}", spec.type_str, arr).replace("\n", f" ({source})\n", 1) + "\n")
+    if comparing:
+        from ascend_mp.interpreter.compare import run_comparison
 
-        table = compare_modes(module, name, inputs, **options)
-        out.write(format_table(table) + "\n")
+        def sample(seed: int) -> list[np.ndarray[Any, Any]]:
+            return gather_inputs(argparse.Namespace(**{**vars(args), "seed": seed}), specs, name)[0]
+
+        out.write(run_comparison(args, module, name, sample, options) + "\n")
         return
     start = time.perf_counter()
     outputs = program.run(name, *inputs, track_memory=args.print_memory, profile=args.print_timing)
