@@ -274,6 +274,8 @@ def test_cli_attribution_json_and_text(capsys: pytest.CaptureFixture[str], tmp_p
     (["--attribute-errors", "force_fp16", "--precision_mode", "force_fp32"],
      "--attribute-errors runs every precision mode; drop --precision_mode/--precision_mode_v2"),
     (["--attribute-errors", "force_fp16", "-o", "out.npz"], "--attribute-errors writes no .npz file; drop -o"),
+    (["--json"], "--samples, --modes and --json go with --compare-modes or --attribute-errors"),
+    (["--samples", "3"], "--samples, --modes and --json go with --compare-modes or --attribute-errors"),
 ])
 def test_cli_comparison_usage_errors(capsys: pytest.CaptureFixture[str], extra: list[str], message: str) -> None:
     """Bad comparison flags: one line, `ascend-run: error: ...`, exit status 2 (a usage error)."""

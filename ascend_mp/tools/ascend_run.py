@@ -280,6 +280,8 @@ def run(argv: Sequence[str] | None) -> None:
 
     options: dict[str, Any] = precision_options(args)
     comparing = args.compare_modes or args.attribute_errors is not None
+    if not comparing and (args.json or args.samples != 1 or args.modes is not None):
+        raise UsageError("--samples, --modes and --json go with --compare-modes or --attribute-errors")
     if comparing and ("mode" in options or "mode_v2" in options):
         flag = "--compare-modes" if args.compare_modes else "--attribute-errors"
         raise UsageError(f"{flag} runs every precision mode; drop --precision_mode/--precision_mode_v2")
