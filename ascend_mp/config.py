@@ -92,6 +92,9 @@ def _unknown_op_type(where: str, op_type: str, known: Collection[str], warnings:
 
 
 def _read_text(path: str) -> str:
+    from ascend_mp.fileio import check_input_file
+
+    check_input_file(path)
     try:
         with open(path, encoding="utf-8-sig") as f:
             return f.read()

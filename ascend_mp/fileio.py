@@ -57,6 +57,7 @@ class _Staged:
             if self.tmp is not None:
                 os.replace(self.tmp, self.target)
                 self.tmp = None
+                _sync_folder(self.target)
             else:
                 # A device, a pipe or a socket: write through, never replace.
                 with open(self.target, "wb") as f:
@@ -70,6 +71,20 @@ class _Staged:
             with contextlib.suppress(OSError):
                 os.unlink(self.tmp)
             self.tmp = None
+
+
+def _sync_folder(path: str) -> None:
+    """Make a rename in `path`'s folder durable (best effort: some file systems refuse)."""
+    try:
+        fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _stage(path: str, data: bytes) -> _Staged:
@@ -146,6 +161,19 @@ def check_writable(path: str | os.PathLike[str]) -> None:
     folder = os.path.dirname(os.path.abspath(target))
     if not os.path.isdir(folder):
         raise AscendError(f"{os.fspath(path)}: cannot write file: no such directory {folder}")
+
+
+def check_input_file(path: str | os.PathLike[str]) -> None:
+    """Refuse an input path that is a device (`/dev/zero` would be read for ever); `-` is standard input."""
+    path = os.fspath(path)
+    if path == "-":
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # reading it reports the problem
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        raise AscendError(f"{path}: cannot read file: it is a device, not a file (use - to read standard input)")
 
 
 @contextlib.contextmanager

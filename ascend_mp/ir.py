@@ -4,6 +4,11 @@ Every tool parses through :func:`parse_module`, which remembers where each op
 came from, so that a pass or the verifier can name `file:line:col` in a one-line
 error (:func:`location_of`). Ops created by passes have no source location and
 are named by their function and position instead.
+
+The parser lexes string literals in linear time (xDSL 0.74's pattern is exponential
+on an unterminated string), reports nesting beyond Python's recursion limit and
+bad dense literals at their own line, and :func:`verify` checks SSA dominance
+(:func:`check_dominance`) before the op verifiers.
 """
 
 from __future__ import annotations
@@ -12,21 +17,20 @@ import bisect
 import re
 import weakref
 from collections.abc import Iterator
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, ModuleOp
-from xdsl.ir import Operation, TypeAttribute
-from xdsl.ir import Block, BlockArgument, OpResult, SSAValue
+from xdsl.ir import Block, BlockArgument, OpResult, Operation, SSAValue, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
 from xdsl.utils.lexer import Input
-from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from ascend_mp.dialects.ascend import Ascend
 from ascend_mp.errors import AscendError
@@ -201,6 +205,9 @@ def parse_module(text: str, name: str = "<stdin>", ctx: Context | None = None, l
 
 def read_module(path: str, ctx: Context | None = None) -> ModuleOp:
     """Parse and verify a module file (`-` reads standard input)."""
+    from ascend_mp.fileio import check_input_file
+
+    check_input_file(path)
     if path == "-":
         import sys
 
@@ -304,13 +311,17 @@ def error_location(op: Operation, err: Exception) -> str:
     enclosing module) the location of the second definition."""
     found = re.search(r'Redefinition of symbol "([^"]*)"', str(err))
     if found is not None:
-        from xdsl.dialects.builtin import StringAttr
-
-        defs = [o for o in op.walk() if o is not op and isinstance(o.properties.get("sym_name", o.attributes.get("sym_name")), StringAttr)
-                and o.properties.get("sym_name", o.attributes.get("sym_name")).data == found.group(1)]  # pyright: ignore
+        defs = [o for o in op.walk() if o is not op and _symbol_name(o) == found.group(1)]
         if len(defs) > 1:
             return location_of(defs[1])
     return location_of(op)
+
+
+def _symbol_name(op: Operation) -> str | None:
+    from xdsl.dialects.builtin import StringAttr
+
+    name = op.properties.get("sym_name", op.attributes.get("sym_name"))
+    return name.data if isinstance(name, StringAttr) else None
 
 
 def _first_line(e: Exception) -> str:

@@ -15,10 +15,10 @@ import contextlib
 import importlib
 import io
 import json
-import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,30 @@ def _bytes(text: str) -> bytes:
     return b"".join(bytes([int(part, 16)]) if i % 2 else part.encode("utf-8") for i, part in enumerate(parts))
 
 
+@contextlib.contextmanager
+def _process_state() -> Iterator[None]:
+    """What a new process starts without: the resource blobs (dense_resource) of earlier runs."""
+    from ascend_mp import resources
+
+    store = resources.storage()
+    saved = (dict(store._blob_storage), dict(resources._CACHE))  # pyright: ignore[reportPrivateUsage]
+    store._blob_storage.clear()  # pyright: ignore[reportPrivateUsage]
+    resources._CACHE.clear()  # pyright: ignore[reportPrivateUsage]
+    try:
+        yield
+    finally:
+        store._blob_storage.clear()  # pyright: ignore[reportPrivateUsage]
+        store._blob_storage.update(saved[0])  # pyright: ignore[reportPrivateUsage]
+        resources._CACHE.clear()  # pyright: ignore[reportPrivateUsage]
+        resources._CACHE.update(saved[1])  # pyright: ignore[reportPrivateUsage]
+
+
+def fresh_process_state() -> contextlib.ExitStack:
+    stack = contextlib.ExitStack()
+    stack.enter_context(_process_state())
+    return stack
+
+
 def run_in_process(tool: str, args: list[str], stdin: bytes = b"") -> Result:
     """Call the tool's main(args) here, as its console script would, and collect what it printed."""
     main = importlib.import_module(MODULES[tool]).main
@@ -59,6 +83,7 @@ def run_in_process(tool: str, args: list[str], stdin: bytes = b"") -> Result:
     fake_stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
     code: Any = 0
     saved_stdin = sys.stdin
+    fresh = fresh_process_state()
     sys.stdin = fake_stdin
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -71,6 +96,7 @@ def run_in_process(tool: str, args: list[str], stdin: bytes = b"") -> Result:
                     code = 1
     finally:
         sys.stdin = saved_stdin
+        fresh.close()
     return Result(0 if code is None else int(code), out.getvalue(), err.getvalue())
 
 

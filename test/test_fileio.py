@@ -307,3 +307,22 @@ def test_precision_report_to_a_pipe_and_a_symlink(src: Path, tmp_path: Path, cap
     assert _call("ascend-opt", [str(src), "--precision_mode", "force_fp16", "--precision-report", str(link), "-o", str(device)]) == 0
     assert link.is_symlink() and "relu" in target.read_text() and stat.S_IMODE(target.stat().st_mode) == 0o644
     assert stat.S_ISCHR(os.stat(device).st_mode)
+
+
+def test_data_is_fsynced_before_the_rename(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        calls.append("fsync-dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "fsync-file")
+        real_fsync(fd)
+
+    def replace(src: str, dst: str) -> None:
+        assert TMP_MARK in os.path.basename(src), src  # a recognisable temporary name
+        calls.append("replace")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    write_output(tmp_path / "out.txt", "x")
+    assert calls == ["fsync-file", "replace", "fsync-dir"]

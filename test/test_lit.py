@@ -18,6 +18,7 @@ import shlex
 import subprocess
 import sys
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,12 +100,37 @@ def parse_pipeline(command: str) -> list[Stage] | None:
     return stages
 
 
+@contextlib.contextmanager
+def _process_state() -> Iterator[None]:
+    """What a new process starts without: the resource blobs (dense_resource) of earlier runs."""
+    from ascend_mp import resources
+
+    store = resources.storage()
+    saved = (dict(store._blob_storage), dict(resources._CACHE))  # pyright: ignore[reportPrivateUsage]
+    store._blob_storage.clear()  # pyright: ignore[reportPrivateUsage]
+    resources._CACHE.clear()  # pyright: ignore[reportPrivateUsage]
+    try:
+        yield
+    finally:
+        store._blob_storage.clear()  # pyright: ignore[reportPrivateUsage]
+        store._blob_storage.update(saved[0])  # pyright: ignore[reportPrivateUsage]
+        resources._CACHE.clear()  # pyright: ignore[reportPrivateUsage]
+        resources._CACHE.update(saved[1])  # pyright: ignore[reportPrivateUsage]
+
+
+def fresh_process_state() -> contextlib.ExitStack:
+    stack = contextlib.ExitStack()
+    stack.enter_context(_process_state())
+    return stack
+
+
 def call_tool(argv: list[str], stdin: bytes, out: io.StringIO, err: io.StringIO) -> int:
     """Run one command in-process; its status as a process would have it."""
     import importlib
 
     module = importlib.import_module(TOOLS[argv[0]])
     saved_stdin = sys.stdin
+    fresh = fresh_process_state()
     sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
     code: Any = 0
     try:
@@ -119,6 +145,7 @@ def call_tool(argv: list[str], stdin: bytes, out: io.StringIO, err: io.StringIO)
                     code = 1
     finally:
         sys.stdin = saved_stdin
+        fresh.close()
     return 0 if code is None else int(code)
 
 

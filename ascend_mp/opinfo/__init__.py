@@ -129,6 +129,9 @@ def read_table(path: str | Path) -> dict[str, TableEntry]:
     table); errors name the file, op and key."""
     if Path(path).is_dir():
         return read_table_dir(path)
+    from ascend_mp.fileio import check_input_file
+
+    check_input_file(path)
     try:
         text = Path(path).read_text(encoding="utf-8-sig")  # a UTF-8 BOM is accepted, as in every config file
     except (OSError, UnicodeDecodeError) as e:

@@ -116,9 +116,7 @@ class AscendOptMain(xDSLOptMain):
     def apply_passes(self, prog: ModuleOp):
         from xdsl.utils.exceptions import VerifyException
 
-        from ascend_mp.ir import error_location, first_invalid_op
-
-        from ascend_mp.ir import check_dominance
+        from ascend_mp.ir import check_dominance, error_location, first_invalid_op
 
         check_dominance(prog)
         try:
@@ -134,6 +132,10 @@ class AscendOptMain(xDSLOptMain):
         return sys.stdout if self.args.output_file is None else _Deferred()
 
     def run(self):
+        from ascend_mp.fileio import check_input_file
+
+        if self.args.input_file is not None:
+            check_input_file(self.args.input_file)
         if self.args.output_file is not None:
             check_writable(self.args.output_file)
         output = None
