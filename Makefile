@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup test demo bench fuzz lit models clean
+.PHONY: setup test quick demo bench fuzz lit models clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,6 +15,12 @@ setup: $(STAMP)
 
 test: setup
 	$(BIN)/python -m pytest
+
+# The edit-test loop: everything in-process, stop at the first failure; leaves out the random-graph
+# fuzzing, training runs and the few tests that start real processes (make test runs them all).
+quick: setup
+	$(BIN)/python -m pytest -x -q --ignore=test/test_fuzz.py --ignore=test/test_train.py \
+	    -k "not console_script and not real_process and not cli_entry_point and not does_not_import"
 
 lit: setup
 	$(BIN)/lit -sv test/filecheck

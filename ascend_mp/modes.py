@@ -11,13 +11,13 @@ V1_MODES = (
     "allow_mix_precision_bf16",
     "allow_fp32_to_bf16",
 )
-"""`precision_mode` values. force_fp32 and cube_fp16in_fp32out are one mode, as are
-allow_mix_precision and allow_mix_precision_fp16."""
+"""`precision_mode` values. allow_mix_precision and allow_mix_precision_fp16 are one mode;
+cube_fp16in_fp32out differs from force_fp32 on cube ops (fp16 in, fp32 out first)."""
 
 V2_TO_V1 = {
     "fp16": "force_fp16",
     "origin": "must_keep_origin_dtype",
-    "cube_fp16in_fp32out": "force_fp32",
+    "cube_fp16in_fp32out": "cube_fp16in_fp32out",
     "mixed_float16": "allow_mix_precision_fp16",
     "mixed_bfloat16": "allow_mix_precision_bf16",
 }

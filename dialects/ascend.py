@@ -55,7 +55,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Data, Dialect, Operation, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Data, Dialect, Operation, OpTraits, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     OptionalDef,
@@ -73,7 +73,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, Pure
+from xdsl.traits import ConstantLike, MemoryAllocEffect, MemoryReadEffect, MemoryWriteEffect, OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
@@ -437,10 +437,10 @@ class AscendOp(IRDLOperation, ABC):
     def verify_(self) -> None:
         named = self._named_values()
         for group, what in ((self.SAME_DTYPE, "the same"), (self.FLOAT_ONLY, "float")):
-            dtypes = {
-                n: dtype_name(v.type.element_type)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
+            dtypes = {  # every value of a variadic group counts (`input_values#1`)
+                (n if len(named.get(n, [])) == 1 else f"{n}#{i}"): dtype_name(v.type.element_type)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
                 for n in group
-                for v in named.get(n, [])
+                for i, v in enumerate(named.get(n, []))
             }
             if what == "float":
                 bad = [n for n, d in dtypes.items() if not is_float(d)]
@@ -655,6 +655,11 @@ class ConvOp(AscendOp, ABC):
             self.fail(f"input channels {x[c]} do not match filter channels {cin} x groups {groups}")
         if depthwise and x[c] >= 0 and cin >= 0 and x[c] != cin:
             self.fail(f"input channels {x[c]} do not match filter channels {cin}")
+        if not depthwise and out >= 0 and out % groups:
+            self.fail(f"output channels {out} are not a multiple of groups {groups}")
+        bias = self.operands[2] if len(self.operands) == 3 else None
+        if bias is not None and not _dims_match(shape_of(bias), (out,)):
+            self.fail(f"expects a bias of shape ({out},), got {shape_of(bias)}")
         want = list(x)
         want[c] = out
         for dim, k, pad_lo, pad_hi in ((h, kh, p[0], p[1]), (w, kw, p[2], p[3])):
@@ -921,6 +926,8 @@ class Conv2DBackpropInputOp(ConvOp):
 
     def verify_shapes(self) -> None:
         size = self.prop_ints("input_size")
+        if min(size, default=0) < 0:
+            self.fail(f"expects a static input_size, got {list(size)}")
         if not _dims_match(size, shape_of(self.y)):
             self.fail(f"expects the result shape to equal input_size {size}")
         self.check_conv(size, shape_of(self.filter), shape_of(self.out_backprop))
@@ -945,6 +952,8 @@ class Conv2DBackpropFilterOp(ConvOp):
 
     def verify_shapes(self) -> None:
         size = self.prop_ints("filter_size")
+        if min(size, default=0) < 0:
+            self.fail(f"expects a static filter_size, got {list(size)}")
         if not _dims_match(size, shape_of(self.y)):
             self.fail(f"expects the result shape to equal filter_size {size}")
         self.check_conv(shape_of(self.x), size, shape_of(self.out_backprop))
@@ -2246,10 +2255,21 @@ class ApplyAdamDOp(AscendOp):
 
 
 class FloatStatusOp(AscendOp, ABC):
-    """The float status ops touch a device register, so they are not Pure (never erased or merged)."""
+    """The float status ops touch a device register (Ascend's overflow flag), so they are not Pure.
+
+    Each declares its effect on the register as an xDSL memory effect: Alloc allocates
+    the status buffer, Clear writes the register, Get reads the register and writes
+    its buffer. So `dce`/`canonicalize` never erase a Clear or a Get, `cse` never merges
+    two Gets (a write lies between any two) or two Clears, and passes that hoist or
+    speculate ops leave them in place (they are not speculatable).
+
+    The compute ops stay Pure: the register reports inf/NaN in the values the program
+    computes. An op whose result is unused may be erased by `dce`/`canonicalize`, and
+    its overflow is then not reported (it influenced nothing); two identical ops merged
+    by `cse` compute one value and report what it reports, as each would have.
+    """
 
     UNIT: ClassVar[Unit] = Unit.STATUS
-    traits = traits_def()
 
     def verify_shapes(self) -> None:
         for v in (*self.operands, *self.results):
@@ -2257,6 +2277,21 @@ class FloatStatusOp(AscendOp, ABC):
                 self.fail("expects the float status buffer tensor<8xf32>")
 
 
+def _status_effects(*effects: OpTrait):  # noqa: ANN202
+    """Replace the Pure that a float status op inherits from `AscendOp` by its memory effects
+    (xDSL unites the traits of every base class, so a subclass cannot drop one itself)."""
+
+    def apply(cls: type[FloatStatusOp]) -> type[FloatStatusOp]:
+        kept = tuple(t for t in cls.traits if not isinstance(t, Pure))
+        traits = OpTraits(lambda: (*kept, *effects))
+        cls.traits = traits
+        cls.get_irdl_definition().traits = traits
+        return cls
+
+    return apply
+
+
+@_status_effects(MemoryAllocEffect())
 @irdl_op_definition
 class NPUAllocFloatStatusOp(FloatStatusOp):
     """Allocates the float status buffer. ```mlir
@@ -2269,6 +2304,7 @@ class NPUAllocFloatStatusOp(FloatStatusOp):
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("data",)
 
 
+@_status_effects(MemoryWriteEffect())
 @irdl_op_definition
 class NPUClearFloatStatusOp(FloatStatusOp):
     """Clears the overflow flag; returns the cleared buffer."""
@@ -2279,6 +2315,7 @@ class NPUClearFloatStatusOp(FloatStatusOp):
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("addr", "data")
 
 
+@_status_effects(MemoryReadEffect(), MemoryWriteEffect())
 @irdl_op_definition
 class NPUGetFloatStatusOp(FloatStatusOp):
     """Reads the overflow flag: element 0 is nonzero if an AI Core kernel produced inf/NaN since the last clear."""

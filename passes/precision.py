@@ -53,7 +53,7 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -89,39 +89,37 @@ from ascend_mp.dialects.ascend import (
     CastOp,
     Kernel,
     ListKindAttr,
+    Unit,
 )
 from ascend_mp.dtypes import PRECISION_RANK, TO_CANN, dtype_name, element_type
-from ascend_mp.errors import AscendError
+from ascend_mp.errors import AscendError, AscendPassError
+from ascend_mp.fileio import write_output
 from ascend_mp.modes import DEFAULT_MODE, V1_MODES, V2_MODES, V2_TO_V1
 from ascend_mp.opinfo import OpLibrary, load_library
+from ascend_mp.policies import (
+    AICORE,
+    AICPU,
+    BF16,
+    F16,
+    F32,
+    LOW,
+    OpFacts,
+    PolicyOptions,
+    Rule,
+    Step,
+    amp_dtype,
+    keep_steps,
+    policy_rule,
+    short,
+)
+from ascend_mp.policies.scopes import ToFloat, load_to_float
 
 logger = logging.getLogger("ascend_mp")
-
-F16, BF16, F32 = "f16", "bf16", "f32"
-LOW = (F16, BF16)
-AICORE, AICPU = "aicore", "aicpu"
 
 EXACT_WIDENING = frozenset({(F16, F32), (BF16, F32), (F16, "f64"), (BF16, "f64"), (F32, "f64")})
 """(narrow, wide) pairs whose round trip narrow -> wide -> narrow is the identity."""
 
 MIX_MODES = ("allow_mix_precision", "allow_mix_precision_fp16", "allow_mix_precision_bf16")
-
-_STRATEGY: dict[str, tuple[str, str]] = {
-    # v1 mode: (rule, low dtype)
-    "force_fp16": ("force_fp16", F16),
-    "force_fp32": ("force_fp32", F16),
-    "cube_fp16in_fp32out": ("force_fp32", F16),
-    "allow_fp32_to_fp16": ("allow_fp32_to_low", F16),
-    "allow_fp32_to_bf16": ("allow_fp32_to_low", BF16),
-    "must_keep_origin_dtype": ("keep", F16),
-    "allow_mix_precision": ("mix", F16),
-    "allow_mix_precision_fp16": ("mix", F16),
-    "allow_mix_precision_bf16": ("mix", BF16),
-}
-assert set(_STRATEGY) == set(V1_MODES)
-
-_SHORT = {F16: "fp16", BF16: "bf16", F32: "fp32", "f64": "fp64"}
-
 
 def _cann(dtype: str | None) -> str | None:
     return None if dtype is None else TO_CANN.get(dtype, dtype)
@@ -157,14 +155,25 @@ class PrecisionConfig:
     customize_dtypes: CustomizeDtypes | None = None
     warnings: tuple[str, ...] = ()
     """What loading the options warned about (already logged)."""
+    rule: Rule | None = None
+    """The rule deciding each op (`ascend_mp.policies`); None: the CANN mode's."""
+    policy: str = "cann"
+    to_float: ToFloat | None = None
+    """`to_float` scopes (node-name prefixes -> dtype), applied before the rule."""
+
+    def __post_init__(self) -> None:
+        if self.rule is None:
+            object.__setattr__(self, "rule", policy_rule("cann", PolicyOptions(self.mode)))
 
     @property
-    def rule(self) -> str:
-        return _STRATEGY[self.mode][0]
+    def the_rule(self) -> Rule:
+        assert self.rule is not None
+        return self.rule
 
     @property
-    def low(self) -> str:
-        return _STRATEGY[self.mode][1]
+    def label(self) -> str:
+        """The mode or policy as the report names it."""
+        return self.the_rule.label
 
 
 def resolve_mode(mode: str | None, mode_v2: str | None) -> str:
@@ -193,9 +202,30 @@ def load_config(
     soc: str = "ascend910",
     op_info: str | None = None,
     report: str | None = None,
+    *,
+    policy: str | None = None,
+    level: str | None = None,
+    amp_dtype_name: str | None = None,
+    tf_lists: str | None = None,
+    to_float: str | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> PrecisionConfig:
-    """Validate every option and load every file, before anything is rewritten."""
+    """Validate every option and load every file, before anything is rewritten.
+
+    `policy` (default `cann`) picks the rule (`ascend_mp.policies`); `level` is MindSpore's amp
+    level, `amp_dtype_name` the framework policies' low dtype (fp16 or bf16), `tf_lists` TF's list
+    edits (added to the `TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_*` variables of `environ`, default
+    `os.environ`), `to_float` a file or inline list of `scope=dtype` scopes.
+    """
     resolved = resolve_mode(mode, mode_v2)
+    policy = policy or "cann"
+    if policy != "cann" and (mode is not None or mode_v2 is not None):
+        raise AscendError(f"precision_mode applies to the cann policy only, not to amp_policy '{policy}'")
+    opts = PolicyOptions(
+        resolved, level, amp_dtype(amp_dtype_name or "fp16"), tf_lists, os.environ if environ is None else environ
+    )
+    rule = policy_rule(policy, opts)
+    scopes = load_to_float(to_float) if to_float is not None else None
     library = load_library(soc, op_info)
     known = set(OPS_BY_TYPE)
     mixlist = load_mixlist(modify_mixlist, known) if modify_mixlist is not None else None
@@ -205,15 +235,18 @@ def load_config(
         folder = os.path.dirname(os.path.abspath(report))
         if not os.path.isdir(folder):
             raise AscendError(f"{report}: cannot write the precision report: no directory '{folder}'")
+        if os.path.isdir(report):
+            raise AscendError(f"{report}: cannot write the precision report: Is a directory")
     warnings = [w for cfg in (mixlist, keep, custom) if cfg is not None for w in cfg.warnings]
     useless: list[str] = []
-    if mixlist is not None and resolved not in MIX_MODES:
-        useless.append(f"{modify_mixlist}: modify_mixlist has no effect in precision mode '{resolved}' (only in the mix modes)")
-    if keep is not None and resolved == "must_keep_origin_dtype":
+    what = f"precision mode '{resolved}'" if policy == "cann" else f"amp_policy '{rule.label}'"
+    if mixlist is not None and not rule.uses_mixlist:
+        useless.append(f"{modify_mixlist}: modify_mixlist has no effect in {what} (only in the mix modes)")
+    if keep is not None and rule.keeps_origin:
         useless.append(f"{keep_dtype}: keep_dtype has no effect in precision mode 'must_keep_origin_dtype'")
     for message in useless:
         logger.warning("%s", message)
-    return PrecisionConfig(resolved, library, mixlist, keep, custom, (*warnings, *useless))
+    return PrecisionConfig(resolved, library, mixlist, keep, custom, (*warnings, *useless), rule, policy, scopes)
 
 
 # ======================================================================================
@@ -237,14 +270,6 @@ def _primary(inputs: Sequence[str | None], outputs: Sequence[str | None]) -> str
         if d in PRECISION_RANK:
             return d
     return None
-
-
-class _Step(NamedTuple):
-    dtype: str
-    engine: str
-    reason: str
-    precise_out: bool = False
-    warn: bool = False
 
 
 class _Choice(NamedTuple):
@@ -271,11 +296,12 @@ class _Candidates:
         )
         """Operand definitions whose dtype differs between the kernels: the ones producers vote on."""
         self.memo: dict[Any, _Choice] = {}
-        self._best: dict[tuple[str, str, bool], Kernel | None] = {}
+        self._best: dict[tuple[str, str, bool, str | None], Kernel | None] = {}
 
-    def best(self, dtype: str, engine: str, precise_out: bool = False) -> Kernel | None:
-        """The kernel computing in `dtype` on `engine` that changes the fewest of the op's dtypes."""
-        key = (dtype, engine, precise_out)
+    def best(self, dtype: str, engine: str, precise_out: bool = False, out: str | None = None) -> Kernel | None:
+        """The kernel computing in `dtype` on `engine` that changes the fewest of the op's dtypes
+        (with `out`: only kernels whose float results are all `out`)."""
+        key = (dtype, engine, precise_out, out)
         if key in self._best:
             return self._best[key]
         found: Kernel | None = None
@@ -283,8 +309,10 @@ class _Candidates:
         for k, p in zip(self.kernels, self.primaries):
             if p != dtype or k.engine != engine:
                 continue
-            out = -sum(_rank(d) for d in k.outputs) if precise_out else 0
-            rank = (out, self.distance(k, dtype))
+            if out is not None and any(kd != out for kd, sd in zip(k.outputs, self.sig.outputs) if sd in PRECISION_RANK):
+                continue
+            outs = -sum(_rank(d) for d in k.outputs) if precise_out else 0
+            rank = (outs, self.distance(k, dtype))
             if best_key is None or rank < best_key:
                 found, best_key = k, rank
         self._best[key] = found
@@ -301,9 +329,9 @@ class _Candidates:
             n += kd != (dtype if sd == p else sd)
         return n
 
-    def run(self, steps: Iterable[_Step]) -> _Choice | None:
+    def run(self, steps: Iterable[Step]) -> _Choice | None:
         for step in steps:
-            kernel = self.best(step.dtype, step.engine, step.precise_out)
+            kernel = self.best(step.dtype, step.engine, step.precise_out, step.out)
             if kernel is not None:
                 return _Choice(kernel, step.reason, step.reason if step.warn else None)
         return None
@@ -415,21 +443,22 @@ class PrecisionReport:
         }
 
     def write(self, path: str) -> None:
-        """Write the JSON report atomically (temporary file, then rename)."""
-        folder = os.path.dirname(os.path.abspath(path))
+        """Write the JSON report (through `fileio.write_output`: atomic, deferred with the run's outputs)."""
         try:
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".precision-", suffix=".tmp")
+            write_output(path, json.dumps(self.to_json(), indent=2) + "\n")
         except OSError as e:
             raise AscendError(f"{path}: cannot write the precision report: {e.strerror}") from None
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(self.to_json(), f, indent=2)
-                f.write("\n")
-            os.replace(tmp, path)
-        except OSError as e:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise AscendError(f"{path}: cannot write the precision report: {e.strerror}") from None
+
+    def merge(self, other: PrecisionReport) -> PrecisionReport:
+        """This report followed by `other` (the chunks of one `--split-input-file` run)."""
+        return PrecisionReport(
+            self.mode,
+            self.soc,
+            [*self.ops, *other.ops],
+            self.casts_inserted + other.casts_inserted,
+            self.casts_folded + other.casts_folded,
+            [*self.warnings, *(w for w in other.warnings if w not in self.warnings)],
+        )
 
 
 class _Record(NamedTuple):
@@ -560,7 +589,7 @@ class PrecisionPlan:
             engine = AICORE if r.kernel is None else r.kernel.engine
             ops.append(OpDecision(r.name, r.type, _location(r.op, r.position), r.original, chosen, r.list_kind, engine, r.reason))
         return PrecisionReport(
-            self.config.mode, self.config.library.soc, ops, self.casts_inserted, self.casts_folded, list(self.warnings)
+            self.config.label, self.config.library.soc, ops, self.casts_inserted, self.casts_folded, list(self.warnings)
         )
 
 
@@ -637,6 +666,17 @@ def _op_class(op: AscendOp) -> _OpClass:
     return info
 
 
+def _producer(owner: Operation | Block) -> str:
+    """`MatMulV2/fc1` (the op type and name attribute of a producer), as reasons name it."""
+    if not isinstance(owner, Operation):
+        return "a block argument"
+    label = owner.name.removeprefix("ascend.")
+    wname = owner.properties.get("name")
+    if isinstance(wname, StringAttr):
+        label += f"/{wname.data}"
+    return label
+
+
 def _dtype_of(value: SSAValue) -> str | None:
     type_ = value.type
     if isinstance(type_, TensorType):
@@ -650,10 +690,7 @@ class _Planner:
     def __init__(self, config: PrecisionConfig):
         self.config = config
         self.plan = PrecisionPlan(config, warnings=list(config.warnings))
-        self.rule = config.rule
-        self.low = config.low
-        self.other_low = BF16 if self.low == F16 else F16
-        self.mix = self.rule == "mix"
+        self.rule = config.the_rule
         self.chosen: dict[SSAValue, str] = {}
         """Values whose dtype the decisions changed -> their new dtype."""
         self.voters: dict[SSAValue, str] = {}
@@ -686,6 +723,15 @@ class _Planner:
             return caps.data
         return self.config.library.info(op_type).kernels
 
+    def supports(self, op: Operation, dtype: str) -> bool:
+        """Whether `op` has an AI Core kernel computing in `dtype` (for whole-graph rules)."""
+        if not isinstance(op, AscendOp):
+            return False
+        return any(
+            k.engine == AICORE and _primary(k.inputs, k.outputs) == dtype
+            for k in self.kernels(op, _op_class(op).op_type)
+        )
+
     def library_kind(self, op: AscendOp, op_type: str) -> str:
         kind = op.properties.get("list")
         if isinstance(kind, ListKindAttr):
@@ -695,7 +741,7 @@ class _Planner:
     def effective_kind(self, op_type: str, library_kind: str) -> tuple[str, str | None]:
         """(list kind, modify_mixlist reason or None)."""
         mixlist = self.config.mixlist
-        if mixlist is None or not self.mix:
+        if mixlist is None or not self.rule.uses_mixlist:
             return library_kind, None
         key = (op_type, library_kind)
         hit = self.kinds.get(key)
@@ -714,6 +760,7 @@ class _Planner:
 
     # -- the walk --------------------------------------------------------------------------
     def run(self, module: Operation) -> PrecisionPlan:
+        self.rule.prepare(module, self.supports)
         fname: str | None = None
         count = 0
         kinds: dict[type[Operation], int] = {}  # 0: other op, 1: ascend op, 2: function
@@ -732,6 +779,8 @@ class _Planner:
             elif op is not module:
                 self.foreign(op)
         self.check_unused()
+        if self.config.mixlist is not None:  # to-remove warnings come while the lists are read
+            self.plan.warnings += [w for w in self.config.mixlist.warnings if w not in self.plan.warnings]
         return self.plan
 
     def need_casts(self, op: Operation, wanted: list[str | None]) -> None:
@@ -808,6 +857,8 @@ class _Planner:
             self.keep_as_is(op, op_type, name, kind, "unmodelled dtype", position, None)
             return
         sig, groups = found
+        if cls.fixed == "user cast" and self.retarget_cast(op, cls, name, kind, sig, position):
+            return
         if cls.fixed == "user cast" and op.operands[0] not in self.chosen:
             self.plan.user_casts.setdefault((op.operands[0], sig.outputs[0]), op)  # pyright: ignore[reportArgumentType]
             self.plan.order[op] = self.seq
@@ -871,6 +922,26 @@ class _Planner:
                         "Reduce precision: %s %s -> %s (%s)", name or op_type, _cann(before), _cann(after), choice.reason
                     )
 
+    def retarget_cast(
+        self, op: AscendOp, cls: _OpClass, name: str | None, kind: str, sig: Signature, position: str
+    ) -> bool:
+        """A user's Cast the rule sends to another dtype (TF: a Cast to fp32 feeding only allow ops)."""
+        target = self.rule.cast_target(op)
+        if target is None or target[0] == sig.outputs[0]:
+            return False
+        dst, reason = target
+        src = self.dtype(op.operands[0])
+        if src is None:
+            return False
+        kernel = self.candidates_for(self.kernels(op, cls.op_type), sig, cls).find((src,), (dst,))
+        if kernel is None:
+            return False
+        self.plan.records.append(_Record(op, cls.op_type, name, sig, kernel, kind, reason, position))
+        result = op.results[0]
+        self.plan.results[op] = (dst,)
+        self.chosen[result] = self.voters[result] = dst
+        return True
+
     def keep_as_is(
         self, op: AscendOp, op_type: str, name: str | None, kind: str, reason: str, position: str, sig: Signature | None
     ) -> None:
@@ -909,44 +980,71 @@ class _Planner:
         mix_reason: str | None,
         position: str,
     ) -> _Choice:
-        config = self.config
+        """The overrides (customize_dtypes > keep_dtype > to_float), else the rule's steps."""
+        config, rule = self.config, self.rule
         orig = cands.primary
         assert orig is not None
         custom = config.customize_dtypes.lookup(name, op_type) if config.customize_dtypes is not None else None
         if custom is not None:
             return self.customized(op, op_type, name, cands, custom, position)
+        if op.keep_dtype is not None and not rule.keeps_origin:
+            return self.overridden(cands, keep_steps(orig, "keep_dtype (marked)"))
         keep = config.keep_dtype is not None and config.keep_dtype.matches(name, op_type)
-        if keep and self.rule != "keep":
-            choice = self.keep_original(cands, orig, "keep_dtype")
+        if keep and not rule.keeps_origin:
+            choice = cands.run(keep_steps(orig, "keep_dtype", strict=True))
             if choice is not None:
                 return choice
             self.warn(
                 f"{op_type} '{name or op_type}': keep_dtype cannot keep {_cann(orig)} (no kernel for it); "
                 f"the mode decides"
             )
-        if self.rule == "keep":
-            choice = self.keep_original(cands, orig, "mode")
-            if choice is None:
-                label = f"{op_type} '{name}'" if name else f"{op_type} (unnamed)"
-                raise AscendError(
-                    f"{_location(op, position)}: {label} has no kernel for its original dtype {_cann(orig)} "
-                    f"under must_keep_origin_dtype and no AI CPU fallback; kernels: {_fmt_kernels(cands.all)}"
-                )
-            return choice
-        vote: str | None = None
+        if config.to_float is not None and name is not None:
+            scoped = config.to_float.steps(name, orig)
+            if scoped is not None:
+                return self.overridden(cands, scoped)
+        facts = OpFacts(op, op_type, name, orig, kind, mix_reason, None, type(op).UNIT == Unit.CUBE)
         follows = ""
-        if self.mix and kind == "gray" and orig == F32:
+        if rule.wants_vote(facts):
             vote, follows = self.votes(op, cands)
-        key = (kind, vote, mix_reason)
-        choice = cands.memo.get(key)
+            facts = facts._replace(vote=vote)
+        steps = rule.steps(facts)
+        choice = cands.memo.get(steps)
         if choice is None:
-            choice = cands.memo[key] = self.by_mode(cands, orig, kind, vote, mix_reason)
+            choice = cands.memo[steps] = self.fallback(cands, steps, op, op_type, name, position)
         if follows and choice.reason.endswith("gray"):
             choice = choice._replace(reason=choice.reason + follows)
         return choice
 
+    def overridden(self, cands: _Candidates, steps: tuple[Step, ...]) -> _Choice:
+        choice = cands.memo.get(steps)
+        if choice is None:
+            choice = cands.memo[steps] = cands.run(steps) or self.any_kernel(cands)
+        return choice
+
+    def fallback(
+        self, cands: _Candidates, steps: tuple[Step, ...], op: AscendOp, op_type: str, name: str | None, position: str
+    ) -> _Choice:
+        choice = cands.run(steps)
+        if choice is not None:
+            return choice
+        if self.rule.keeps_origin:
+            label = f"{op_type} '{name}'" if name else f"{op_type} (unnamed)"
+            raise AscendPassError(
+                f"{_location(op, position)}: {label} has no kernel for its original dtype {_cann(cands.primary)} "
+                f"under must_keep_origin_dtype and no AI CPU fallback; kernels: {_fmt_kernels(cands.all)}"
+            )
+        return self.any_kernel(cands)
+
+    @staticmethod
+    def any_kernel(cands: _Candidates) -> _Choice:
+        """Nothing the rule allows: any kernel that fits, else the op stays as it is."""
+        if cands.kernels:
+            k = cands.kernels[0]
+            return _Choice(k, "no preferred kernel", f"no kernel the mode allows; using {k}")
+        return _Choice(None, "no kernel", f"no kernel fits {_fmt_sig(*cands.sig)}; left unchanged")
+
     def votes(self, op: AscendOp, cands: _Candidates) -> tuple[str | None, str]:
-        """The dtype a gray op's producers vote for (the most precise), and the producer it follows."""
+        """The dtype a gray op's producers vote for (the most precise), and whom it follows."""
         cls = _op_class(op)
         if cls.regular:
             values: list[SSAValue] = [op.operands[i] for i in cands.varying]
@@ -959,116 +1057,15 @@ class _Planner:
         vote = ballots[0][0]
         for d, _ in ballots[1:]:
             vote = _join(vote, d)
-        owner = next((o for d, o in ballots if d == vote), ballots[0][1])
+        owner = next((o for d, o in ballots if d == vote), None)
+        if owner is None:  # fp16 and bf16 producers: they join at fp32
+            lows = {d: o for d, o in ballots if d in LOW}
+            if len(lows) == 2:
+                return vote, f": follows the fp16/bf16 join of {_producer(lows[F16])} and {_producer(lows[BF16])}"
+            owner = ballots[0][1]
         if not isinstance(owner, Operation):
             return vote, ""
-        label = owner.name.removeprefix("ascend.")
-        wname = owner.properties.get("name")
-        if isinstance(wname, StringAttr):
-            label += f"/{wname.data}"
-        return vote, f": follows {label}"
-
-    def keep_original(self, cands: _Candidates, orig: str, reason: str) -> _Choice | None:
-        """The must_keep_origin_dtype rule (also keep_dtype's)."""
-        steps = [_Step(orig, AICORE, reason)]
-        if orig in LOW:
-            steps += [_Step(F32, AICORE, f"no {_SHORT[orig]} kernel"), _Step(F32, AICPU, "aicpu fallback")]
-        else:
-            steps += [_Step(orig, AICPU, "aicpu fallback")]
-        return cands.run(steps)
-
-    def by_mode(self, cands: _Candidates, orig: str, kind: str, vote: str | None, mix_reason: str | None) -> _Choice:
-        low, other = self.low, self.other_low
-        no_orig = f"no {_SHORT.get(orig, orig)} kernel"
-        rule = self.rule
-        steps: list[_Step]
-        if rule == "force_fp16":
-            steps = [
-                _Step(F16, AICORE, "mode"),
-                _Step(orig, AICORE, "no fp16 kernel"),
-                _Step(F32, AICORE, "no fp16 kernel"),
-                _Step(BF16, AICORE, "no fp16 kernel"),
-                _Step(F32, AICPU, "aicpu fallback"),
-            ]
-        elif rule == "force_fp32":
-            steps = [_Step(F32, AICORE, "mode")]
-            if kind == "black":
-                steps.append(_Step(F32, AICPU, "aicpu fallback"))
-            steps += [
-                _Step(F16, AICORE, "no fp32 kernel", precise_out=True),
-                _Step(BF16, AICORE, "no fp32 kernel", precise_out=True),
-                _Step(F32, AICPU, "aicpu fallback"),
-            ]
-        elif rule == "allow_fp32_to_low":
-            steps = [
-                _Step(orig, AICORE, "mode"),
-                _Step(low, AICORE, no_orig),
-                _Step(F32, AICORE, no_orig),
-                _Step(other, AICORE, no_orig),
-                _Step(orig, AICPU, "aicpu fallback"),
-                _Step(F32, AICPU, "aicpu fallback"),
-            ]
-        else:  # mix
-            steps = self.mix_steps(orig, kind, vote, mix_reason)
-        choice = cands.run(steps)
-        if choice is not None:
-            return choice
-        # Nothing the rules allow: any kernel that fits, else the op stays as it is.
-        if cands.kernels:
-            k = cands.kernels[0]
-            return _Choice(k, "no preferred kernel", f"no kernel the mode allows; using {k}")
-        return _Choice(None, "no kernel", f"no kernel fits {_fmt_sig(*cands.sig)}; left unchanged")
-
-    def mix_steps(self, orig: str, kind: str, vote: str | None, mix_reason: str | None) -> list[_Step]:
-        low, other = self.low, self.other_low
-        no_low = f"no {_SHORT[low]} kernel"
-        if orig != F32:
-            return [
-                _Step(orig, AICORE, f"original {_cann(orig)}"),
-                _Step(F32, AICORE, f"no {_SHORT.get(orig, orig)} kernel"),
-                _Step(F32, AICPU, "aicpu fallback"),
-                _Step(low, AICORE, f"no {_SHORT.get(orig, orig)} kernel"),
-                _Step(other, AICORE, f"no {_SHORT.get(orig, orig)} kernel"),
-            ]
-        label = mix_reason if mix_reason is not None else kind
-        if kind == "white":
-            return [
-                _Step(low, AICORE, label),
-                _Step(F32, AICORE, no_low, warn=True),
-                _Step(F32, AICPU, "aicpu fallback", warn=True),
-                _Step(other, AICORE, no_low, warn=True),
-            ]
-        if kind == "black":
-            return [
-                _Step(F32, AICORE, label),
-                _Step(F32, AICPU, "aicpu fallback"),
-                _Step(low, AICORE, "no fp32 kernel", warn=True),
-                _Step(other, AICORE, "no fp32 kernel", warn=True),
-            ]
-        gray = "gray" if mix_reason is None else f"{mix_reason}; gray"
-        if vote is None:
-            return [
-                _Step(F32, AICORE, f"{gray}: no voting producer"),
-                _Step(low, AICORE, "no fp32 kernel"),
-                _Step(F32, AICPU, "aicpu fallback"),
-                _Step(other, AICORE, "no fp32 kernel"),
-            ]
-        if vote == F32 or vote not in LOW:
-            return [
-                _Step(vote, AICORE, gray),
-                _Step(F32, AICORE, gray),
-                _Step(low, AICORE, "no fp32 kernel"),
-                _Step(F32, AICPU, "aicpu fallback"),
-                _Step(other, AICORE, "no fp32 kernel"),
-            ]
-        no_vote = f"no {_SHORT[vote]} kernel"
-        return [
-            _Step(vote, AICORE, gray),
-            _Step(F32, AICORE, no_vote),
-            _Step(F32, AICPU, "aicpu fallback"),
-            _Step(low, AICORE, no_vote),
-            _Step(other, AICORE, no_vote),
-        ]
+        return vote, f": follows {_producer(owner)}"
 
     def customized(
         self, op: AscendOp, op_type: str, name: str | None, cands: _Candidates, custom: KernelDtypes, position: str
@@ -1077,9 +1074,9 @@ class _Planner:
         if kernel is None:
             path = self.config.customize_dtypes.path  # pyright: ignore[reportOptionalMemberAccess]
             label = f"{op_type} '{name}'" if name else op_type
-            raise AscendError(
-                f"{path}:{custom.line}: {label} at {_location(op, position)} has no kernel "
-                f"{_fmt_sig(custom.inputs, custom.outputs)}; kernels: {_fmt_kernels(cands.all)}"
+            raise AscendPassError(
+                f"{_location(op, position)}: {label} has no kernel {_fmt_sig(custom.inputs, custom.outputs)} "
+                f"(customize_dtypes {path}:{custom.line}); kernels: {_fmt_kernels(cands.all)}"
             )
         return _Choice(kernel, "customize_dtypes", None)
 
@@ -1203,9 +1200,17 @@ def run_precision(
     soc: str = "ascend910",
     op_info: str | None = None,
     report: str | None = None,
+    policy: str | None = None,
+    level: str | None = None,
+    amp_dtype: str | None = None,
+    tf_lists: str | None = None,
+    to_float: str | None = None,
 ) -> PrecisionReport:
     """Run the precision pass on `module` in place and return what it decided (options as the pass's)."""
-    config = load_config(mode, mode_v2, modify_mixlist, keep_dtype, customize_dtypes, soc, op_info, report)
+    config = load_config(
+        mode, mode_v2, modify_mixlist, keep_dtype, customize_dtypes, soc, op_info, report,
+        policy=policy, level=level, amp_dtype_name=amp_dtype, tf_lists=tf_lists, to_float=to_float,
+    )
     result = precision_rewrite(module, config).report()
     if report is not None:
         result.write(report)
@@ -1214,11 +1219,14 @@ def run_precision(
 
 @dataclass(frozen=True)
 class AscendPrecisionPass(ModulePass):
-    """CANN precision modes: choose each op's kernel dtypes and insert the casts they need.
+    """CANN precision modes and framework policies: choose each op's kernel dtypes and insert the casts.
 
     Options are ATC's: `mode` (`precision_mode`) or `mode_v2` (`precision_mode_v2`), the
     override files `modify_mixlist`, `keep_dtype`, `customize_dtypes`, the SoC and an
-    optional op-info table, and `report`, a JSON file of the per-op decisions.
+    optional op-info table, and `report`, a JSON file of the per-op decisions; and the
+    policy options `policy`, `level`, `amp_dtype`, `tf_lists`, `to_float` (DESIGN.md section 11).
+    One pass object writes one report covering every module it ran on (the chunks of
+    `--split-input-file`).
     """
 
     name = "ascend-precision"
@@ -1239,14 +1247,33 @@ class AscendPrecisionPass(ModulePass):
     """A CANN aic-<soc>-ops-info.json table overriding the built-in entries."""
     report: str | None = None
     """Where to write the JSON precision report."""
+    policy: str | None = None
+    """cann (default), tf, mindspore or torch (CLI `--amp_policy`)."""
+    level: str | None = None
+    """MindSpore's amp level O0-O3 (CLI `--amp_level`; default O2)."""
+    amp_dtype: str | None = None
+    """The framework policies' low dtype: fp16 (default) or bf16 (CLI `--amp_dtype`)."""
+    tf_lists: str | None = None
+    """TF list edits, `ALLOWLIST_ADD=A,B;DENYLIST_REMOVE=C` (with the environment's)."""
+    to_float: str | None = None
+    """`to_float` scopes: a file, or inline `scope=dtype;scope=dtype`."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         config = load_config(
-            self.mode, self.mode_v2, self.modify_mixlist, self.keep_dtype, self.customize_dtypes, self.soc, self.op_info, self.report
+            self.mode, self.mode_v2, self.modify_mixlist, self.keep_dtype, self.customize_dtypes, self.soc,
+            self.op_info, self.report, policy=self.policy, level=self.level, amp_dtype_name=self.amp_dtype,
+            tf_lists=self.tf_lists, to_float=self.to_float,
         )
         plan = precision_rewrite(op, config)
         if self.report is not None:
-            plan.report().write(self.report)
+            done = _REPORTS.get(id(self))
+            report = plan.report() if done is None or done[0] is not self else done[1].merge(plan.report())
+            _REPORTS[id(self)] = (self, report)
+            report.write(self.report)
+
+
+_REPORTS: dict[int, tuple[AscendPrecisionPass, PrecisionReport]] = {}
+"""The report each pass object has written so far (it keeps the object, so the id stays its own)."""
 
 
 __all__ = [

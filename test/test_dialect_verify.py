@@ -48,6 +48,36 @@ CASES: dict[str, tuple[str, str, str]] = {
         "ascend.Conv2D %x, %w {strides = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1, 2, 2>} : (tensor<1x3x4x4xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x?x?xf32>",
         "'ascend.Conv2D' op filter window 5 (dilated) is larger than the padded input 4",
     ),
+    "conv_groups_output_channels": (
+        "%x: tensor<1x4x5x5xf32>, %w: tensor<5x2x3x3xf32>",
+        "ascend.Conv2D %x, %w {strides = array<i64: 1, 1, 1, 1>, groups = 2 : i64} : (tensor<1x4x5x5xf32>, tensor<5x2x3x3xf32>) -> tensor<1x5x3x3xf32>",
+        "'ascend.Conv2D' op output channels 5 are not a multiple of groups 2",
+    ),
+    "conv_bias_shape": (
+        "%x: tensor<1x4x5x5xf32>, %w: tensor<6x4x3x3xf32>, %b: tensor<4xf32>",
+        "ascend.Conv2D %x, %w, %b {strides = array<i64: 1, 1, 1, 1>} : (tensor<1x4x5x5xf32>, tensor<6x4x3x3xf32>, tensor<4xf32>) -> tensor<1x6x3x3xf32>",
+        "'ascend.Conv2D' op expects a bias of shape (6,), got (4,)",
+    ),
+    "depthwise_bias_shape": (
+        "%x: tensor<1x3x5x5xf32>, %w: tensor<3x3x3x2xf32>, %b: tensor<3xf32>",
+        "ascend.DepthwiseConv2D %x, %w, %b {strides = array<i64: 1, 1, 1, 1>} : (tensor<1x3x5x5xf32>, tensor<3x3x3x2xf32>, tensor<3xf32>) -> tensor<1x6x3x3xf32>",
+        "'ascend.DepthwiseConv2D' op expects a bias of shape (6,), got (3,)",
+    ),
+    "concat_mixed_operand_dtypes": (
+        "%a: tensor<2x3xf16>, %b: tensor<2x3xf32>",
+        "ascend.ConcatV2D %a, %b {concat_dim = 1 : i64} : (tensor<2x3xf16>, tensor<2x3xf32>) -> tensor<2x6xf32>",
+        "'ascend.ConcatV2D' op expects input_values, output_data to have the same element type, got input_values#0: f16, input_values#1: f32",
+    ),
+    "conv_backprop_input_dynamic_size": (
+        "%w: tensor<4x3x3x3xf32>, %dy: tensor<1x4x6x6xf32>",
+        "ascend.Conv2DBackpropInput %w, %dy {input_size = array<i64: 1, 3, -1, 8>, strides = array<i64: 1, 1, 1, 1>} : (tensor<4x3x3x3xf32>, tensor<1x4x6x6xf32>) -> tensor<1x3x8x8xf32>",
+        "'ascend.Conv2DBackpropInput' op expects a static input_size, got [1, 3, -1, 8]",
+    ),
+    "conv_backprop_filter_dynamic_size": (
+        "%x: tensor<1x3x8x8xf32>, %dy: tensor<1x4x6x6xf32>",
+        "ascend.Conv2DBackpropFilter %x, %dy {filter_size = array<i64: 4, 3, -1, 3>, strides = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<4x3x3x3xf32>",
+        "'ascend.Conv2DBackpropFilter' op expects a static filter_size, got [4, 3, -1, 3]",
+    ),
     "depthwise_window": (
         f"%x: tensor<1x3x2x2xf32>, %w: tensor<3x3x3x1xf32>",
         "ascend.DepthwiseConv2D %x, %w {strides = array<i64: 1, 1, 1, 1>} : (tensor<1x3x2x2xf32>, tensor<3x3x3x1xf32>) -> tensor<1x3x1x1xf32>",

@@ -740,7 +740,7 @@ def test_unsupported_customize_combination(tmp_path: Path, src: str, capsys: pyt
     code, _, err = opt([src, "--precision_mode=force_fp16", f"--customize_dtypes={path}"], capsys)
     assert code == 1
     msg = one_line_error(err)
-    assert msg == f"{path}:2: Conv2D 'conv1' at {src}:2:3 has no kernel (f32, f32) -> f32; kernels: (f16, f16, f16) -> f16"
+    assert msg == f"{src}:2:3: Conv2D 'conv1' has no kernel (f32, f32) -> f32 (customize_dtypes {path}:2); kernels: (f16, f16, f16) -> f16"
 
 
 @pytest.mark.parametrize("flag", ["modify_mixlist", "keep_dtype", "customize_dtypes", "op_info"])

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -291,19 +292,41 @@ _UP, _DOWN = np.float32(2.0**112), np.float32(2.0**-112)
 def round_f16(x: Array) -> Array:
     """float16 rounding inside float32: the float32 array of the float16 values nearest to
     `x` (ties to even, subnormals, overflow to inf, signed zeros), bit for bit what
-    `x.astype(float16).astype(float32)` gives, in about half its time.
+    `x.astype(float16).astype(float32)` gives, in a fraction of its time.
 
     numpy converts float16 element by element in software, so the executor carries
     float16 tensors as float32 arrays of float16 values: widening is free and this is
-    the one rounding step. With `e` the power of two of |x|'s binade (at least 2^-14,
+    the one rounding step: nine numpy passes (:func:`_round_f16_numpy`), or one
+    compiled pass (:func:`_round_f16_kernel`, numba) after :func:`use_compiled_rounding`.
+    Float64 input is rounded directly (one rounding). Run under ``np.errstate(all="ignore")``.
+    """
+    if _COMPILED_ON[0] and x.dtype == F32:
+        kernel = _compiled_kernel()
+        if kernel is not None:
+            return _round_f16_compiled(x, kernel)
+    return _round_f16_numpy(x)
+
+
+_COMPILED_ON = [os.environ.get("ASCEND_MP_COMPILED_ROUNDING", "0") not in ("", "0")]
+
+
+def use_compiled_rounding(enabled: bool = True) -> bool:
+    """Round float16 results with the compiled kernel (numba) instead of numpy; returns whether
+    it is in use (False when numba is not installed). It makes the rounding about 3x faster
+    (a mixed training step about 1.4x faster) but loading numba and the kernel costs about 1 s
+    of CPU once per process, so it is off unless asked for (or ``ASCEND_MP_COMPILED_ROUNDING=1``)."""
+    _COMPILED_ON[0] = enabled
+    return enabled and _compiled_kernel() is not None
+
+
+def _round_f16_numpy(x: Array) -> Array:
+    """:func:`round_f16` in numpy. With `e` the power of two of |x|'s binade (at least 2^-14,
     the float16 subnormal quantum's binade, at most 2^16), `m = 1.5 * 2^13 * e` puts
     `x + m` in a binade whose float32 spacing is x's float16 spacing, so `(x + m) - m`
     rounds to nearest even there; scaling by 2^112 and back sends the results of
     2^16 and up to inf exactly (float32 overflows at 2^128) and leaves the others
-    exact; the sign bit of `x` restores negative zeros. Float64 input is rounded
-    directly (one rounding), and so are tensors under 2048 elements, where numpy's
-    conversions cost less than these nine passes. Run under ``np.errstate(all="ignore")``.
-    """
+    exact; the sign bit of `x` restores negative zeros. Tensors under 2048 elements,
+    and float64 input, go through numpy's conversion, which costs less there."""
     if x.dtype != F32 or x.size < 2048:
         return np.asarray(x).astype(F16).astype(F32)
     bits = x.view(np.uint32)
@@ -317,6 +340,73 @@ def round_f16(x: Array) -> Array:
     y_bits = y.view(np.uint32)
     np.bitwise_or(y_bits, np.bitwise_and(bits, _SIGN), out=y_bits)
     return y
+
+
+def _round_f16_compiled(x: Array, kernel: Callable[[Array, Array], None]) -> Array:
+    """:func:`round_f16` with the compiled kernel: one pass, into a new array."""
+    out = np.empty(x.shape, F32)
+    kernel(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
+    return out
+
+
+_KERNEL: list[Callable[[Array, Array], None] | None] = []
+
+
+def _compiled_kernel() -> Callable[[Array, Array], None] | None:
+    """The numba kernel of :func:`round_f16`, compiled on first use (numba caches it on disk);
+    None when numba is not installed or cannot compile it (then numpy does the work)."""
+    if not _KERNEL:
+        try:
+            kernel = _build_compiled_kernel()
+            probe = np.array([1.0, 65520.0, 2.0**-25 * 3, -0.0], F32)
+            out = np.empty_like(probe)
+            kernel(probe, out)  # compiles (or loads the cache) now, not in the middle of a run
+            _KERNEL.append(kernel)
+        except Exception:  # noqa: BLE001 - no numba, or no compiler for this machine: numpy it is
+            _KERNEL.append(None)
+    return _KERNEL[0]
+
+
+def _build_compiled_kernel() -> Callable[[Array, Array], None]:
+    import warnings
+
+    import numba  # pyright: ignore[reportMissingImports]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return numba.njit("void(float32[::1], float32[::1])", cache=True, nogil=True)(_round_f16_kernel)
+
+
+_U32 = np.uint32
+_ABS, _MIN_NORMAL, _OVERFLOW, _INF_BITS = _U32(0x7FFFFFFF), _U32(0x38800000), _U32(0x477FF000), _U32(0x7F800000)
+_KEEP, _HALF_ULP, _NAN_PAYLOAD, _NAN_MIN, _ONE = _U32(0xFFFFE000), _U32(0xFFF), _U32(0x007FE000), _U32(0x2000), _U32(1)
+_SHIFT, _SUB_MAGIC = _U32(13), np.float32(0.5)
+
+
+def _round_f16_kernel(src: Array, dst: Array) -> None:
+    """The compiled kernel's body (numba compiles it; plain Python runs it too, slowly).
+
+    Per element, on the float32 bits: in float16's normal range (2^-14 <= |x| < 65520) add
+    half an ulp (0xFFF, plus the last kept bit for ties to even) and drop the 13 bits
+    float16 lacks; in the subnormal range (|x| + 0.5) - 0.5 in float32 rounds |x| to the
+    float16 quantum 2^-24 (float32's spacing in [0.5, 1)); from 65520, the tie above
+    65504, inf; NaN keeps its top 10 payload bits, at least one (as numpy's conversion
+    does). The sign is put back last."""
+    bits = src.view(np.uint32)
+    out = dst.view(np.uint32)
+    for i in range(bits.size):
+        b = bits[i]
+        a = b & _ABS
+        if a < _MIN_NORMAL:
+            dst[i] = (abs(src[i]) + _SUB_MAGIC) - _SUB_MAGIC
+            r = out[i]
+        elif a < _OVERFLOW:
+            r = (a + _HALF_ULP + ((a >> _SHIFT) & _ONE)) & _KEEP
+        elif a <= _INF_BITS:
+            r = _INF_BITS
+        else:
+            r = _INF_BITS | max(a & _NAN_PAYLOAD, _NAN_MIN)
+        out[i] = r | (b & _SIGN)
 
 
 NONFINITE: dict[np.dtype[Any], Callable[[Array], bool]] = {

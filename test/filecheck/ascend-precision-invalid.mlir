@@ -6,7 +6,7 @@
 // COM: User errors are one line naming the file and position (more in test/test_precision.py).
 
 // KEEP: ascend-opt: error: {{.*}}ascend-precision-invalid.mlir:{{[0-9]+}}:3: Conv2D 'conv1' has no kernel for its original dtype float32 under must_keep_origin_dtype and no AI CPU fallback; kernels: (f16, f16, f16) -> f16
-// CUSTOM: ascend-opt: error: {{.*}}customize_unsupported.cfg:2: Conv2D 'conv1' at {{.*}}ascend-precision-invalid.mlir:{{[0-9]+}}:3 has no kernel (f32, f32) -> f32; kernels: (f16, f16, f16) -> f16
+// CUSTOM: ascend-opt: error: {{.*}}ascend-precision-invalid.mlir:{{[0-9]+}}:3: Conv2D 'conv1' has no kernel (f32, f32) -> f32 (customize_dtypes {{.*}}customize_unsupported.cfg:2); kernels: (f16, f16, f16) -> f16
 // MODE: ascend-opt: error: unknown precision_mode 'fp17'; expected one of force_fp32, cube_fp16in_fp32out, force_fp16,
 // BOTH: ascend-opt: error: precision_mode 'force_fp16' and precision_mode_v2 'fp16' are mutually exclusive
 // MISSING: ascend-opt: error: {{.*}}no-such-file.json: cannot read file
