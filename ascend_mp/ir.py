@@ -336,7 +336,9 @@ def print_module(module: Operation, generic: bool = False) -> str:
     import io
 
     out = io.StringIO()
-    Printer(stream=out, print_generic_format=generic).print_op(module)
+    printer = Printer(stream=out, print_generic_format=generic)
+    printer.print_op(module)
+    printer.print_metadata([builtin.Builtin])  # the blobs of dense_resource weights, if any
     out.write("\n")
     return out.getvalue()
 

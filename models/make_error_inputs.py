@@ -47,10 +47,10 @@ def main() -> None:
     onnx.save(_model([custom], [2, 16], [], [helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)]),
               os.path.join(OUT, "unknown-domain.onnx"))
     unsupported = [
-        helper.make_node("Erf", ["x"], ["a"], name="erf_1"),
-        helper.make_node("Erf", ["a"], ["b"], name="erf_2"),
+        helper.make_node("Sin", ["x"], ["a"], name="sin_1"),
+        helper.make_node("Sin", ["a"], ["b"], name="sin_2"),
         helper.make_node("Relu", ["b"], ["c"], name="relu"),
-        helper.make_node("Sin", ["c"], ["y"], name="sin_1"),
+        helper.make_node("Cos", ["c"], ["y"], name="cos_1"),
     ]
     onnx.save(_model(unsupported, [2, 16], []), os.path.join(OUT, "unsupported.onnx"))
     onnx.save(good, os.path.join(OUT, "good.onnx"))

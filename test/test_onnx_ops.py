@@ -291,3 +291,90 @@ def test_cast_same_type_is_free() -> None:
     x = f32(2, 3)
     model = one_node("Cast", {"x": x}, to=1)
     check(model, {"x": x})
+
+
+# --------------------------------------------------------------------------------------
+# Ops for transformer models (the dialect's issue-10 ops)
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("op,cann", [("Less", "Less"), ("Greater", "Greater"), ("Equal", "Equal")])
+def test_compare_then_where(op: str, cann: str) -> None:
+    needs(cann)
+    needs("SelectV2")
+    a, b = f32(2, 3, 4), f32(3, 1)
+    if op == "Equal":
+        b = np.round(b)
+        a = np.round(a)
+    nodes = [helper.make_node(op, ["a", "b"], ["c"], name="cmp"), helper.make_node("Where", ["c", "a", "b"], ["y"], name="where")]
+    check(graph_model(nodes, {"a": a, "b": b}, ["y"]), {"a": a, "b": b})
+
+
+def test_logic_ops() -> None:
+    for cann in ("LogicalAnd", "LogicalOr", "LogicalNot", "Less", "SelectV2"):
+        needs(cann)
+    a, b = f32(4, 5), f32(4, 5)
+    nodes = [
+        helper.make_node("Less", ["a", "zero"], ["p"]), helper.make_node("Less", ["b", "zero"], ["q"]),
+        helper.make_node("And", ["p", "q"], ["pq"]), helper.make_node("Or", ["p", "q"], ["p_or_q"]),
+        helper.make_node("Not", ["pq"], ["n"]), helper.make_node("Where", ["n", "a", "b"], ["y1"]),
+        helper.make_node("Where", ["p_or_q", "b", "a"], ["y2"]),
+    ]
+    check(graph_model(nodes, {"a": a, "b": b}, ["y1", "y2"], {"zero": np.array(0, np.float32)}), {"a": a, "b": b})
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu(approximate: str) -> None:
+    needs("Erf")
+    x = f32(3, 7) * 3
+    check(one_node("Gelu", {"x": x}, opset=20, approximate=approximate), {"x": x})
+
+
+def test_erf() -> None:
+    needs("Erf")
+    x = f32(3, 7) * 2
+    check(one_node("Erf", {"x": x}), {"x": x})
+
+
+@pytest.mark.parametrize("axis,idx_shape", [(0, (2, 3)), (1, (4,)), (-1, ())])
+def test_gather(axis: int, idx_shape: tuple[int, ...]) -> None:
+    needs("GatherV2D")
+    table = f32(5, 6, 3)
+    ids = RNG.integers(-3, 3, idx_shape).astype(np.int64)
+    model = one_node("Gather", {"table": table, "ids": ids}, axis=axis)
+    check(model, {"table": table, "ids": ids})
+
+
+@pytest.mark.parametrize("starts,ends,axes,steps", [
+    ([1], [3], [0], [1]), ([0, 1], [4, -1], [1, 2], [2, 1]), ([-2], [2**62], [2], [1]), ([3], [-2**62], [1], [-1]),
+])
+def test_slice(starts: list[int], ends: list[int], axes: list[int], steps: list[int]) -> None:
+    needs("StridedSliceD")
+    x = f32(4, 5, 6)
+    inits = {k: np.array(v, np.int64) for k, v in (("starts", starts), ("ends", ends), ("axes", axes), ("steps", steps))}
+    check(one_node("Slice", {"x": x}, inits), {"x": x})
+
+
+def test_expand_and_tile() -> None:
+    needs("BroadcastToD")
+    needs("TileD")
+    x = f32(3, 1)
+    nodes = [helper.make_node("Expand", ["x", "shape"], ["e"], name="expand"), helper.make_node("Tile", ["e", "reps"], ["y"], name="tile")]
+    inits = {"shape": np.array([2, 3, 4], np.int64), "reps": np.array([1, 2, 1], np.int64)}
+    check(graph_model(nodes, {"x": x}, ["y"], inits), {"x": x})
+
+
+@pytest.mark.parametrize("axis", [-1, 1])
+@pytest.mark.parametrize("bias", [True, False])
+def test_layer_norm(axis: int, bias: bool) -> None:
+    x = f32(2, 3, 8) * 2 + 1
+    norm_shape = x.shape[axis % 3:]
+    inits = {"g": f32(*norm_shape)}
+    if bias:
+        inits["b"] = f32(*norm_shape)
+    check(one_node("LayerNormalization", {"x": x}, inits, axis=axis, epsilon=1e-5), {"x": x})
+
+
+def test_batched_matmul_broadcasting() -> None:
+    a, b = f32(2, 1, 3, 4), f32(5, 4, 6)
+    check(one_node("MatMul", {"a": a}, {"b": b}), {"a": a})

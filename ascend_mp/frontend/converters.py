@@ -223,7 +223,7 @@ def _matmul(cx: Converter, node: Node) -> None:
         y = cx.emit(ascend.MatMulV2Op, [flat, b], cx.tensor((math.prod(sa[:-1]), sb[-1]), _dtype(a)))
         cx.emit(ascend.ReshapeOp, [y], node.outputs[0])
     elif len(sa) >= 3 and len(sb) >= 3:
-        cx.emit(ascend.BatchMatMulOp, [a, b], node.outputs[0])
+        cx.emit(_op("BatchMatMulV2") or ascend.BatchMatMulOp, [a, b], node.outputs[0])
     else:
         raise _unsupported(cx, node, f"operand ranks {len(sa)} and {len(sb)} are not supported")
 
@@ -427,3 +427,125 @@ def _reduce(cx: Converter, node: Node) -> None:
             return
         axes = list(range(len(ascend.shape_of(x))))
     cx.emit(_REDUCE[node.op_type], [x], node.outputs[0], axes=[int(a) for a in axes], keep_dims=bool(node.attr("keepdims", 1)))
+
+
+# --------------------------------------------------------------------------------------
+# Comparison, logic, selection (ops added for the transformer models of issue 10)
+# --------------------------------------------------------------------------------------
+
+_COMPARE = {"Less": "Less", "Greater": "Greater", "Equal": "Equal", "And": "LogicalAnd", "Or": "LogicalOr"}
+
+
+@converter(*_COMPARE)
+def _compare(cx: Converter, node: Node) -> None:
+    cls = _op(_COMPARE[node.op_type])
+    if cls is None:
+        raise _unsupported(cx, node, f"the dialect lacks {_COMPARE[node.op_type]}")
+    cx.emit(cls, [cx.value(node.inputs[0]), cx.value(node.inputs[1])], node.outputs[0])
+
+
+@converter("Not", "Erf")
+def _logic_unary(cx: Converter, node: Node) -> None:
+    cls = _op("LogicalNot" if node.op_type == "Not" else "Erf")
+    if cls is None:
+        raise _unsupported(cx, node, "the dialect lacks the op")
+    cx.emit(cls, [cx.value(node.inputs[0])], node.outputs[0])
+
+
+@converter("Where")
+def _where(cx: Converter, node: Node) -> None:
+    cls = _op("SelectV2")
+    if cls is None:
+        raise _unsupported(cx, node, "the dialect lacks SelectV2")
+    cx.emit(cls, [cx.value(n) for n in node.inputs[:3]], node.outputs[0])
+
+
+@converter("Gelu")
+def _gelu(cx: Converter, node: Node) -> None:
+    """approximate="tanh": the dialect's Gelu; "none" (exact): 0.5 x (1 + erf(x / sqrt 2))."""
+    x = cx.value(node.inputs[0])
+    if node.attr("approximate", "none") == "tanh":
+        cx.emit(ascend.GeluOp, [x], node.outputs[0])
+        return
+    erf = _op("Erf")
+    if erf is None:
+        raise _unsupported(cx, node, "the exact Gelu needs Erf")
+    t = x.type
+    scaled = cx.emit(ascend.MulOp, [x, _scalar(cx, 1 / math.sqrt(2), x, f"{node.name}/rsqrt2")], t)  # pyright: ignore[reportArgumentType]
+    e = cx.emit(erf, [scaled], t)  # pyright: ignore[reportArgumentType]
+    one = cx.emit(ascend.AddOp, [e, _scalar(cx, 1.0, x, f"{node.name}/one")], t)  # pyright: ignore[reportArgumentType]
+    half = cx.emit(ascend.MulOp, [x, _scalar(cx, 0.5, x, f"{node.name}/half")], t)  # pyright: ignore[reportArgumentType]
+    cx.emit(ascend.MulOp, [half, one], node.outputs[0])
+
+
+# --------------------------------------------------------------------------------------
+# Gather, slices, broadcasting, tiling, layer norm
+# --------------------------------------------------------------------------------------
+
+
+@converter("Gather")
+def _gather(cx: Converter, node: Node) -> None:
+    cls = _op("GatherV2D")
+    if cls is None:
+        raise _unsupported(cx, node, "the dialect lacks GatherV2D")
+    cx.emit(cls, [cx.value(node.inputs[0]), cx.value(node.inputs[1])], node.outputs[0], axis=int(node.attr("axis", 0)))
+
+
+@converter("Slice")
+def _slice(cx: Converter, node: Node) -> None:
+    cls = _op("StridedSliceD")
+    if cls is None:
+        raise _unsupported(cx, node, "the dialect lacks StridedSliceD")
+    x = cx.value(node.inputs[0])
+    rank = len(ascend.shape_of(x))
+    if cx.opset < 10:
+        starts, ends = list(node.attr("starts")), list(node.attr("ends"))
+        axes = list(node.attr("axes", range(len(starts))))
+        steps = [1] * len(starts)
+    else:
+        starts = [int(v) for v in _need_const(cx, node, 1, "starts").reshape(-1)]
+        ends = [int(v) for v in _need_const(cx, node, 2, "ends").reshape(-1)]
+        axes = [int(v) for v in _need_const(cx, node, 3, "axes").reshape(-1)] if node.input(3) else list(range(len(starts)))
+        steps = [int(v) for v in _need_const(cx, node, 4, "steps").reshape(-1)] if node.input(4) else [1] * len(starts)
+    axes = [a % rank for a in axes]
+    n = max(axes) + 1 if axes else 0
+    begin, end, strides = [0] * n, [0] * n, [1] * n
+    mask = (1 << n) - 1
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        begin[a], end[a], strides[a] = s, e, st
+        mask &= ~(1 << a)
+    cx.emit(cls, [x], node.outputs[0], begin=begin, end=end, strides=strides, begin_mask=mask, end_mask=mask)
+
+
+@converter("Expand")
+def _expand(cx: Converter, node: Node) -> None:
+    cls = _op("BroadcastToD")
+    if cls is None:
+        raise _unsupported(cx, node, "the dialect lacks BroadcastToD")
+    cx.emit(cls, [cx.value(node.inputs[0])], node.outputs[0], shape=list(cx.shape(node.outputs[0])))
+
+
+@converter("Tile")
+def _tile(cx: Converter, node: Node) -> None:
+    cls = _op("TileD")
+    if cls is None:
+        raise _unsupported(cx, node, "the dialect lacks TileD")
+    repeats = [int(v) for v in _need_const(cx, node, 1, "repeats").reshape(-1)]
+    cx.emit(cls, [cx.value(node.inputs[0])], node.outputs[0], multiples=repeats)
+
+
+@converter("LayerNormalization")
+def _layer_norm(cx: Converter, node: Node) -> None:
+    if any(node.outputs[1:]):
+        raise _unsupported(cx, node, "only the first output (Y) is supported")
+    x = cx.value(node.inputs[0])
+    shape = ascend.shape_of(x)
+    axis = int(node.attr("axis", -1)) % len(shape)
+    gamma = cx.value(node.inputs[1])
+    beta = cx.value(node.inputs[2]) if node.input(2) else cx.new_const(np.zeros(shape[axis:], np.float32), f"{node.name}/zero_bias", _dtype(x))
+    stat = cx.tensor(shape[:axis] + (1,) * (len(shape) - axis), _dtype(x))
+    op = ascend.LayerNormOp(x, gamma, beta, result_types=[cx.type_of(node.outputs[0]), stat, stat], name=node.name,
+                            begin_norm_axis=axis, begin_params_axis=axis, epsilon=float(node.attr("epsilon", 1e-5)))
+    assert cx.block is not None
+    cx.block.add_op(op)
+    cx.bind(node.outputs[0], op.results[0])

@@ -333,7 +333,12 @@ def _fold_node(node: onnx.NodeProto, graph: Graph, opset: int) -> bool:
             ins.append(consts[name])
         else:
             return False
-    outs = fn(attrs, ins, opset)
+    try:
+        outs = fn(attrs, ins, opset)
+    except (ValueError, TypeError, KeyError, IndexError) as e:
+        raise AscendError(
+            f"node '{node.name or node.op_type}' ({node.op_type}) on constants cannot be folded: {' '.join(str(e).split())}"
+        ) from None
     for name, value in zip(node.output, outs):
         if name:
             consts[name] = np.asarray(value)

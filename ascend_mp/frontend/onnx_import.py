@@ -26,6 +26,7 @@ import onnx
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from ascend_mp.dialects import ascend
 from ascend_mp.dtypes import element_type
@@ -76,7 +77,10 @@ def import_onnx(
         model = onnx.inliner.inline_local_functions(model)
     shapes = input_shape if isinstance(input_shape, InputShapes) else parse_input_shape(input_shape)  # pyright: ignore[reportArgumentType]
     graph = _initial_graph(model, shapes, label)
-    graph = fold_graph(model, graph, opset)
+    try:
+        graph = fold_graph(model, graph, opset)
+    except AscendError as e:
+        raise AscendError(f"{label}: {e}") from None
     _check_supported(graph, label)
     return Converter(graph, opset, label).convert()
 
@@ -300,7 +304,16 @@ class Converter:
         for proto in g.nodes:
             node = Node(proto)
             self.node = node
-            CONVERTERS[node.op_type](self, node)
+            try:
+                CONVERTERS[node.op_type](self, node)
+            except AscendError:
+                raise
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError, AssertionError, VerifyException) as e:
+                # a malformed node (a missing attribute, a wrong input count): one line, no traceback
+                raise AscendError(
+                    f"{self.label}: node '{node.name}' ({node.op_type}) cannot be converted: {type(e).__name__}: "
+                    f"{' '.join(str(e).split())}"
+                ) from None
         self.node = None
         results = [self.value(o) for o in g.outputs]
         block.add_op(func.ReturnOp(*results))
