@@ -112,3 +112,79 @@ def test_invalid_ir_from_a_foreign_pass_is_reported(tmp_path: Path) -> None:
     with pytest.raises(AscendError, match=r"m\.mlir:2:\d+: .*property 'padding' is not defined"):
         _Main(args=[str(src), "-p", "ascend-precision{mode=force_fp16},test-break-relu", "-o", str(tmp_path / "o.mlir")]).run()
     assert not (tmp_path / "o.mlir").exists()
+
+
+# --------------------------------------------------------------------------------------
+# The parser's fast path for plain ascend op lines
+# --------------------------------------------------------------------------------------
+
+FAST = """func.func @f(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>, %v: tensor<4x16xf16>) -> tensor<8x16xf32> {
+  %0 = ascend.MatMulV2 %x, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %1 = ascend.MatMulV2 %x, %w, %b : (tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %2 = ascend.Add %0, %1 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %3 = ascend.Relu %2 {name = "relu"} : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %4 = ascend.ConcatV2D %3, %2 {concat_dim = 0 : i64} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+  %5 = ascend.Relu %v {keep_dtype} : (tensor<4x16xf16>) -> tensor<4x16xf16>
+  %6 = ascend.Relu %5 : (tensor<4x16xf16>) -> tensor<4x16xf16>  // a comment
+  %7 = ascend.Add %4, %4 : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  func.return %7 : tensor<8x16xf32>
+}
+"""
+
+
+def _parse(text: str, fast: bool, monkeypatch: pytest.MonkeyPatch) -> str:
+    from ascend_mp.ir import LocatingParser, location_of, make_context, parse_module, print_module
+
+    with monkeypatch.context() as m:
+        if not fast:
+            m.setattr(LocatingParser, "_parse_plain_ascend_op", lambda self: None)
+        module = parse_module(text, "fast.mlir", make_context())
+    ops = [op for op in module.walk() if op.name.startswith("ascend.")]
+    return print_module(module, generic=True) + "\n".join(location_of(op) for op in ops)
+
+
+def test_fast_path_builds_what_the_general_parser_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ascend_mp import ir
+    from ascend_mp.ir import LocatingParser
+
+    taken: list[str] = []
+    original = LocatingParser._parse_plain_ascend_op  # pyright: ignore[reportPrivateUsage]
+
+    def spy(self: LocatingParser):  # noqa: ANN202
+        op = original(self)
+        if op is not None:
+            taken.append(op.name)
+        return op
+
+    monkeypatch.setattr(LocatingParser, "_parse_plain_ascend_op", spy)
+    monkeypatch.setattr(ir, "_TYPE_CACHE", {})  # a type's first appearance goes through the general parser
+    fast = _parse(FAST, True, monkeypatch)
+    # Not the first op (its result type is new) nor the ones with attributes.
+    assert taken == ["ascend.MatMulV2", "ascend.Add", "ascend.Relu", "ascend.Add"]
+    assert fast == _parse(FAST, False, monkeypatch)
+    assert "fast.mlir:8:3" in fast  # locations of fast-parsed ops
+
+
+@pytest.mark.parametrize("line", [
+    "%1 = ascend.Relu %0 : (tensor<4xf16>) -> tensor<4xf32>",  # operand type differs from its definition
+    "%1 = ascend.Relu %9 : (tensor<4xf32>) -> tensor<4xf32>",  # undefined value
+    "%0 = ascend.Relu %x : (tensor<4xf32>) -> tensor<4xf32>",  # redefinition
+    "%1 = ascend.Relu %0, %0 : (tensor<4xf32>) -> tensor<4xf32>",  # counts differ
+    "%1 = ascend.Relu %0, %0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>",  # too many operands
+    "%1 = ascend.MatMulV2 %0 : (tensor<4xf32>) -> tensor<4xf32>",  # too few
+    "%1 = ascend.Nope %0 : (tensor<4xf32>) -> tensor<4xf32>",  # unknown op
+])
+def test_fast_path_errors_are_the_general_parsers(line: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = f"""func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {{
+  %0 = ascend.Relu %x : (tensor<4xf32>) -> tensor<4xf32>
+  {line}
+  func.return %x : tensor<4xf32>
+}}
+"""
+    messages = []
+    for fast in (True, False):
+        with pytest.raises(AscendError) as info:
+            _parse(text, fast, monkeypatch)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert messages[0].startswith("fast.mlir:")
