@@ -23,12 +23,13 @@ from typing import Any
 from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import builtin, func
-from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, ModuleOp
+from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, OpResult, Operation, SSAValue, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
-from xdsl.utils.lexer import Input
+from xdsl.irdl import BaseAttr, IRDLOperation, OptionalDef, RangeLengthConstraint, RangeOf, VariadicDef
+from xdsl.utils.lexer import Input, Span
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
@@ -82,7 +83,7 @@ class LocatingParser(Parser):
     def parse_operation(self) -> Operation:
         start = self.pos
         try:
-            op = super().parse_operation()
+            op = self._parse_plain_ascend_op() or super().parse_operation()
         except VerifyException as e:  # a property or type constraint failed while building the op
             self.raise_error(_first_line(e), start, self.pos)
         _LOCATIONS[op] = (self.lexer.input.name, start, self.line_offset)
@@ -92,6 +93,50 @@ class LocatingParser(Parser):
         return op
 
     _inputs: dict[str, str] = {}
+
+    def _parse_plain_ascend_op(self) -> Operation | None:
+        """Fast path for the line the printer writes for most ascend ops, read with one regex:
+        `%r = ascend.Name %a, %b : (tensor<..>, tensor<..>) -> tensor<..>` (plain tensor types,
+        no attributes, defined operands, one result). It builds the same op as the declarative
+        format would; anything else (and every error) goes through the general parser."""
+        state = self._parser_state
+        token = state.current_token
+        if token.kind is not MLIRTokenKind.PERCENT_IDENT:
+            return None
+        found = _PLAIN_OP.match(state.lexer.input.content, token.span.start)  # pyright: ignore[reportCallIssue, reportArgumentType]
+        if found is None:
+            return None
+        name, op_name, uses, operand_types, result_text = found.groups()
+        kinds = self._plain_op_kinds(op_name)
+        result_type = _TYPE_CACHE.get(result_text)
+        if kinds is None or result_type is None or name in self.ssa_values:
+            return None
+        use_list = uses.split(", ") if uses else []
+        type_list = operand_types.split(", ") if operand_types else []
+        if len(use_list) != len(type_list):
+            return None
+        operands: list[SSAValue] = []
+        for use, type_text in zip(use_list, type_list):
+            values = self.ssa_values.get(use[1:])
+            expected = _TYPE_CACHE.get(type_text)
+            if values is None or len(values) != 1 or expected is None or values[0].type != expected:
+                return None  # a forward reference, a tuple, a new type, a mismatch: the general parser
+            operands.append(values[0])
+        groups = _group_operands(kinds[0], operands)
+        if groups is None:
+            return None
+        op = kinds[1].build(operands=groups, result_types=[[result_type]])
+        self._register_ssa_definition(name, op.results, Span(token.span.start, token.span.start + len(name) + 1, state.lexer.input))
+        state.lexer.pos = found.end()
+        state.current_token = state.lexer.lex()
+        return op
+
+    def _plain_op_kinds(self, op_name: str) -> tuple[tuple[str, ...], type[IRDLOperation]] | None:
+        """(operand definition kinds, class) of an ascend op the fast path may build, else None."""
+        cache: dict[str, Any] = self.__dict__.setdefault("_plain_ops", {})
+        if op_name not in cache:
+            cache[op_name] = _plain_op_kinds(self.ctx.get_optional_op(op_name))
+        return cache[op_name]
 
     def parse_dense_int_or_fp_elements_attr(self, type: Any) -> Any:
         # xDSL reports a bad dense literal at the token after its type (often the next op's line):
@@ -142,6 +187,52 @@ class LocatingParser(Parser):
 
 _PLAIN_TENSOR = re.compile(r"tensor<(?:[0-9?]+x)*(?:bf16|f16|f32|f64|i1|i8|i16|i32|i64|ui8|ui16|ui32|ui64)>")
 _TYPE_CACHE: dict[str, TypeAttribute] = {}
+
+
+_NAME = r"[A-Za-z0-9_$.\-]+"
+_TENSOR = _PLAIN_TENSOR.pattern
+_PLAIN_OP = re.compile(
+    rf"%({_NAME}) = (ascend\.[A-Za-z0-9_]+)(?: (%{_NAME}(?:, %{_NAME})*))? : "
+    rf"\(((?:{_TENSOR})(?:, {_TENSOR})*)?\) -> ({_TENSOR})(?=[ \t]*(?:\n|//|$))"
+)
+_TENSOR_OPERAND = RangeOf(BaseAttr(TensorType))
+
+
+def _plain_op_kinds(cls: type[Operation] | None) -> tuple[tuple[str, ...], type[IRDLOperation]] | None:
+    """For an ascend op class printed in the base format whose operands and single result are
+    any tensors (so parsing checks nothing more), its operand kinds (`single`, `optional`, `variadic`)."""
+    from ascend_mp.dialects.ascend import AscendOp
+
+    if cls is None or not issubclass(cls, AscendOp) or cls.assembly_format != AscendOp.assembly_format:
+        return None
+    if not getattr(cls.parse, "__qualname__", "").endswith("parse_with_format"):
+        return None
+    op_def = cls.get_irdl_definition()
+    if len(op_def.results) != 1 or op_def.regions or op_def.successors:
+        return None
+    kinds: list[str] = []
+    for _, d in [*op_def.operands, *op_def.results]:
+        constr = d.constr.constraint if isinstance(d.constr, RangeLengthConstraint) else d.constr
+        if constr != _TENSOR_OPERAND:
+            return None
+        kinds.append("optional" if isinstance(d, OptionalDef) else "variadic" if isinstance(d, VariadicDef) else "single")
+    if kinds[-1] != "single" or sum(k != "single" for k in kinds) > 1:
+        return None
+    return tuple(kinds[:-1]), cls
+
+
+def _group_operands(kinds: tuple[str, ...], operands: list[SSAValue]) -> list[list[SSAValue]] | None:
+    """Operands per definition (at most one optional or variadic one), None if they do not fit."""
+    extra = len(operands) - sum(k == "single" for k in kinds)
+    if extra < 0 or (extra and all(k != "variadic" for k in kinds) and (extra > 1 or "optional" not in kinds)):
+        return None
+    groups: list[list[SSAValue]] = []
+    pos = 0
+    for k in kinds:
+        take = 1 if k == "single" else min(extra, 1) if k == "optional" else extra
+        groups.append(operands[pos : pos + take])
+        pos += take
+    return groups
 
 
 _LINE_STARTS: dict[str, list[int]] = {}

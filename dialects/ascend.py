@@ -425,37 +425,40 @@ class AscendOp(IRDLOperation, ABC):
         return attr.data
 
     def _named_values(self) -> dict[str, list[SSAValue]]:
-        op_def = self.get_irdl_definition()
-        named: dict[str, list[SSAValue]] = {}
-        for (name, _), values in zip(op_def.operands, _operand_groups(self)):
-            named[name] = values
-        for (name, _), result in zip(op_def.results, self.results):
+        layout = _layout(type(self))
+        if layout.fixed:  # one value per operand definition (most ops): no grouping needed
+            named = {name: [v] for name, v in zip(layout.operands, self.operands)}
+        else:
+            named = dict(zip(layout.operands, _operand_groups(self)))
+        for name, result in zip(layout.results, self.results):
             named[name] = [result]
         return named
 
     # -- verification ---------------------------------------------------------------
     def verify_(self) -> None:
-        named = self._named_values()
-        for group, what in ((self.SAME_DTYPE, "the same"), (self.FLOAT_ONLY, "float")):
-            dtypes = {  # every value of a variadic group counts (`input_values#1`)
-                (n if len(named.get(n, [])) == 1 else f"{n}#{i}"): dtype_name(v.type.element_type)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
-                for n in group
-                for i, v in enumerate(named.get(n, []))
-            }
-            if what == "float":
-                bad = [n for n, d in dtypes.items() if not is_float(d)]
-                if bad:
-                    self.fail(f"expects float tensors for {', '.join(bad)}")
-            elif len(set(dtypes.values())) > 1:
-                listed = ", ".join(f"{n}: {d}" for n, d in dtypes.items())
-                self.fail(f"expects {', '.join(group)} to have the same element type, got {listed}")
-        if "data_format" in self.properties and self.prop_str("data_format") not in FORMATS:
+        if self.SAME_DTYPE or self.FLOAT_ONLY:
+            self._verify_dtypes(self._named_values())
+        properties = self.properties
+        if "data_format" in properties and self.prop_str("data_format") not in FORMATS:
             self.fail(f"data_format must be one of {', '.join(FORMATS)}, got '{self.prop_str('data_format')}'")
-        if "padding" in self.properties and self.prop_str("padding") not in PADDINGS:
+        if "padding" in properties and self.prop_str("padding") not in PADDINGS:
             self.fail(f"padding must be one of {', '.join(PADDINGS)}, got '{self.prop_str('padding')}'")
         if self.caps is not None:
             self.verify_caps_arity(self.caps.data)
         self.verify_shapes()
+
+    def _verify_dtypes(self, named: dict[str, list[SSAValue]]) -> None:
+        """SAME_DTYPE's values share one element type; FLOAT_ONLY's are float tensors."""
+        same = [v.type.element_type for n in self.SAME_DTYPE for v in named.get(n, [])]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
+        if same and any(t != same[0] for t in same):  # pyright: ignore[reportUnknownVariableType]
+            dtypes = _group_dtypes(self.SAME_DTYPE, named)
+            if len(set(dtypes.values())) > 1:
+                listed = ", ".join(f"{n}: {d}" for n, d in dtypes.items())
+                self.fail(f"expects {', '.join(self.SAME_DTYPE)} to have the same element type, got {listed}")
+        if self.FLOAT_ONLY:
+            bad = [n for n, d in _group_dtypes(self.FLOAT_ONLY, named).items() if not is_float(d)]
+            if bad:
+                self.fail(f"expects float tensors for {', '.join(bad)}")
 
     def verify_caps_arity(self, kernels: Sequence[Kernel]) -> None:
         """Each kernel lists one dtype per operand definition (or per present one) and one per result."""
@@ -473,11 +476,47 @@ class AscendOp(IRDLOperation, ABC):
         """Op-specific shape checks."""
 
 
+def _group_dtypes(group: Sequence[str], named: Mapping[str, list[SSAValue]]) -> dict[str, str | None]:
+    """The dtype of each value of `group`'s definitions (a variadic one's values as `name#i`)."""
+    return {
+        (n if len(named.get(n, [])) == 1 else f"{n}#{i}"): dtype_name(v.type.element_type)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
+        for n in group
+        for i, v in enumerate(named.get(n, []))
+    }
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Per op class facts the verifier needs for every op (derived once from the IRDL definition)."""
+
+    operands: tuple[str, ...]
+    results: tuple[str, ...]
+    fixed: bool
+    """No optional or variadic operand definition: operand i is definition i."""
+
+
+_LAYOUTS: dict[type[Operation], _Layout] = {}
+
+
+def _layout(cls: type[IRDLOperation]) -> _Layout:
+    found = _LAYOUTS.get(cls)
+    if found is None:
+        op_def = cls.get_irdl_definition()
+        found = _LAYOUTS[cls] = _Layout(
+            tuple(n for n, _ in op_def.operands),
+            tuple(n for n, _ in op_def.results),
+            not any(isinstance(d, VariadicDef) for _, d in op_def.operands),
+        )
+    return found
+
+
 def _operand_groups(op: IRDLOperation) -> list[list[SSAValue]]:
     """Operands grouped per operand definition (an absent optional one is an empty group).
 
     Ascend ops have at most one optional or variadic operand, so the split is unambiguous.
     """
+    if _layout(type(op)).fixed:
+        return [[v] for v in op.operands]
     defs = [d for _, d in op.get_irdl_definition().operands]
     extra = len(op.operands) - sum(1 for d in defs if not isinstance(d, VariadicDef))
     groups: list[list[SSAValue]] = []

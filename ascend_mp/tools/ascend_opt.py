@@ -15,11 +15,11 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import IO, NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import PassPipeline
+from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType as PassPipelineCallback
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -104,14 +104,17 @@ class AscendOptMain(xDSLOptMain):
             raise UsageError(f"-p '{self.args.passes}': {e}") from None
         options = precision_options(self.args)
         precision = self.available_passes["ascend-precision"]()(**options) if options else None
-        # The training passes' order (CANN applies precision after autodiff, before loss scaling).
-        from ascend_mp.passes.loss_scale import order_training_passes
+        passes: tuple[ModulePass, ...] = ((precision,) if precision is not None else ()) + self.pipeline.passes
+        if any(p.name in _TRAINING_PASSES for p in self.pipeline.passes):
+            # The training passes' order (CANN applies precision after autodiff, before loss scaling);
+            # imported only here: the training passes load numpy, which other runs never need.
+            from ascend_mp.passes.loss_scale import order_training_passes
 
-        try:
-            passes = order_training_passes(self.pipeline.passes, precision)
-        except AscendError as e:  # a pipeline in an order that cannot be right
-            raise UsageError(str(e)) from None
-        self.pipeline = PassPipeline(passes, self.pipeline.callback)
+            try:
+                passes = order_training_passes(self.pipeline.passes, precision)
+            except AscendError as e:  # a pipeline in an order that cannot be right
+                raise UsageError(str(e)) from None
+        self.pipeline = PassPipeline(passes, _verify_where_needed(self.pipeline.callback, self.args))
 
     def apply_passes(self, prog: ModuleOp):
         from xdsl.utils.exceptions import VerifyException
@@ -150,6 +153,38 @@ class AscendOptMain(xDSLOptMain):
         super().run()
         if isinstance(output, _Deferred):
             write_output(self.args.output_file, output.getvalue())
+
+
+_TRAINING_PASSES = frozenset({"ascend-autodiff", "ascend-loss-scale"})
+"""Passes whose presence makes the pipeline's order matter (`order_training_passes`)."""
+
+
+def _verify_where_needed(callback: PassPipelineCallback | None, args: argparse.Namespace) -> PassPipelineCallback | None:
+    """xDSL's between-pass callback (timing, printing, verifying), verifying the module only where
+    it may have become invalid.
+
+    The input is verified before the first pass (it comes from the user), and the module again
+    after every pass that is not one of ascend-mp's own: those are tested to leave verifier-valid
+    IR (test_pipelines, test_precision, test_policies, ...), so re-verifying 10k ops after them
+    costs a quarter of a run and finds nothing. `--disable-verify` still skips every check."""
+    if callback is None or args.disable_verify:
+        return callback
+    from ascend_mp.passes import PASSES
+
+    def verify_where_needed(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
+        skip = previous is not None and _is_own_pass(previous, PASSES)
+        args.disable_verify = skip  # xDSL's callback reads the flag on each call
+        try:
+            callback(previous, module, following)
+        finally:
+            args.disable_verify = False
+
+    return verify_where_needed
+
+
+def _is_own_pass(p: ModulePass, own: Mapping[str, object]) -> bool:
+    """Whether `p` is one of ascend-mp's registered passes (by name and by the module that defines it)."""
+    return p.name in own and type(p).__module__.startswith("ascend_mp.passes.")
 
 
 def _usage_error(message: str) -> NoReturn:
