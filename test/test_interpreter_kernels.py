@@ -1229,3 +1229,12 @@ def test_broadcast_to_and_tile() -> None:
         assert t[i, j] == x[i % 3, 0]
     mask = np.array([[True, False]])
     assert run("TileD", mask, out=np.bool_, attrs={"multiples": (2, 2)}).tolist() == [[True, False, True, False]] * 2
+
+
+def test_sigmoid_of_very_negative_inputs_keeps_its_tiny_value() -> None:
+    """1/(1+exp(89)) overflows to 1/inf = 0 in float32; the true value 2.2e-39 is a subnormal."""
+    x = np.array([-89.0, -100.0, -104.0, 30.0, np.nan], np.float32)
+    y = run("Sigmoid", x)
+    ref = np.exp(f64(x[:4])) / (1 + np.exp(f64(x[:4])))
+    assert_close(y[:4], ref, ulps=2)
+    assert y[0] > 0 and np.isnan(y[4])

@@ -626,8 +626,14 @@ def _rsqrt(spec: OpSpec) -> KernelFn:
 
 @kernel("Sigmoid", finite_preserving=True)
 def _sigmoid(spec: OpSpec) -> KernelFn:
-    # exp(-x) overflows to inf for very negative x, giving exactly 0; never NaN for finite x.
-    return lambda x: np.reciprocal(np.exp(-x) + 1)
+    # With e = exp(-|x|) <= 1 nothing overflows: 1/(1+e) for x >= 0, e/(1+e) below, so a very
+    # negative x gives its tiny (subnormal) value instead of 1/(1+inf) = 0; NaN stays NaN.
+    def sigmoid(x: Array) -> Array:
+        e = np.exp(-np.abs(x))
+        r = np.reciprocal(e + 1)
+        return np.where(x >= 0, r, e * r)
+
+    return sigmoid
 
 
 @kernel("LeakyRelu")
