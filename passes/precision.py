@@ -1002,6 +1002,8 @@ class _Planner:
             if scoped is not None:
                 return self.overridden(cands, scoped)
         facts = OpFacts(op, op_type, name, orig, kind, mix_reason, None, type(op).CUBE)
+        if rule.needs_inputs:
+            facts = facts._replace(inputs=tuple(d for v in op.operands if (d := self.dtype(v)) in PRECISION_RANK))
         follows = ""
         if rule.wants_vote(facts):
             vote, follows = self.votes(op, cands)

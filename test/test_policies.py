@@ -24,8 +24,6 @@ POLICY_RUNS: list[dict[str, str]] = [
     *({"mode": m} for m in V1_MODES),
     {"policy": "tf"},
     {"policy": "tf", "amp_dtype": "bf16"},
-]
-_LATER = [
     *({"policy": "mindspore", "level": lv} for lv in ("O0", "O1", "O2", "O3")),
     {"policy": "torch"},
     {"policy": "torch", "amp_dtype": "bf16"},
@@ -309,3 +307,82 @@ def test_tf_lists_are_data_and_every_entry_names_a_known_mapping() -> None:
     assert {"MatMul", "Conv2D", "BatchMatMulV2"} <= set(fp16["allow"])
     assert {"Exp", "Mean", "Sum", "Pow", "SoftmaxCrossEntropyWithLogits"} <= set(fp16["deny"])
     assert "Mean" in data["lists"]["bf16"]["infer"] and "Mean" not in data["lists"]["bf16"]["deny"]
+
+
+# ---------------------------------------------------------------------------------------------------- mindspore, torch, to_float
+
+SEED_004 = """func.func @net(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %b: tensor<4xf32>) -> tensor<8x4xf32> {
+  %y = ascend.MatMulV2 %x, %w {name = "Default/dense-Dense/MatMul-op0"} : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %z = ascend.BiasAdd %y, %b {name = "Default/dense-Dense/BiasAdd-op1"} : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<8x4xf32>
+  %r = ascend.Relu %z {name = "Default/ReLU-op2"} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %s = ascend.SoftmaxV2 %r {name = "Default/head/SoftmaxV2-op3"} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  func.return %s : tensor<8x4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("policy", [{"policy": "mindspore", "level": "O0"}, {"mode": "force_fp32"}, {"mode": "allow_mix_precision"}])
+def test_to_float_scopes_innermost_wins(tmp_path: object, policy: dict[str, str]) -> None:
+    """seed 004: net.to_float(float16); net.dense.to_float(float32); also with CANN modes (a scoped customize_dtypes)."""
+    path = f"{tmp_path}/scopes.txt"
+    with open(path, "w") as f:
+        f.write("# net.to_float(float16); net.dense.to_float(float32)\nDefault = fp16\nDefault/dense = fp32\n")
+    for spec in (path, "Default=fp16;Default/dense=fp32"):
+        report = run_precision(parse_module(SEED_004), to_float=spec, **policy)  # type: ignore[arg-type]
+        got = _dtypes(report)
+        assert got == {
+            "Default/dense-Dense/MatMul-op0": "f32",
+            "Default/dense-Dense/BiasAdd-op1": "f32",
+            "Default/ReLU-op2": "f16",
+            "Default/head/SoftmaxV2-op3": "f16",
+        }, (spec, got)
+        assert report.by_name("Default/ReLU-op2").reason == "to_float Default: fp16"
+        assert report.by_name("Default/dense-Dense/MatMul-op0").reason == "to_float Default/dense: fp32"
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("Default=fp8", "to_float entry 1: unknown dtype 'fp8' for scope 'Default'; expected fp16, bf16 or fp32"),
+        ("Default=fp16;=fp32", "to_float entry 2: expected 'scope = dtype'"),
+        ("Default=fp16;Default/=fp32", "to_float entry 2: scope 'Default/' is given twice"),
+        ("no-such-file.txt", "no-such-file.txt: cannot read file"),
+    ],
+)
+def test_bad_to_float_entries_are_one_line_errors(spec: str, message: str) -> None:
+    with pytest.raises(AscendError, match=message.replace("(", r"\(")):
+        load_config(to_float=spec)
+
+
+def test_bad_to_float_file_line_is_named(tmp_path: object) -> None:
+    path = f"{tmp_path}/s.txt"
+    with open(path, "w") as f:
+        f.write("Default = fp16\n\nDefault/fc1 fp32\n")
+    with pytest.raises(AscendError, match=f"{path}:3: expected 'scope = dtype'"):
+        load_config(to_float=path)
+
+
+def test_mindspore_and_torch_lists_are_data_with_known_mappings() -> None:
+    from ascend_mp.dialects.ascend import OPS_BY_TYPE
+    from ascend_mp.policies.frameworks import load
+
+    ms = load("mindspore")
+    for key in ("white_cells", "white_primitives", "black_cells", "loss_primitives"):
+        for name in ms[key]:
+            assert name in ms["cann"], (key, name)
+    assert {"Dense", "Conv2d"} <= set(ms["white_cells"]) and {"BatchNorm1d", "LayerNorm"} <= set(ms["black_cells"])
+    torch = load("torch")
+    for key in ("lower_precision", "fp32", "promote"):
+        for name in torch[key]:
+            assert name in torch["cann"], (key, name)
+    assert {"softmax", "log_softmax", "layer_norm", "exp", "log", "pow", "sum"} <= set(torch["fp32"])
+    for data in (ms, torch):
+        for name, types in data["cann"].items():
+            assert all(t in OPS_BY_TYPE for t in types), (name, types)
+
+
+def test_unknown_mindspore_level_is_an_error() -> None:
+    with pytest.raises(AscendError, match="unknown amp_level 'O4' for amp_policy mindspore; expected one of O0, O1, O2, O3"):
+        load_config(policy="mindspore", level="O4")
+    with pytest.raises(AscendError, match="amp_level 'O1' applies to the mindspore policy only"):
+        load_config(policy="torch", level="O1")

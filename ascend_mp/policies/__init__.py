@@ -81,6 +81,8 @@ class OpFacts(NamedTuple):
     """What the op's data producers voted for (only when the rule asked, see `Rule.wants_vote`)."""
     cube: bool
     """Whether the op runs on the Cube unit (MatMul*, Conv2D*, ...)."""
+    inputs: tuple[str, ...] = ()
+    """The float dtypes its operands arrive in (only when the rule has `needs_inputs`)."""
 
 
 class Rule(ABC):
@@ -92,6 +94,8 @@ class Rule(ABC):
     """Whether `modify_mixlist` (CANN's list edits) applies."""
     keeps_origin: bool = False
     """must_keep_origin_dtype: no kernel for the original dtype is an error, keep_dtype is moot."""
+    needs_inputs: bool = False
+    """Whether the rule reads `OpFacts.inputs` (torch's type promotion)."""
 
     def wants_vote(self, f: OpFacts) -> bool:
         """Whether the pass should collect the producers' vote for this op (gray ops)."""
