@@ -386,3 +386,56 @@ def test_unknown_mindspore_level_is_an_error() -> None:
         load_config(policy="mindspore", level="O4")
     with pytest.raises(AscendError, match="amp_level 'O1' applies to the mindspore policy only"):
         load_config(policy="torch", level="O1")
+
+
+# ---------------------------------------------------------------------------------------------------- side by side
+
+
+COMPARE = """func.func @g(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
+  %y = ascend.MatMulV2 %x, %w {name = "fc"} : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %s = ascend.SoftmaxV2 %y {name = "softmax"} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  func.return %s : tensor<8x4xf32>
+}
+"""
+
+
+def test_compare_policies_table_json_and_dot(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from ascend_mp.tools.ascend_opt import main
+
+    src = f"{tmp_path}/m.mlir"
+    with open(src, "w") as f:
+        f.write(COMPARE)
+    out_json, out_dot = f"{tmp_path}/c.json", f"{tmp_path}/g.dot"
+    main([src, "--compare-policies", f"--compare-json={out_json}", f"--precision-dot={out_dot}", "--amp_policy=tf"])
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["op", "type", "cann", "allow_mix_precision", "tf", "mindspore", "O2", "torch"]
+    # MatMul is low under every policy; Softmax: CANN gray follows the fp16 MatMul, TF infer not between allow
+    # ops stays fp32, MindSpore O2 fp16 (not black), torch's fp32 list.
+    assert table[1].split() == ["fc", "MatMulV2", "fp16", "fp16", "fp16", "fp16"]
+    assert table[2].split() == ["softmax", "SoftmaxV2", "fp16", "fp32", "fp16", "fp32", "<-", "differ"]
+    assert table[-1] == "1 of 2 ops differ between the policies"
+    data = json.load(open(out_json))
+    assert data["differ"] == 1 and data["ops"][1]["reasons"]["torch"] == "torch: fp32 op"
+    dot = open(out_dot).read()
+    assert dot.startswith("digraph precision {") and dot.rstrip().endswith("}")
+    assert 'label="tf"' in dot
+    assert dot.count("shape=diamond") == 3  # x and w cast to fp16, the MatMul result back to fp32
+    assert dot.count('fillcolor="#cccccc"') == 3  # all inserted
+    assert 'fillcolor="#f4a261", label="MatMulV2\\nfc\\nfp16"' in dot
+    assert 'fillcolor="#8ecae6", label="SoftmaxV2\\nsoftmax\\nfp32"' in dot
+
+
+def test_amp_flags_on_the_command_line(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+    from ascend_mp.tools.ascend_opt import main
+
+    src = f"{tmp_path}/m.mlir"
+    with open(src, "w") as f:
+        f.write(SEED_004)
+    main([src, "--amp_policy=mindspore", "--amp_level=O1"])
+    out = capsys.readouterr().out
+    assert "ascend.MatMulV2" in out and "-> tensor<8x4xf16>" in out
+    with pytest.raises(SystemExit) as e:
+        main([src, "--amp_policy=mindspore", "--amp_level=O9"])
+    assert str(e.value.code).startswith("ascend-opt: error: unknown amp_level 'O9' for amp_policy mindspore")

@@ -74,6 +74,9 @@ class AscendOptMain(xDSLOptMain):
         super().register_all_arguments(arg_parser)
         arg_parser.error = _usage_error  # one line, not argparse's usage block
         add_atc_arguments(arg_parser, "ATC precision options (expand to the ascend-precision pass)")
+        from ascend_mp.policies import compare
+
+        compare.add_arguments(arg_parser)
 
     def setup_pipeline(self):
         super().setup_pipeline()
@@ -100,6 +103,11 @@ class AscendOptMain(xDSLOptMain):
         return sys.stdout if self.args.output_file is None else _Deferred()
 
     def run(self):
+        from ascend_mp.policies import compare
+
+        if compare.wanted(self.args):
+            compare.run(self.args)
+            return
         output = None
         original = self.prepare_output
 
