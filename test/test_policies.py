@@ -439,3 +439,46 @@ def test_amp_flags_on_the_command_line(tmp_path: object, capsys: pytest.CaptureF
     with pytest.raises(SystemExit) as e:
         main([src, "--amp_policy=mindspore", "--amp_level=O9"])
     assert str(e.value.code).startswith("ascend-opt: error: unknown amp_level 'O9' for amp_policy mindspore")
+
+
+# ---------------------------------------------------------------------------------------------------- the report
+
+
+def test_report_covers_every_chunk_of_split_input_file(tmp_path: object) -> None:
+    import json
+
+    from ascend_mp.tools.ascend_opt import main
+
+    src, report = f"{tmp_path}/m.mlir", f"{tmp_path}/r.json"
+    with open(src, "w") as f:
+        f.write(COMPARE.replace("@g", "@first") + "\n// -----\n" + SEED_004)
+    for args in (["--precision_mode=allow_mix_precision", f"--precision-report={report}"],
+                 ["-p", f'ascend-precision{{mode=allow_mix_precision report="{report}"}}']):
+        main([src, "--split-input-file", "-o", f"{tmp_path}/out.mlir", *args])
+        data = json.load(open(report))
+        names = [o["name"] for o in data["ops"]]
+        assert names[:2] == ["fc", "softmax"] and "Default/ReLU-op2" in names, (args, names)
+        assert data["totals"]["ops"] == len(names) == 6
+
+
+def test_mixlist_to_remove_warning_reaches_the_report(tmp_path: object) -> None:
+    path = f"{tmp_path}/mix.json"
+    with open(path, "w") as f:
+        f.write('{"black-list": {"to-remove": ["MatMulV2"]}}')
+    report = run_precision(parse_module(COMPARE), mode="allow_mix_precision", modify_mixlist=path)
+    assert any("'MatMulV2' is not on the black-list; to-remove has no effect" in w for w in report.warnings), report.warnings
+
+
+def test_a_gray_op_after_an_fp16_bf16_join_names_the_join() -> None:
+    text = """func.func @g(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %a = ascend.MatMulV2 %x, %x {name = "mm"} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %b = ascend.Relu %x {name = "rb", caps = #ascend.caps<(bf16) -> bf16>, list = #ascend.list<white>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s = ascend.Add %a, %b {name = "join"} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return %s : tensor<4x4xf32>
+}
+"""
+    report = run_precision(parse_module(text), mode="allow_mix_precision", soc="ascend910b")
+    assert report.by_name("mm").chosen.outputs == ("f16",) and report.by_name("rb").chosen.outputs == ("bf16",)
+    join = report.by_name("join")
+    assert join.chosen.outputs == ("f32",)
+    assert join.reason == "gray: follows the fp16/bf16 join of MatMulV2/mm and Relu/rb"
