@@ -482,3 +482,16 @@ def test_a_gray_op_after_an_fp16_bf16_join_names_the_join() -> None:
     join = report.by_name("join")
     assert join.chosen.outputs == ("f32",)
     assert join.reason == "gray: follows the fp16/bf16 join of MatMulV2/mm and Relu/rb"
+
+
+def test_mindspore_o2_keeps_the_loss_not_the_backward_in_fp32() -> None:
+    from pathlib import Path
+
+    from ascend_mp.ir import read_module
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "run_mlp_train.mlir"
+    report = run_precision(read_module(str(example)), policy="mindspore", level="O2")
+    got = {d.name: d.chosen.outputs[0] for d in report.ops if d.name}
+    assert got["xent"] == "f32" and got["loss"] == "f32"  # the loss and its mean
+    assert report.by_name("loss").reason == "mindspore O2: the loss"
+    assert got["fc1"] == got["fc2/w_grad"] == got["fc2/x_grad"] == "f16"  # forward and backward in fp16

@@ -8,7 +8,8 @@ is decided by its primitive (its CANN op type, through the lists' mapping):
 * O0: nothing changes;
 * O1: the white list (cells and primitives) runs in the low dtype, the rest in fp32;
 * O2: everything in the low dtype except the black list (cells BatchNorm*, LayerNorm) and the
-  loss (SoftmaxCrossEntropyWithLogits and every op after it), which stay fp32;
+  loss (SoftmaxCrossEntropyWithLogits and the ops computing on its loss value, e.g. the mean),
+  which stay fp32;
 * O3: everything in the low dtype.
 
 **torch** (autocast, CUDA lists): lower-precision ops (matmul, conv, linear, ...) run in the low
@@ -78,19 +79,23 @@ class MindSporeRule(Rule):
     loss: set[Operation] = field(default_factory=set[Operation])
 
     def prepare(self, module: Operation, supports: Callable[[Operation, str], bool]) -> None:
-        """The loss: the loss primitives and every op after them (kept fp32 under O2)."""
+        """The loss (kept fp32 under O2): the loss primitives and the ops computing on the loss value (their
+        first result, e.g. its ReduceMean), not on the gradient they also return."""
         from ascend_mp.dialects.ascend import AscendOp
 
         self.loss = set()
         if self.level != "O2":
             return
+        values: set[object] = set()
         for op in module.walk():
             if not isinstance(op, AscendOp):
                 continue
-            if op.name.removeprefix("ascend.") in self.loss_types or any(
-                isinstance(v.owner, Operation) and v.owner in self.loss for v in op.operands
-            ):
+            if op.name.removeprefix("ascend.") in self.loss_types:
                 self.loss.add(op)
+                values.add(op.results[0])
+            elif any(v in values for v in op.operands):
+                self.loss.add(op)
+                values.update(op.results)
 
     def listed_cell(self, name: str | None) -> tuple[str, str, str] | None:
         """(white/black, instance, class) of the innermost listed cell around the op."""
