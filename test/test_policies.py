@@ -495,3 +495,40 @@ def test_mindspore_o2_keeps_the_loss_not_the_backward_in_fp32() -> None:
     assert got["xent"] == "f32" and got["loss"] == "f32"  # the loss and its mean
     assert report.by_name("loss").reason == "mindspore O2: the loss"
     assert got["fc1"] == got["fc2/w_grad"] == got["fc2/x_grad"] == "f16"  # forward and backward in fp16
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(graph=st.deferred(lambda: __import__("strategies").graphs()), run=st.sampled_from(POLICY_RUNS[len(V1_MODES):]))
+def test_framework_policies_on_the_fuzz_graphs(graph: tuple[str, object], run: dict[str, str]) -> None:
+    """The fuzz harness's random DAGs (test/strategies.py) under every framework policy: the output verifies,
+    keeps the signature, the user's ops (none deleted or reordered) and every integer tensor; idempotent."""
+    soc, module = graph
+    fn = next(op for op in module.walk() if isinstance(op, func.FuncOp))  # type: ignore[attr-defined]
+    signature, ints = fn.function_type, _int_values(module)
+    user_ops = [op for op in module.walk() if isinstance(op, AscendOp)]  # type: ignore[attr-defined]
+    if run.get("amp_dtype") == "bf16" and soc != "ascend910b":
+        soc = "ascend910b"
+    report = run_precision(module, soc=soc, **run)  # type: ignore[arg-type]
+    module.verify()  # type: ignore[attr-defined]
+    assert fn.function_type == signature
+    after = [op for op in module.walk() if isinstance(op, AscendOp)]  # type: ignore[attr-defined]
+    inserted = set(after) - set(user_ops)
+    assert [op for op in after if op not in inserted] == user_ops
+    assert all(isinstance(op, CastOp) for op in inserted)
+    assert _int_values(module) == ints
+    assert len(report.ops) == len(user_ops)
+    once = print_module(module)  # type: ignore[arg-type]
+    run_precision(module, soc=soc, **run)  # type: ignore[arg-type]
+    assert print_module(module) == once, f"not idempotent under {run}"  # type: ignore[arg-type]
+
+
+def _int_values(module: object) -> list[str]:
+    """The types of every integer/bool operand and result, op by op (casts the pass inserts carry no ints)."""
+    out = []
+    for op in module.walk():  # type: ignore[attr-defined]
+        if isinstance(op, AscendOp):
+            for v in (*op.operands, *op.results):
+                d = tensor_dtype(v.type)
+                if d is not None and d[0] in "iu":
+                    out.append(f"{op.name}:{v.type}")
+    return out
