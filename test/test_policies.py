@@ -532,3 +532,19 @@ def _int_values(module: object) -> list[str]:
                 if d is not None and d[0] in "iu":
                     out.append(f"{op.name}:{v.type}")
     return out
+
+
+def test_tf_cast_on_a_list_is_painted_like_any_op() -> None:
+    """With Cast added to the clear list, a user's Cast to fp32 next to an allow op is painted allow and
+    retargeted to fp16, although one of its consumers is not allow."""
+    text = """func.func @g(%x: tensor<4x4xi32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %c = ascend.Cast %x {name = "cst"} : (tensor<4x4xi32>) -> tensor<4x4xf32>
+  %m = ascend.MatMulV2 %c, %c {name = "mm"} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %e = ascend.Exp %c {name = "e"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return %m, %e : tensor<4x4xf32>, tensor<4x4xf32>
+}
+"""
+    plain = run_precision(parse_module(text), policy="tf")
+    assert plain.by_name("cst").chosen.outputs == ("f32",)  # Exp (deny) also reads it
+    listed = run_precision(parse_module(text), policy="tf", tf_lists="CLEARLIST_ADD=Cast")
+    assert listed.by_name("cst").chosen.outputs == ("f16",) and listed.by_name("e").chosen.outputs == ("f32",)
