@@ -1,4 +1,9 @@
-"""`ascend-precision`: CANN's precision modes as an xDSL pass (DESIGN.md section 5).
+"""`ascend-precision`: CANN's precision modes and the framework policies as an xDSL pass (DESIGN.md 5, 11).
+
+What to try for each op comes from a rule object (`ascend_mp.policies`: one per CANN mode in
+`CANN_MODES`, the `tf`, `mindspore` and `torch` policies in `POLICIES`); everything else is here,
+once: signatures, kernel choice, gray-op voting, the overrides (customize_dtypes, the `keep_dtype`
+unit property, keep_dtype, to_float), casts and the report.
 
 The pass decides, for every ascend op, which of its kernels runs (a dtype per
 operand definition and per result, an engine), then rewrites the IR to match:
@@ -31,8 +36,9 @@ It works in two steps, both linear in the number of ops:
    (`customize_dtypes` > `keep_dtype` > `modify_mixlist` > library lists > mode).
    Gray ops in the mix modes follow the dtypes their producers were given.
    Kernel lookups are cached per kernel set, original signature and vote.
-2. The patterns of :func:`populate_precision_patterns` apply the resulting
-   :class:`PrecisionPlan` in one walk (no DCE): at most one cast per
+2. :func:`apply_plan` applies the resulting :class:`PrecisionPlan` in one program-order loop
+   (the patterns of :func:`populate_precision_patterns` do the same inside other pipelines;
+   no DCE), retyping results in place: at most one cast per
    (value, dtype), shared by every consumer; an exact round trip through a user
    cast (f16->f32->f16, bf16->f32->bf16) is folded instead of adding a cast.
 
