@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup test demo bench fuzz lit clean
+.PHONY: setup test quick demo bench fuzz lit models clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,12 @@ setup: $(STAMP)
 test: setup
 	$(BIN)/python -m pytest
 
+# The edit-test loop: everything in-process, stop at the first failure; leaves out the random-graph
+# fuzzing, training runs and the few tests that start real processes (make test runs them all).
+quick: setup
+	$(BIN)/python -m pytest -x -q --ignore=test/test_fuzz.py --ignore=test/test_train.py \
+	    -k "not console_script and not real_process and not cli_entry_point and not does_not_import"
+
 lit: setup
 	$(BIN)/lit -sv test/filecheck
 
@@ -24,6 +30,11 @@ demo: setup
 
 bench: setup
 	$(BIN)/python benchmarks/run.py
+
+# The CNN zoo from both torch exporters into models/out (git-ignored); torch 2.13.0 from the index is a CPU build.
+models: setup
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,models]'
+	$(BIN)/python models/export.py
 
 fuzz: setup
 	ASCEND_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q test/test_fuzz.py

@@ -1,4 +1,4 @@
-"""A small model-building API that emits ascend IR, and the IR emitter the training passes share.
+"""A small model-building API that emits ascend IR.
 
 ```python
 from ascend_mp.builder import Sequential, Dense, Relu
@@ -12,8 +12,8 @@ params = model.init_params(seed=0)           # fp32 numpy arrays, in the functio
 fp32 whatever the model dtype. Every op carries a TF-style `name` (`dense_0/MatMulV2`)
 that `keep_dtype` / `customize_dtypes` files can refer to.
 
-:class:`Emitter` appends ascend ops to a block with inferred result types; the
-`ascend-autodiff` and `ascend-loss-scale` passes build their IR with it too.
+The IR emitter it uses (:class:`~ascend_mp.emit.Emitter`, shared with the frontends and
+the training passes) lives in :mod:`ascend_mp.emit`; it is re-exported here.
 """
 
 from __future__ import annotations
@@ -24,164 +24,40 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 
 from ascend_mp.dialects import ascend
-from ascend_mp.dtypes import NUMPY, element_type, tensor_dtype
+from ascend_mp.emit import Emitter, dense, dtype, finish_function, mark_all, new_function, shape, tensor
 from ascend_mp.errors import AscendError
 
+__all__ = [
+    "AvgPool",
+    "Conv2D",
+    "Dense",
+    "Emitter",
+    "Flatten",
+    "Gelu",
+    "Layer",
+    "LayerNorm",
+    "LeakyRelu",
+    "MaxPool",
+    "Param",
+    "Relu",
+    "Sequential",
+    "Sigmoid",
+    "Tanh",
+    "dense",
+    "dtype",
+    "finish_function",
+    "mlp",
+    "new_function",
+    "shape",
+    "small_cnn",
+    "tensor",
+]
+
 Shape = tuple[int, ...]
-
-# --------------------------------------------------------------------------------------
-# IR emission
-# --------------------------------------------------------------------------------------
-
-
-def tensor(shape: Sequence[int], dtype: str = "f32") -> TensorType:
-    """`tensor<shape x dtype>`."""
-    return TensorType(element_type(dtype), list(shape))
-
-
-def shape(value: SSAValue) -> Shape:
-    """The static shape of a tensor value."""
-    return ascend.shape_of(value)
-
-
-def dtype(value: SSAValue) -> str:
-    """The dtype name of a tensor value (`f32`, `f16`, `i32`, ...)."""
-    name = tensor_dtype(value.type)
-    assert name is not None, f"not a modelled tensor: {value.type}"
-    return name
-
-
-def dense(array: np.ndarray, dtype_: str) -> DenseIntOrFPElementsAttr:
-    """A dense elements attribute holding `array` as `dtype_` (splat when all values are equal)."""
-    array = np.asarray(array)
-    type_ = tensor(array.shape, dtype_)
-    flat = array.reshape(-1)
-    if flat.size and np.all(flat == flat[0]):
-        flat = flat[:1]
-    values = [int(v) for v in flat] if dtype_.startswith(("i", "ui")) else [float(v) for v in flat]
-    if flat.size == 1 and array.size != 1:
-        return DenseIntOrFPElementsAttr.from_list(type_, values * array.size)
-    return DenseIntOrFPElementsAttr.from_list(type_, values)
-
-
-class Emitter:
-    """Appends ascend ops to the end of a block (or before an op) and returns their results."""
-
-    def __init__(self, block: Block, before: Operation | None = None, prefix: str = ""):
-        self.block = block
-        self.before = before
-        self.prefix = prefix
-        """Prepended to the `name` of every op that is given one."""
-
-    def insert(self, op: Operation) -> Operation:
-        if self.before is None:
-            self.block.add_op(op)
-        else:
-            self.block.insert_op_before(op, self.before)
-        return op
-
-    def op(
-        self,
-        cls: type[ascend.AscendOp],
-        *operands: SSAValue | Sequence[SSAValue] | None,
-        types: Sequence[Attribute],
-        name: str | None = None,
-        **props: object,
-    ) -> Operation:
-        """Create and insert `cls(*operands, result_types=types, **props)`."""
-        props = {k: v for k, v in props.items() if v is not None}
-        if name is not None:
-            props["name"] = self.prefix + name
-        op = cls(*operands, result_types=list(types), **props)
-        return self.insert(op)
-
-    def one(
-        self,
-        cls: type[ascend.AscendOp],
-        *operands: SSAValue | Sequence[SSAValue] | None,
-        type_: Attribute | None = None,
-        name: str | None = None,
-        **props: object,
-    ) -> SSAValue:
-        """A single-result op; the result type defaults to the first operand's."""
-        if type_ is None:
-            first = operands[0]
-            assert isinstance(first, SSAValue)
-            type_ = first.type
-        return self.op(cls, *operands, types=[type_], name=name, **props).results[0]
-
-    # -- conveniences --------------------------------------------------------------
-    def const(self, value: np.ndarray | float, dtype_: str = "f32", shape_: Sequence[int] | None = None, name: str | None = None) -> SSAValue:
-        array = np.asarray(value, dtype=NUMPY[dtype_] if dtype_ in ("f32", "f64", "i32", "i64") else np.float64)
-        if shape_ is not None:
-            array = np.broadcast_to(array, tuple(shape_))
-        props: dict[str, object] = {} if name is None else {"name": self.prefix + name}
-        return self.insert(ascend.ConstOp(dense(array, dtype_), **props)).results[0]
-
-    def binary(self, cls: type[ascend.AscendOp], a: SSAValue, b: SSAValue, name: str | None = None) -> SSAValue:
-        """An elementwise binary op with a NumPy-broadcast result shape."""
-        out = ascend.broadcast_shape(shape(a), shape(b))
-        assert out is not None, f"{shape(a)} and {shape(b)} do not broadcast"
-        return self.one(cls, a, b, type_=tensor(out, dtype(a)), name=name)
-
-    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.binary(ascend.AddOp, a, b)
-
-    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.binary(ascend.SubOp, a, b)
-
-    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.binary(ascend.MulOp, a, b)
-
-    def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.binary(ascend.RealDivOp, a, b)
-
-    def neg(self, a: SSAValue) -> SSAValue:
-        return self.one(ascend.NegOp, a)
-
-    def scalar(self, value: float, like: SSAValue) -> SSAValue:
-        """A rank-0 constant of `like`'s dtype."""
-        return self.const(value, dtype(like))
-
-    def reshape(self, a: SSAValue, shape_: Sequence[int]) -> SSAValue:
-        if tuple(shape_) == shape(a):
-            return a
-        return self.one(ascend.ReshapeOp, a, type_=tensor(shape_, dtype(a)))
-
-    def cast(self, a: SSAValue, dtype_: str) -> SSAValue:
-        if dtype(a) == dtype_:
-            return a
-        return self.one(ascend.CastOp, a, type_=tensor(shape(a), dtype_))
-
-    def reduce_sum(self, a: SSAValue, axes: Sequence[int], keep_dims: bool = False) -> SSAValue:
-        rank = len(shape(a))
-        axes = sorted({ax % rank for ax in axes}) if rank else []
-        if not axes:
-            return a
-        out = [1 if i in axes else d for i, d in enumerate(shape(a))] if keep_dims else [d for i, d in enumerate(shape(a)) if i not in axes]
-        return self.one(ascend.ReduceSumOp, a, type_=tensor(out, dtype(a)), axes=list(axes), keep_dims=keep_dims)
-
-
-def new_function(name: str, inputs: Sequence[Attribute], arg_names: Sequence[str] | None = None) -> tuple[func.FuncOp, Block]:
-    """An empty `func.func` whose results are set by :func:`finish_function`."""
-    block = Block(arg_types=list(inputs))
-    for arg, hint in zip(block.args, arg_names or ()):
-        arg.name_hint = hint
-    fn = func.FuncOp(name, (list(inputs), []), Region(block))
-    return fn, block
-
-
-def finish_function(fn: func.FuncOp, block: Block, results: Sequence[SSAValue]) -> func.FuncOp:
-    """Append the `func.return` and fix the function type."""
-    block.add_op(func.ReturnOp(*results))
-    fn.function_type = func.FunctionType.from_lists(list(block.arg_types), [r.type for r in results])
-    return fn
-
 
 # --------------------------------------------------------------------------------------
 # Layers
@@ -423,11 +299,17 @@ class Sequential:
     """A stack of layers ending in logits, trained with softmax cross-entropy.
 
     `input_shape` is one example's shape; it defaults to `(in_features,)` of a first `Dense`.
+    `name` labels the model in training summaries, histories and plots.
     """
 
-    def __init__(self, layers: Sequence[Layer], input_shape: Sequence[int] | None = None, num_classes: int | None = None):
+    def __init__(
+        self, layers: Sequence[Layer], input_shape: Sequence[int] | None = None, num_classes: int | None = None, name: str = "model"
+    ):
         if not layers:
             raise AscendError("Sequential needs at least one layer")
+        if not name or not name.isprintable():
+            raise AscendError(f"Sequential: the name must be printable and non-empty, got {name!r}")
+        self.name = name
         self.layers = list(layers)
         if input_shape is None:
             first = self.layers[0]
@@ -487,10 +369,12 @@ class Sequential:
             pos += len(ps)
         return x
 
-    def forward_module(self, batch: int, dtype: str = "f32") -> ModuleOp:
+    def forward_module(self, batch: int, dtype: str = "f32", keep_loss: bool = True) -> ModuleOp:
         """`@forward(params..., x, labels_onehot) -> mean loss (f32)` and `@predict(params..., x) -> logits`.
 
         `dtype` is the parameters' and activations' dtype; logits are cast to fp32 for the loss.
+        `keep_loss` marks the loss ops (`loss/SoftmaxCrossEntropyWithLogits`, `loss/ReduceMean`)
+        `keep_dtype`, so every precision mode computes the loss in fp32; False lets the mode decide.
         """
         if dtype not in ("f32", "f16", "bf16"):
             raise AscendError(f"forward_module: dtype must be f32, f16 or bf16, got '{dtype}'")
@@ -506,6 +390,8 @@ class Sequential:
         logits = e.cast(self._body(e, block.args[: len(ptypes)], block.args[-2]), "f32")
         sce = e.op(ascend.SoftmaxCrossEntropyWithLogitsOp, logits, block.args[-1], types=[tensor((batch,)), logits.type], name="loss/SoftmaxCrossEntropyWithLogits")
         loss = e.one(ascend.ReduceMeanOp, sce.results[0], type_=tensor(()), name="loss/ReduceMean", axes=[0])
+        if keep_loss:
+            mark_all([sce, loss.owner])  # pyright: ignore[reportArgumentType]
         finish_function(fwd, block, [loss])
 
         pred, block = new_function("predict", [*ptypes, xtype], [*names, "x"])
@@ -531,7 +417,7 @@ def mlp(sizes: Sequence[int] = (64, 128, 10)) -> Sequential:
         if i:
             layers.append(Relu())
         layers.append(Dense(a, b))
-    return Sequential(layers)
+    return Sequential(layers, name="mlp")
 
 
 def small_cnn() -> Sequential:
@@ -539,6 +425,7 @@ def small_cnn() -> Sequential:
     return Sequential(
         [Conv2D(1, 8, 3, pad=1), Relu(), MaxPool(2), Flatten(), Dense(8 * 4 * 4, 10)],
         input_shape=(1, 8, 8),
+        name="cnn",
     )
 
 

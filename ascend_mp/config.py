@@ -63,7 +63,14 @@ def _is_op_type(text: str) -> bool:
 
 
 def _is_op_name(text: str) -> bool:
-    return bool(text) and "::" not in text and not any(c.isspace() for c in text)
+    return bool(text) and "::" not in text and text.isprintable() and not any(c.isspace() for c in text)
+
+
+def _shown(text: str) -> str:
+    """`text` for a message: invisible characters (NUL, BOM, controls) escaped."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}") for c in text)
 
 
 def _warn(warnings: list[str], message: str) -> None:
@@ -71,13 +78,23 @@ def _warn(warnings: list[str], message: str) -> None:
     warnings.append(message)
 
 
-def _unknown_op_type(where: str, op_type: str, known: Collection[str]) -> str:
-    close = difflib.get_close_matches(op_type, list(known), n=1)
-    hint = f"; did you mean '{close[0]}'?" if close else ""
+HINTS_PER_FILE = 20
+"""Unknown op types of one file that get a 'did you mean' hint (each costs a fuzzy search over all op
+types); later ones are reported without, so a file of 50k unknown entries is read in linear time."""
+
+
+def _unknown_op_type(where: str, op_type: str, known: Collection[str], warnings: list[str] | None = None) -> str:
+    hint = ""
+    if warnings is None or len(warnings) < HINTS_PER_FILE:
+        close = difflib.get_close_matches(op_type, list(known), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
     return f"{where}: unknown op type '{op_type}'{hint}"
 
 
 def _read_text(path: str) -> str:
+    from ascend_mp.fileio import check_input_file
+
+    check_input_file(path)
     try:
         with open(path, encoding="utf-8-sig") as f:
             return f.read()
@@ -88,8 +105,12 @@ def _read_text(path: str) -> str:
 
 
 def _lines(text: str) -> Iterator[tuple[int, int, str]]:
-    """(line number, 1-based column, stripped entry) for each line that is not blank or a ``#`` comment."""
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    """(line number, 1-based column, stripped entry) for each line that is not blank or a ``#`` comment.
+
+    Lines end at ``\\n`` only (``\\r\\n`` too): a form feed, vertical tab or U+2028 inside a line is not a
+    line break, so line numbers are those of every editor and of ``grep -n``."""
+    for lineno, raw in enumerate(text.split("\n"), start=1):
+        raw = raw.removesuffix("\r")
         entry = raw.strip()
         if entry and not entry.startswith("#"):
             yield lineno, len(raw) - len(raw.lstrip()) + 1, entry
@@ -165,6 +186,8 @@ def _load_json(path: str) -> Any:
         raise AscendError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
     except _DuplicateKey as e:
         raise AscendError(f"{path}: invalid JSON: duplicate key '{e.args[0]}'") from None
+    except RecursionError:
+        raise AscendError(f"{path}: invalid JSON: nested too deeply") from None
 
 
 def load_mixlist(path: str | os.PathLike[str], known_op_types: Collection[str] | None = None) -> Mixlist:
@@ -198,7 +221,7 @@ def load_mixlist(path: str | os.PathLike[str], known_op_types: Collection[str] |
                 if not _is_op_type(op):
                     raise fail(key, f"expected an op type (letters, digits, '_'), got {_describe(op)}")
                 if known_op_types is not None and op not in known_op_types:
-                    _warn(warnings, _unknown_op_type(f"{path}: key '{key}'", op, known_op_types))
+                    _warn(warnings, _unknown_op_type(f"{path}: key '{key}'", op, known_op_types, warnings))
                 entries.setdefault((_LIST_KEYS[list_key], action), {}).setdefault(op, key)
 
     adds: dict[str, str] = {}
@@ -245,14 +268,14 @@ def load_keep_dtype(path: str | os.PathLike[str], known_op_types: Collection[str
         if entry.startswith(_OPTYPE_PREFIX):
             op_type = entry[len(_OPTYPE_PREFIX) :]
             if not _is_op_type(op_type):
-                raise AscendError(f"{path}:{lineno}: expected an op name or OpType::<type>, got '{entry}'")
+                raise AscendError(f"{path}:{lineno}: expected an op name or OpType::<type>, got '{_shown(entry)}'")
             if known_op_types is not None and op_type not in known_op_types:
-                _warn(warnings, _unknown_op_type(f"{path}:{lineno}", op_type, known_op_types))
+                _warn(warnings, _unknown_op_type(f"{path}:{lineno}", op_type, known_op_types, warnings))
             op_types.add(op_type)
         elif _is_op_name(entry):
             names.add(entry)
         else:
-            raise AscendError(f"{path}:{lineno}: expected an op name or OpType::<type>, got '{entry}'")
+            raise AscendError(f"{path}:{lineno}: expected an op name or OpType::<type>, got '{_shown(entry)}'")
     return KeepDtype(frozenset(names), frozenset(op_types), path, warnings)
 
 
@@ -336,12 +359,12 @@ def load_customize_dtypes(
             spec_column = column + len(key) + 2
         if not sep:
             raise AscendError(f"{where}: expected '<op name>::InputDtype:<dtypes>,OutputDtype:<dtypes>' or "
-                              f"'OpType::<type>:InputDtype:<dtypes>,OutputDtype:<dtypes>', got '{entry}'")
+                              f"'OpType::<type>:InputDtype:<dtypes>,OutputDtype:<dtypes>', got '{_shown(entry)}'")
         if not valid:
-            raise AscendError(f"{where}: expected an op name or OpType::<type> before the dtypes, got '{label}'")
+            raise AscendError(f"{where}: expected an op name or OpType::<type> before the dtypes, got '{_shown(label)}'")
         if key in table:
             raise AscendError(f"{where}: '{label}' is already given on line {table[key].line}")
         if table is by_type and known_op_types is not None and key not in known_op_types:
-            _warn(warnings, _unknown_op_type(where, key, known_op_types))
+            _warn(warnings, _unknown_op_type(where, key, known_op_types, warnings))
         table[key] = _parse_sections(where, lineno, spec, spec_column)
     return CustomizeDtypes(by_name, by_type, path, warnings)

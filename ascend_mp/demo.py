@@ -4,17 +4,22 @@
    and list kinds (the `ascend-attach-caps` pass), then the same MLP after
    `ascend-precision{mode=allow_mix_precision}` with its precision report summary.
 2. Trains the digits MLP (64-128-10) under allow_mix_precision with dynamic loss
-   scaling and prints fp32-vs-mixed test accuracy (`ascend_mp.train.demo`).
+   scaling (asked for explicitly: ascend-train's default mode is allow_fp32_to_fp16, as
+   CANN's for training) and prints fp32-vs-mixed test accuracy (`ascend_mp.train.demo`).
+
+It runs from an installed wheel too: the examples and the digits data are package data.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import ascend_mp.examples
 from ascend_mp.ir import make_context, print_module, read_module
 from ascend_mp.passes import PASSES
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(next(iter(ascend_mp.examples.__path__)))
+"""The examples folder: `examples/` of a checkout, `ascend_mp/examples/` of an installed wheel."""
 
 
 def show_capabilities(path: Path) -> None:
@@ -38,13 +43,20 @@ def show_mixed_precision(path: Path) -> None:
     print(f"//   {report.ops_reduced} ops reduced, {report.casts_inserted} casts inserted\n")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m ascend_mp.demo", description=__doc__.splitlines()[0])
+    parser.add_argument("--epochs", type=int, default=20, help="training epochs of each run (default 20)")
+    args = parser.parse_args(argv)
+    if args.epochs < 1:
+        parser.error(f"--epochs must be positive, got {args.epochs}")
     for path in sorted(EXAMPLES.glob("*.mlir")):
         show_capabilities(path)
     show_mixed_precision(EXAMPLES / "mlp.mlir")
     from ascend_mp.train import demo
 
-    demo()
+    demo(epochs=args.epochs)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,11 @@ Every tool parses through :func:`parse_module`, which remembers where each op
 came from, so that a pass or the verifier can name `file:line:col` in a one-line
 error (:func:`location_of`). Ops created by passes have no source location and
 are named by their function and position instead.
+
+The parser lexes string literals in linear time (xDSL 0.74's pattern is exponential
+on an unterminated string), reports nesting beyond Python's recursion limit and
+bad dense literals at their own line, and :func:`verify` checks SSA dominance
+(:func:`check_dominance`) before the op verifiers.
 """
 
 from __future__ import annotations
@@ -13,15 +18,19 @@ import re
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from xdsl.context import Context
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import builtin, func
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, TypeAttribute
+from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, ModuleOp
+from xdsl.ir import Block, BlockArgument, OpResult, Operation, SSAValue, TypeAttribute
 from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
-from xdsl.utils.mlir_lexer import MLIRTokenKind
+from xdsl.utils.lexer import Input
 from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from ascend_mp.dialects.ascend import Ascend
 from ascend_mp.errors import AscendError
@@ -38,10 +47,37 @@ def make_context() -> Context:
     return ctx
 
 
+class _LinearLexer(MLIRLexer):
+    """xDSL's lexer with a string-literal pattern that fails in linear time.
+
+    xDSL 0.74's pattern `"(?:[^"\\\n\v\f]+|...)*"` nests a `+` inside a `*`: on an unterminated
+    literal the regex engine tries every way to split the line, so the time doubles with each
+    character (a typo like `{name = "relu1} : ...` hangs). One character per repetition keeps the
+    same language with a single way to match."""
+
+    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+
+
 class LocatingParser(Parser):
-    """A parser that records the source position of every op it parses."""
+    """A parser that records the source position of every op it parses (and lexes in linear time)."""
 
     line_offset: int = 0
+
+    def __init__(self, ctx: Context, input: str | bytes, name: str = "<unknown>") -> None:
+        super().__init__(ctx, "", name)
+        text = input.decode("utf-8") if isinstance(input, bytes) else input
+        self._parser_state = ParserState(_LinearLexer(Input(text, name)))
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        try:
+            return super().parse_module(allow_implicit_module)
+        except RecursionError:
+            state = self._parser_state
+            where = state.current_token.span.get_location()
+            raise AscendError(
+                f"{where.file}:{where.line + self.line_offset}:{where.col}: nesting too deep "
+                f"(ops, regions or attributes nested beyond Python's recursion limit)"
+            ) from None
 
     def parse_operation(self) -> Operation:
         start = self.pos
@@ -56,6 +92,32 @@ class LocatingParser(Parser):
         return op
 
     _inputs: dict[str, str] = {}
+
+    def parse_dense_int_or_fp_elements_attr(self, type: Any) -> Any:
+        # xDSL reports a bad dense literal at the token after its type (often the next op's line):
+        # report it where the literal starts, and refuse element types the project cannot compute with.
+        start = self.pos - len("dense")
+        try:
+            attr = super().parse_dense_int_or_fp_elements_attr(type)
+        except ParseError as e:
+            self.raise_error(" ".join(e.msg.split()), start, start + len("dense"))
+        element = attr.get_element_type()
+        if not isinstance(element, (AnyFloat, IntegerType, IndexType)):
+            self.raise_error(f"dense literal of element type {element} is not supported "
+                             f"(expected a float, integer or i1 element type)", start, start + len("dense"))
+        return attr
+
+    def _parse_dialect_resource_handle(self, dialect_name: str, interface: OpAsmDialectInterface) -> str:
+        # Resource blobs (dense_resource weights) live in a process-wide store. xDSL 0.74 renames a
+        # handle the store already has (`w` -> `w_0`) but then files only the new name, so the
+        # file's own blob for `w` lands under a third name and `w_0` stays empty. Map each handle
+        # of this file to one store key instead (see ascend_mp/resources.py).
+        key = self.parse_identifier(" for resource handle")
+        keys: dict[tuple[str, str], str] = self.__dict__.setdefault("_resource_keys", {})
+        if (dialect_name, key) not in keys:
+            keys[(dialect_name, key)] = interface.declare_resource(key)
+            self.dialect_resources.add((dialect_name, keys[(dialect_name, key)]))
+        return keys[(dialect_name, key)]
 
     def parse_optional_type(self) -> TypeAttribute | None:
         # Fast path: a plain ranked tensor type already seen is taken from a cache and skipped
@@ -122,6 +184,8 @@ def format_parse_error(e: ParseError, line_offset: int = 0) -> str:
     """A one-line `file:line:col: error: message` for a parse error."""
     loc = e.span.get_location()
     msg = " ".join(e.msg.split())
+    if msg.startswith("End of file reached before closing string literal"):
+        msg = "unterminated string literal (a string must end on the line where it starts)"
     if not e.span.text.strip():
         msg = f"unexpected end of input ({msg})"
     return f"{loc.file}:{loc.line + line_offset}:{loc.col}: {msg}"
@@ -141,6 +205,9 @@ def parse_module(text: str, name: str = "<stdin>", ctx: Context | None = None, l
 
 def read_module(path: str, ctx: Context | None = None) -> ModuleOp:
     """Parse and verify a module file (`-` reads standard input)."""
+    from ascend_mp.fileio import check_input_file
+
+    check_input_file(path)
     if path == "-":
         import sys
 
@@ -157,9 +224,10 @@ def read_module(path: str, ctx: Context | None = None) -> ModuleOp:
 
 
 def decode_source(data: bytes, name: str, line_offset: int = 0) -> str:
-    """`data` as UTF-8 text; otherwise an AscendError naming `name:line:col` of the first bad byte."""
+    """`data` as UTF-8 text (a leading byte-order mark is dropped, as in every config file); otherwise an
+    AscendError naming `name:line:col` of the first bad byte."""
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1 + line_offset
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
@@ -176,8 +244,58 @@ def first_invalid_op(module: Operation) -> tuple[Operation, VerifyException] | N
     return None
 
 
+def _position(block: Block, cache: dict[Block, dict[Operation, int]]) -> dict[Operation, int]:
+    found = cache.get(block)
+    if found is None:
+        found = cache[block] = {op: i for i, op in enumerate(block.ops)}
+    return found
+
+
+def _dominance_problem(value: SSAValue, user: Operation, cache: dict[Block, dict[Operation, int]]) -> str | None:
+    """Why `value` may not be used by `user` (None if its definition dominates the use)."""
+    if isinstance(value, BlockArgument):
+        block: Block | None = user.parent_block()
+        while block is not None and block is not value.block:
+            parent = block.parent_op()
+            block = parent.parent_block() if parent is not None else None
+        return None if block is not None else "is a block argument of another block"
+    if not isinstance(value, OpResult):
+        return None
+    definer = value.op
+    home = definer.parent_block()
+    ancestor: Operation | None = user
+    while ancestor is not None and ancestor.parent_block() is not home:
+        ancestor = ancestor.parent_op()
+    if home is None or ancestor is None:
+        return "is defined in a region that does not enclose this use"
+    if ancestor is definer:
+        return "is the result of this op itself" if ancestor is user else "is the result of an enclosing op"
+    positions = _position(home, cache)
+    if positions[definer] > positions[ancestor]:
+        return f"is used before its definition at {location_of(definer)}"
+    return None
+
+
+def check_dominance(module: Operation) -> None:
+    """Refuse IR whose functions are not in SSA dominance order (a use before its definition, a
+    cycle, an op using its own result); the error names the using op's location. Linear time."""
+    cache: dict[Block, dict[Operation, int]] = {}
+    for f in module.walk():
+        if not isinstance(f, func.FuncOp):
+            continue
+        for op in f.walk():
+            if op is f:
+                continue
+            for i, operand in enumerate(op.operands):
+                problem = _dominance_problem(operand, op, cache)
+                if problem is not None:
+                    name = f" (%{operand.name_hint})" if operand.name_hint else ""
+                    raise AscendError(f"{location_of(op)}: '{op.name}' operand #{i}{name} {problem}")
+
+
 def verify(module: ModuleOp) -> None:
     """Verify `module`; a failure is an AscendError naming the op's location and the problem."""
+    check_dominance(module)
     try:
         module.verify()
     except VerifyException as e:
@@ -185,7 +303,25 @@ def verify(module: ModuleOp) -> None:
         if found is None:
             raise AscendError(_first_line(e)) from None
         op, err = found
-        raise AscendError(f"{location_of(op)}: {_first_line(err)}") from None
+        raise AscendError(f"{error_location(op, err)}: {_first_line(err)}") from None
+
+
+def error_location(op: Operation, err: Exception) -> str:
+    """Where a verifier error of `op` is: the op's location, or for a symbol defined twice (reported by the
+    enclosing module) the location of the second definition."""
+    found = re.search(r'Redefinition of symbol "([^"]*)"', str(err))
+    if found is not None:
+        defs = [o for o in op.walk() if o is not op and _symbol_name(o) == found.group(1)]
+        if len(defs) > 1:
+            return location_of(defs[1])
+    return location_of(op)
+
+
+def _symbol_name(op: Operation) -> str | None:
+    from xdsl.dialects.builtin import StringAttr
+
+    name = op.properties.get("sym_name", op.attributes.get("sym_name"))
+    return name.data if isinstance(name, StringAttr) else None
 
 
 def _first_line(e: Exception) -> str:

@@ -1,11 +1,19 @@
 """`make bench`: measured figures and ratios, each against its budget, in one run on this machine.
 
+Budgets are issue 13's (and issue 6's where issue 13 sets none). Every comparison is measured
+paired and interleaved in the same run (A, B, A, B, ...) and reported as the median; times are
+CPU seconds of this process (or of the child process for the command-line tools), so the figures
+hold up on a machine other work shares.
+
 Sections (each prints its rows as it finishes):
-  precision  the ascend-precision pass in-process on 1k/10k/50k-op chains (time per op, scaling exponent)
-  text       parse and print time of the same graphs; ascend-opt end to end on the 10k graph
-  step       one training step of the digits MLP 64-128-10 at batch 64, fp32 and mixed, vs plain numpy
-  memory     peak live tensor bytes, mixed vs fp32, for the MLP and the CNN
-  accuracy   fp32 vs allow_mix_precision + dynamic loss scaling on digits (full training run)
+  precision  the ascend-precision pass in-process on 10k/50k-op chains: time, us/op, ratio to a bare
+             walk() of the same module, scaling exponent                                   (issue 13.1)
+  text       parse and print; ascend-opt end to end on 10k ops vs plain xdsl-opt parse+print (13.2)
+  step       one training step of the digits MLP (batch 64, momentum), fp32 vs mixed with
+             dynamic loss scaling, numpy and compiled rounding; the fp32 step vs plain numpy (13.3)
+  memory     peak and activation bytes (live tensors, arguments excluded), mixed vs fp32 (13.5)
+  models     imported real models (benchmarks/models.py, when present)           (13.1, 13.3, 13.4)
+  accuracy   fp32 vs allow_mix_precision + dynamic loss scaling on digits (full training runs)
 
     python benchmarks/run.py [--only SECTION ...] [--quick]
 """
@@ -15,11 +23,13 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.graphs import chain_module, count_ops  # noqa: E402
+from benchmarks.graphs import chain_module  # noqa: E402
 
 BIN = Path(sys.executable).parent
 SMALL = """func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
@@ -63,16 +73,46 @@ ROWS: list[Row] = []
 def report(row: Row) -> None:
     ROWS.append(row)
     budget = "" if row.budget is None else f"{'<=' if row.lower_is_better else '>='} {row.budget:g} {row.unit}"
-    print(f"  {row.name:<58} {row.value:>10.4g} {row.unit:<8} {budget:<16} {row.verdict()} {row.note}", flush=True)
+    print(f"  {row.name:<62} {row.value:>10.4g} {row.unit:<6} {budget:<14} {row.verdict()} {row.note}", flush=True)
 
 
-def best_of(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+def cpu() -> float:
+    """CPU seconds of this process (all its threads)."""
+    return time.process_time()
+
+
+def child_cpu(cmd: Sequence[str]) -> float:
+    """CPU seconds (user + system) that running `cmd` to completion costs."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(list(cmd), check=True, capture_output=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def interleaved(fns: dict[str, Callable[[], float]], rounds: int) -> dict[str, list[float]]:
+    """Call each measurement once per round, in turn (A, B, A, B, ...); each returns its seconds."""
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            times[k].append(fn())
+    return times
+
+
+def median_ratio(a: list[float], b: list[float]) -> float:
+    """The median of the per-round ratios a/b (paired: each round's two figures share the machine's state)."""
+    return statistics.median(x / y for x, y in zip(a, b, strict=True))
+
+
+def timed(fn: Callable[[], object], reps: int = 1) -> Callable[[], float]:
+    """A measurement: CPU seconds per call of `fn`, over `reps` calls."""
+
+    def measure() -> float:
+        start = cpu()
+        for _ in range(reps):
+            fn()
+        return (cpu() - start) / reps
+
+    return measure
 
 
 # --------------------------------------------------------------------------------------
@@ -82,69 +122,85 @@ def bench_precision(quick: bool) -> None:
     from ascend_mp.ir import make_context
     from ascend_mp.passes import PASSES
 
-    print("precision pass (in-process, allow_mix_precision)")
-    sizes = (1000, 10000) if quick else (1000, 10000, 50000)
+    print("precision pass (in-process, allow_mix_precision), interleaved with a bare walk() of the same module")
+    sizes = (1000, 10000) if quick else (10000, 50000)
     ctx = make_context()
     pass_ = PASSES["ascend-precision"]()(mode="allow_mix_precision")
-    times: dict[int, float] = {}
+    medians: dict[int, float] = {}
     for n in sizes:
-        def once() -> None:
-            module = chain_module(n)
-            start = time.perf_counter()
+        pass_times: list[float] = []
+        walk_times: list[float] = []
+        for _ in range(3 if n >= 50000 else 5):
+            module = chain_module(n)  # a fresh module each round (not timed)
+            start = cpu()
+            for _op in module.walk():
+                pass
+            walk_times.append(cpu() - start)
+            start = cpu()
             pass_.apply(ctx, module)
-            once.elapsed = time.perf_counter() - start  # type: ignore[attr-defined]
-
-        best = math.inf
-        for _ in range(3 if n < 50000 else 2):
-            once()
-            best = min(best, once.elapsed)  # type: ignore[attr-defined]
-        times[n] = best
-        report(Row(f"precision pass, {n} ops: time per op", best / n * 1e6, "us/op"))
-        report(Row(f"precision pass, {n} ops: total", best, "s", 2.0 if n == 50000 else None))
-    ns = sorted(times)
-    for a, b in zip(ns, ns[1:]):
-        exponent = math.log(times[b] / times[a]) / math.log(b / a)
-        report(Row(f"scaling exponent {a} -> {b} ops", exponent, "", 1.1))
+            pass_times.append(cpu() - start)
+        medians[n] = statistics.median(pass_times)
+        big = n == max(sizes)
+        report(Row(f"precision pass, {n} ops: total", medians[n], "s", 0.4 if n == 50000 else None))
+        report(Row(f"precision pass, {n} ops: time per op", medians[n] / n * 1e6, "us/op", 8.0 if big else None))
+        report(Row(f"precision pass, {n} ops: / bare walk() of the same module", median_ratio(pass_times, walk_times), "x",
+                   8.0 if big else None))
+    a, b = sizes
+    report(Row(f"precision pass scaling exponent {a} -> {b} ops", math.log(medians[b] / medians[a]) / math.log(b / a), "", 1.05))
 
 
 def bench_text(quick: bool) -> None:
     from ascend_mp.ir import make_context, parse_module, print_module
 
-    print("text: parse and print (same graphs), ascend-opt end to end")
+    print("text: parse and print (in-process); ascend-opt end to end vs plain xdsl-opt parse+print (child CPU time)")
     ctx = make_context()
-    for n in (1000, 10000) if quick else (1000, 10000, 50000):
+    for n in (1000, 10000):
         module = chain_module(n)
         text = print_module(module)
-        report(Row(f"print {n} ops", best_of(lambda: print_module(module), 2), "s"))
-        report(Row(f"parse + verify {n} ops", best_of(lambda: parse_module(text, "bench", ctx), 2 if n < 50000 else 1), "s"))
+        report(Row(f"print {n} ops", statistics.median(interleaved({"p": timed(lambda: print_module(module))}, 3)["p"]), "s"))
+        report(Row(f"parse + verify {n} ops", statistics.median(interleaved({"p": timed(lambda: parse_module(text, "bench", ctx))}, 3)["p"]), "s"))
     with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "chain10k.mlir"
-        src.write_text(print_module(chain_module(10000)))
-        cmd = [str(BIN / "ascend-opt"), str(src), "--precision_mode=allow_mix_precision", "-o", str(Path(tmp) / "out.mlir")]
-        elapsed = best_of(lambda: subprocess.run(cmd, check=True), 2)
-        report(Row("ascend-opt end to end, 10k ops, allow_mix_precision", elapsed, "s", 5.0))
+        n = 2000 if quick else 10000
+        src = Path(tmp) / "chain.mlir"
+        src.write_text(print_module(chain_module(n)))
+        out = str(Path(tmp) / "out.mlir")
+        runs = interleaved({
+            "xdsl": lambda: child_cpu([str(BIN / "xdsl-opt"), str(src), "-o", out]),
+            "ascend": lambda: child_cpu([str(BIN / "ascend-opt"), str(src), "--precision_mode=allow_mix_precision", "-o", out]),
+        }, 3)
+        report(Row(f"ascend-opt end to end, {n} ops, allow_mix_precision", statistics.median(runs["ascend"]), "s",
+                   note=f"(plain xdsl-opt parse+print {statistics.median(runs['xdsl']):.2f} s)"))
+        report(Row(f"ascend-opt end to end / xdsl-opt parse+print, {n} ops", median_ratio(runs["ascend"], runs["xdsl"]), "x", 0.6))
         small = Path(tmp) / "small.mlir"
         small.write_text(SMALL)
-        t_xdsl = best_of(lambda: subprocess.run([str(BIN / "xdsl-opt"), str(small)], check=True, capture_output=True), 7)
-        t_ascend = best_of(lambda: subprocess.run([str(BIN / "ascend-opt"), str(small)], check=True, capture_output=True), 7)
+        starts = interleaved({
+            "xdsl": lambda: child_cpu([str(BIN / "xdsl-opt"), str(small)]),
+            "ascend": lambda: child_cpu([str(BIN / "ascend-opt"), str(small)]),
+            "run": lambda: child_cpu([str(BIN / "ascend-run"), str(small), "--seed", "0"]),
+        }, 5)
+        t_xdsl, t_ascend, t_run = (statistics.median(starts[k]) for k in ("xdsl", "ascend", "run"))
         report(Row("startup on a small file: ascend-opt minus xdsl-opt", t_ascend - t_xdsl, "s", 0.1, note=f"(xdsl-opt {t_xdsl:.3f} s)"))
-        run_tool = BIN / "ascend-run"
-        if run_tool.exists():
-            t_run = best_of(lambda: subprocess.run([str(run_tool), str(small), "--seed", "0"], check=True, capture_output=True), 7)
-            report(Row("startup on a small file: ascend-run minus ascend-opt", t_run - t_ascend, "s", 0.15))
+        report(Row("startup on a small file: ascend-run minus ascend-opt", t_run - t_ascend, "s", 0.15))
 
 
-def _mlp_state(cfg_kwargs: dict[str, object]):  # noqa: ANN202
+def _training_step(model: str, precision_mode: str | None, loss_scale: str):  # noqa: ANN202
+    """(program, arguments) of one momentum training step at batch 64, from the initial state."""
     from ascend_mp.passes.loss_scale import initial_state
     from ascend_mp.train import TrainConfig, compile_training
 
-    cfg = TrainConfig(model="mlp", batch=64, optimizer="sgd", lr=0.05, **cfg_kwargs)  # type: ignore[arg-type]
+    cfg = TrainConfig(model=model, batch=64, optimizer="momentum", lr=0.05, precision_mode=precision_mode, loss_scale=loss_scale)
     compiled = compile_training(cfg)
-    return compiled, initial_state(compiled.step_fn, compiled.model.init_params(0))
+    state = initial_state(compiled.step_fn, compiled.model.init_params(0))
+    specs = compiled.program.signature("train_step")[0]
+    n = len(state.args())
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(specs[n].shape).astype(np.float32)
+    labels = np.eye(specs[n + 1].shape[1], dtype=np.float32)[rng.integers(0, specs[n + 1].shape[1], specs[n + 1].shape[0])]
+    return compiled, [*state.args(), x, labels, state.loss_scale, state.good_steps, state.step]
 
 
-def numpy_mlp_step(w1, b1, w2, b2, x, y, lr):  # noqa: ANN001, ANN201
-    """The same SGD step of the 64-128-10 MLP (mean softmax cross-entropy) in plain numpy, fp32."""
+def numpy_mlp_step(w1, b1, w2, b2, v1, c1, v2, c2, x, y, lr, mom):  # noqa: ANN001, ANN201, PLR0913
+    """The same momentum step of the 64-128-10 MLP (mean softmax cross-entropy) in plain numpy, fp32."""
     h = x @ w1 + b1
     a = np.maximum(h, 0)
     z = a @ w2 + b2
@@ -157,31 +213,57 @@ def numpy_mlp_step(w1, b1, w2, b2, x, y, lr):  # noqa: ANN001, ANN201
     da = dz @ w2.T
     dh = da * (h > 0)
     dw1, db1 = x.T @ dh, dh.sum(axis=0)
-    return w1 - lr * dw1, b1 - lr * db1, w2 - lr * dw2, b2 - lr * db2, loss
+    out = []
+    for w, v, g in ((w1, v1, dw1), (b1, c1, db1), (w2, v2, dw2), (b2, c2, db2)):
+        v = mom * v + g
+        out += [w - lr * v, v]
+    return out, loss
 
 
 def bench_step(quick: bool) -> None:
-    print("training step: digits MLP 64-128-10, batch 64, SGD (interpreter vs plain numpy)")
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((64, 64)).astype(np.float32)
-    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)]
-    reps = 50 if quick else 300
-    timings: dict[str, float] = {}
-    for label, kwargs in (("fp32", {"precision_mode": None, "loss_scale": "none"}),
-                          ("mixed", {"precision_mode": "allow_mix_precision", "loss_scale": "dynamic"})):
-        compiled, state = _mlp_state(kwargs)
-        args = [*state.args(), x, y, state.loss_scale, state.good_steps, state.step]
-        run = compiled.program.run
-        timings[label] = best_of(lambda: [run("train_step", *args) for _ in range(reps)], 5) / reps
+    from ascend_mp.interpreter.ascend import use_compiled_rounding
+
+    print("training step: digits MLP 64-128-10, batch 64, momentum (CPU time per step, interleaved, medians)")
+    reps, rounds = (10, 11) if quick else (20, 41)
+    steps = {
+        "fp32": _training_step("mlp", None, "none"),
+        "fp32+dynamic": _training_step("mlp", None, "dynamic"),
+        "mixed": _training_step("mlp", "allow_mix_precision", "dynamic"),
+    }
+
+    def run(label: str) -> Callable[[], float]:
+        compiled, args = steps[label]
+        return timed(lambda: compiled.program.run("train_step", *args), reps)
+
+    fp32_args = steps["fp32"][1]
+    w1, b1, w2, b2, v1, c1, v2, c2 = fp32_args[:8]
+    x, y = fp32_args[8:10]
+    lr, mom = np.float32(0.05), np.float32(0.9)
+    measures = {label: run(label) for label in steps}
+    measures["numpy"] = timed(lambda: numpy_mlp_step(w1, b1, w2, b2, v1, c1, v2, c2, x, y, lr, mom), reps)
+    use_compiled_rounding(False)
+    for label in steps:  # warm up (kernels, caches)
+        measures[label]()
+    t = interleaved(measures, rounds)
+    compiled_rounding = use_compiled_rounding(True)
+    if compiled_rounding:
+        measures["mixed"]()  # loads the kernel outside the timing
+        tc = interleaved({"fp32": measures["fp32"], "mixed": measures["mixed"]}, rounds)
+    use_compiled_rounding(False)
+    for label, (compiled, _) in steps.items():
         n_ops = len(list(compiled.step_fn.body.ops))
-        report(Row(f"interpreter step, {label} ({n_ops} ops in @train_step)", timings[label] * 1e3, "ms"))
-    compiled, state = _mlp_state({"precision_mode": None, "loss_scale": "none"})
-    w1, b1, w2, b2 = state.params
-    lr = np.float32(0.05)
-    timings["numpy"] = best_of(lambda: [numpy_mlp_step(w1, b1, w2, b2, x, y, lr) for _ in range(reps)], 5) / reps
-    report(Row("plain numpy step, fp32", timings["numpy"] * 1e3, "ms"))
-    report(Row("overhead: interpreter fp32 step / numpy step", timings["fp32"] / timings["numpy"], "x", 1.3))
-    report(Row("mixed step / fp32 step", timings["mixed"] / timings["fp32"], "x", 1.5))
+        report(Row(f"interpreter step, {label} ({n_ops} ops)", statistics.median(t[label]) * 1e3, "ms",
+                   note="(numpy rounding)" if label == "mixed" else ""))
+    report(Row("plain numpy step, fp32", statistics.median(t["numpy"]) * 1e3, "ms"))
+    report(Row("overhead: interpreter fp32 step / numpy step", median_ratio(t["fp32"], t["numpy"]), "x", 1.3))
+    report(Row("mixed (dynamic loss scaling) / fp32 step, numpy rounding", median_ratio(t["mixed"], t["fp32"]), "x", 1.3))
+    report(Row("  the same graph's cost: mixed / fp32 with dynamic loss scaling", median_ratio(t["mixed"], t["fp32+dynamic"]), "x"))
+    if compiled_rounding:
+        report(Row("interpreter step, mixed, compiled rounding (numba)", statistics.median(tc["mixed"]) * 1e3, "ms"))
+        report(Row("mixed (dynamic loss scaling) / fp32 step, compiled rounding", median_ratio(tc["mixed"], tc["fp32"]), "x", 1.3,
+                   note="(use_compiled_rounding; about 1 s of CPU once per process to load)"))
+    else:
+        print("  (numba is not installed: no compiled-rounding figure; pip install numba)")
     try:
         import torch  # noqa: PLC0415
     except ImportError:
@@ -189,54 +271,62 @@ def bench_step(quick: bool) -> None:
         return
     tw = [torch.tensor(a, requires_grad=True) for a in (w1, b1, w2, b2)]
     tx, ty = torch.tensor(x), torch.tensor(y)
+    opt = torch.optim.SGD(tw, lr=0.05, momentum=0.9)
 
     def torch_step() -> None:
         logits = torch.relu(tx @ tw[0] + tw[1]) @ tw[2] + tw[3]
         loss = torch.nn.functional.cross_entropy(logits, ty.argmax(1))
-        grads = torch.autograd.grad(loss, tw)
-        with torch.no_grad():
-            for p, g in zip(tw, grads):
-                p.sub_(0.05 * g)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
 
-    t = best_of(lambda: [torch_step() for _ in range(reps)], 5) / reps
-    report(Row("PyTorch CPU eager step, fp32 (for reference)", t * 1e3, "ms"))
+    report(Row("PyTorch CPU eager step, fp32 (for reference)", statistics.median(interleaved({"t": timed(torch_step, reps)}, 5)["t"]) * 1e3, "ms"))
 
 
 def bench_memory(quick: bool) -> None:
     from ascend_mp.interpreter import Program
     from ascend_mp.ir import read_module
-    from ascend_mp.passes.loss_scale import initial_state
     from ascend_mp.passes.precision import run_precision
-    from ascend_mp.train import TrainConfig, compile_training
 
-    print("memory: peak bytes of live tensors, allow_mix_precision vs fp32")
+    print("memory: live tensor bytes, allow_mix_precision vs fp32 (peak: arguments included; activations: excluded)")
     rng = np.random.default_rng(0)
     examples = Path(__file__).resolve().parent.parent / "examples"
-    for name, fn in (("mlp", "mlp"), ("cnn", "cnn")):
+    for name in ("mlp", "cnn"):
         peaks = {}
         for label, mode in (("fp32", None), ("mixed", "allow_mix_precision")):
             module = read_module(str(examples / f"{name}.mlir"))
             if mode:
                 run_precision(module, mode=mode)
             prog = Program.from_module(module)
-            args = [rng.standard_normal(s.shape).astype(np.float32) for s in prog.signature(fn)[0]]
-            prog.run(fn, *args, track_memory=True)
-            peaks[label] = prog.peak_bytes
-        report(Row(f"{name} forward (examples/{name}.mlir): mixed / fp32 peak", peaks["mixed"] / peaks["fp32"], "x", 0.6,
-                   note=f"({peaks['fp32']} -> {peaks['mixed']} bytes)"))
+            args = [rng.standard_normal(s.shape).astype(np.float32) for s in prog.signature(name)[0]]
+            prog.run(name, *args, track_memory=True)
+            peaks[label] = (prog.peak_bytes, prog.peak_activation_bytes)
+        report(Row(f"{name} forward (examples/{name}.mlir): mixed / fp32 peak", peaks["mixed"][0] / peaks["fp32"][0], "x", 0.6,
+                   note=f"({peaks['fp32'][0]} -> {peaks['mixed'][0]} bytes)"))
+        report(Row(f"{name} forward: mixed / fp32 activations", peaks["mixed"][1] / peaks["fp32"][1], "x",
+                   note=f"({peaks['fp32'][1]} -> {peaks['mixed'][1]} bytes)"))
     for model in ("mlp", "cnn"):
         peaks = {}
-        for label, kwargs in (("fp32", {"precision_mode": None, "loss_scale": "none"}),
-                              ("mixed", {"precision_mode": "allow_mix_precision", "loss_scale": "dynamic"})):
-            compiled = compile_training(TrainConfig(model=model, batch=64, **kwargs))  # type: ignore[arg-type]
-            state = initial_state(compiled.step_fn, compiled.model.init_params(0))
-            specs = compiled.program.signature("train_step")[0]
-            n = len(state.args())
-            data = [rng.standard_normal(s.shape).astype(np.float32) for s in specs[n : n + 2]]
-            compiled.program.run("train_step", *state.args(), *data, state.loss_scale, state.good_steps, state.step, track_memory=True)
-            peaks[label] = compiled.program.peak_bytes
-        report(Row(f"{model} training step (batch 64): mixed / fp32 peak", peaks["mixed"] / peaks["fp32"], "x", 0.6,
-                   note=f"({peaks['fp32']} -> {peaks['mixed']} bytes)"))
+        for label, mode, scale in (("fp32", None, "none"), ("fp32+dynamic", None, "dynamic"), ("mixed", "allow_mix_precision", "dynamic")):
+            compiled, args = _training_step(model, mode, scale)
+            compiled.program.run("train_step", *args, track_memory=True)
+            peaks[label] = (compiled.program.peak_bytes, compiled.program.peak_activation_bytes)
+        report(Row(f"{model} training step (batch 64): mixed / fp32 peak", peaks["mixed"][0] / peaks["fp32"][0], "x",
+                   note=f"({peaks['fp32'][0]} -> {peaks['mixed'][0]} bytes)"))
+        report(Row(f"{model} training step (batch 64): mixed / fp32 activations", peaks["mixed"][1] / peaks["fp32"][1], "x", 0.55,
+                   note=f"({peaks['fp32'][1]} -> {peaks['mixed'][1]} bytes)"))
+        report(Row(f"  the same graph: mixed / fp32 with dynamic loss scaling, activations", peaks["mixed"][1] / peaks["fp32+dynamic"][1], "x",
+                   note=f"({peaks['fp32+dynamic'][1]} -> {peaks['mixed'][1]} bytes)"))
+
+
+def bench_models(quick: bool) -> None:
+    """Imported real models: benchmarks/models.py (the ONNX frontend's section) reports its own rows."""
+    try:
+        from benchmarks import models  # noqa: PLC0415
+    except ImportError:
+        print("models: benchmarks/models.py is not present (no imported real models)")
+        return
+    models.bench(quick, report, Row)
 
 
 def bench_accuracy(quick: bool) -> None:
@@ -251,12 +341,20 @@ def bench_accuracy(quick: bool) -> None:
                note=f"(skipped steps {result['mixed_skipped_steps']}, final scales {result['mixed_final_scale']}, {time.perf_counter() - start:.0f} s)"))
 
 
+def bench_models(quick: bool) -> None:
+    from benchmarks.models import bench_models as run  # real exports, when `make models` made them
+
+    run(quick, report, Row)
+
+
 SECTIONS: dict[str, Callable[[bool], None]] = {
     "precision": bench_precision,
     "text": bench_text,
     "step": bench_step,
     "memory": bench_memory,
+    "models": bench_models,
     "accuracy": bench_accuracy,
+    "models": bench_models,
 }
 
 
@@ -265,7 +363,8 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", choices=list(SECTIONS), help="run only these sections")
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
     args = parser.parse_args()
-    print(f"ascend-mp benchmarks on {os.cpu_count()} CPU(s); budgets from issue 6; times are best-of-N wall clock")
+    print(f"ascend-mp benchmarks on {os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f}; budgets from issues 13 and 6; "
+          "times are CPU seconds, medians of interleaved runs")
     failed: list[str] = []
     for name in args.only or SECTIONS:
         try:

@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
     BoolAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
     Float32Type,
     FloatAttr,
     IntegerAttr,
@@ -54,7 +55,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Data, Dialect, Operation, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Data, Dialect, Operation, OpTraits, SSAValue, TypeAttribute
 
 from ascend_mp.cast_patterns import CastCanonicalization
 from xdsl.irdl import (
@@ -74,7 +75,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, Pure
+from xdsl.traits import ConstantLike, MemoryAllocEffect, MemoryReadEffect, MemoryWriteEffect, OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
@@ -156,6 +157,23 @@ class CapsAttr(Data[tuple[Kernel, ...]]):
             printer.print_string(", ".join(str(k) for k in self.data))
 
 
+class Unit(StrEnum):
+    """Which unit runs an op, as the interpreter models it (DESIGN section 6).
+
+    `cube`: MatMul/Conv (inputs in their dtype, fp32 accumulation, one rounding);
+    `vector`: everything computed (fp16/bf16 widened to fp32, one rounding);
+    `data`: exact data movement and selection in the operands' dtype; `cast`, `const`,
+    `status` (the float status register) are their own kind.
+    """
+
+    VECTOR = auto()
+    CUBE = auto()
+    DATA = auto()
+    CAST = auto()
+    CONST = auto()
+    STATUS = auto()
+
+
 class ListKind(StrEnum):
     """CANN's mixed-precision lists: `precision_reduce` true / false / absent."""
 
@@ -232,6 +250,21 @@ def to_attr(value: object) -> Attribute:
     raise TypeError(f"cannot turn {value!r} into an attribute")
 
 
+def from_attr(attr: Attribute) -> object:
+    """The Python value of an attribute as ascend ops use it (the inverse of :func:`to_attr`)."""
+    if isinstance(attr, DenseArrayBase):
+        return tuple(int(v) for v in attr.get_values())  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    if isinstance(attr, IntegerAttr):
+        width = getattr(attr.type, "width", None)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        value = int(attr.value.data)
+        return bool(value) if width is not None and width.data == 1 else value  # pyright: ignore[reportUnknownMemberType]
+    if isinstance(attr, FloatAttr):
+        return float(attr.value.data)
+    if isinstance(attr, StringAttr):
+        return attr.data
+    raise TypeError(f"no Python value for attribute {attr}")
+
+
 # --------------------------------------------------------------------------------------
 # Shape helpers (dimensions < 0 are dynamic and match anything)
 # --------------------------------------------------------------------------------------
@@ -276,11 +309,39 @@ def _spatial(fmt: str) -> tuple[int, int, int]:
 
 
 def _pool_out(size: int, k: int, s: int, padding: str) -> int:
+    """TF SAME/VALID output size; 0 or less when the window does not fit (-1: dynamic)."""
     if size < 0:
         return -1
     if padding == "SAME":
         return -(-size // s)
-    return (size - k) // s + 1
+    return (size - k) // s + 1 if size >= k else 0
+
+
+PAD_MODES = ("CALCULATED", "SAME", "VALID")
+"""MaxPoolV3/AvgPoolV2 `padding_mode`: explicit `pads`, or TF's SAME/VALID rule."""
+
+
+def pool_pads(size: int, k: int, s: int, mode: str, lo: int, hi: int) -> tuple[int, int]:
+    """The (before, after) padding of one pooled dimension under `padding_mode`."""
+    if mode == "VALID":
+        return 0, 0
+    if mode == "SAME":
+        total = max((-(-size // s) - 1) * s + k - size, 0)
+        return total // 2, total - total // 2
+    return lo, hi
+
+
+def pool_v2_out(size: int, k: int, s: int, lo: int, hi: int, ceil_mode: bool) -> int:
+    """Output size of one dimension with explicit pads (ONNX/PyTorch rule: with `ceil_mode` the
+    last window must start inside the input or its leading pad); 0 when the window does not fit
+    the padded input."""
+    span = size + lo + hi - k
+    if span < 0:
+        return 0
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= size + lo:
+        out -= 1
+    return out
 
 
 # --------------------------------------------------------------------------------------
@@ -307,10 +368,22 @@ class AscendOp(IRDLOperation, ABC):
     """Operand/result definitions whose element types must agree (one kernel column)."""
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ()
     """Operand/result definitions that must be float tensors."""
+    CANN_INPUTS: ClassVar[tuple[str, ...] | None] = None
+    """CANN input names where they differ from the operand field names."""
     CANN_OUTPUTS: ClassVar[tuple[str, ...] | None] = None
     """CANN output names where they differ from the result field names."""
-    CUBE: ClassVar[bool] = False
-    """Whether the op runs on the Cube unit (inputs in their dtype, fp32 accumulation)."""
+    UNIT: ClassVar[Unit] = Unit.VECTOR
+    """The unit that runs the op (the interpreter's numerics follow it)."""
+
+    @classmethod
+    def attr_defaults(cls) -> dict[str, object]:
+        """Declared default of every attribute that has one, as Python values (the one place
+        defaults are stated: parsing and construction fill them in, the interpreter reads them)."""
+        return {
+            name: from_attr(d.default_value)
+            for name, d in cls.get_irdl_definition().properties.items()
+            if d.default_value is not None
+        }
 
     def __init__(
         self,
@@ -366,10 +439,10 @@ class AscendOp(IRDLOperation, ABC):
     def verify_(self) -> None:
         named = self._named_values()
         for group, what in ((self.SAME_DTYPE, "the same"), (self.FLOAT_ONLY, "float")):
-            dtypes = {
-                n: dtype_name(v.type.element_type)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
+            dtypes = {  # every value of a variadic group counts (`input_values#1`)
+                (n if len(named.get(n, [])) == 1 else f"{n}#{i}"): dtype_name(v.type.element_type)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
                 for n in group
-                for v in named.get(n, [])
+                for i, v in enumerate(named.get(n, []))
             }
             if what == "float":
                 bad = [n for n, d in dtypes.items() if not is_float(d)]
@@ -382,7 +455,21 @@ class AscendOp(IRDLOperation, ABC):
             self.fail(f"data_format must be one of {', '.join(FORMATS)}, got '{self.prop_str('data_format')}'")
         if "padding" in self.properties and self.prop_str("padding") not in PADDINGS:
             self.fail(f"padding must be one of {', '.join(PADDINGS)}, got '{self.prop_str('padding')}'")
+        if self.caps is not None:
+            self.verify_caps_arity(self.caps.data)
         self.verify_shapes()
+
+    def verify_caps_arity(self, kernels: Sequence[Kernel]) -> None:
+        """Each kernel lists one dtype per operand definition (or per present one) and one per result."""
+        op_def = self.get_irdl_definition()
+        defs = len(op_def.operands)
+        present = sum(1 for g in _operand_groups(self) if g)
+        names = ", ".join(n for n, _ in op_def.operands) or "none"
+        for k in kernels:
+            if len(k.inputs) not in (defs, present):
+                self.fail(f"caps kernel '{k}' has {len(k.inputs)} input dtypes, expected {defs} (one per operand definition: {names})")
+            if len(k.outputs) != len(self.results):
+                self.fail(f"caps kernel '{k}' has {len(k.outputs)} output dtypes, expected {len(self.results)}")
 
     def verify_shapes(self) -> None:
         """Op-specific shape checks."""
@@ -524,10 +611,14 @@ def verify_pool(op: AscendOp, x: tuple[int, ...], y: tuple[int, ...]) -> None:
     if len(k) != 4 or len(s) != 4 or min(k) < 1 or min(s) < 1:
         op.fail("expects ksize and strides of 4 positive entries")
     c, h, w = _spatial(op.prop_str("data_format"))
+    if any(k[i] != 1 or s[i] != 1 for i in (0, c)):
+        op.fail(f"pools only over H and W: ksize {list(k)} and strides {list(s)} must be 1 on N and C")
     pad = op.prop_str("padding")
     want = list(x)
     want[h] = _pool_out(x[h], k[h], s[h], pad)
     want[w] = _pool_out(x[w], k[w], s[w], pad)
+    if min(want[h], want[w]) == 0:
+        op.fail(f"window {k[h]}x{k[w]} is larger than the {pad} padded input {x[h]}x{x[w]}")
     if not _dims_match(want, y):
         op.fail(f"expects result shape {tuple(want)}, got {y}")
 
@@ -540,7 +631,7 @@ class ConvOp(AscendOp, ABC):
     dilations = ints_prop((1, 1, 1, 1))
     groups = int_prop(1)
     data_format = str_prop("NCHW")
-    CUBE: ClassVar[bool] = True
+    UNIT: ClassVar[Unit] = Unit.CUBE
 
     def check_conv(self, x: Sequence[int], f: Sequence[int], y: Sequence[int], depthwise: bool = False) -> None:
         """x: input, f: filter (OIHW for NCHW, HWIO for NHWC; depthwise: HW C M), y: output."""
@@ -566,12 +657,19 @@ class ConvOp(AscendOp, ABC):
             self.fail(f"input channels {x[c]} do not match filter channels {cin} x groups {groups}")
         if depthwise and x[c] >= 0 and cin >= 0 and x[c] != cin:
             self.fail(f"input channels {x[c]} do not match filter channels {cin}")
+        if not depthwise and out >= 0 and out % groups:
+            self.fail(f"output channels {out} are not a multiple of groups {groups}")
+        bias = self.operands[2] if len(self.operands) == 3 else None
+        if bias is not None and not _dims_match(shape_of(bias), (out,)):
+            self.fail(f"expects a bias of shape ({out},), got {shape_of(bias)}")
         want = list(x)
         want[c] = out
         for dim, k, pad_lo, pad_hi in ((h, kh, p[0], p[1]), (w, kw, p[2], p[3])):
             size = x[dim]
             eff = d[dim] * (k - 1) + 1
-            want[dim] = -1 if size < 0 else (size + pad_lo + pad_hi - eff) // s[dim] + 1
+            if size >= 0 and k >= 0 and size + pad_lo + pad_hi < eff:
+                self.fail(f"filter window {eff} (dilated) is larger than the padded input {size + pad_lo + pad_hi}")
+            want[dim] = -1 if size < 0 or k < 0 else (size + pad_lo + pad_hi - eff) // s[dim] + 1
         if not _dims_match(want, y):
             self.fail(f"expects output shape {tuple(want)}, got {tuple(y)}")
 
@@ -583,27 +681,31 @@ class ConvOp(AscendOp, ABC):
 
 @irdl_op_definition
 class ConstOp(AscendOp):
-    """A constant tensor (TF's `Const`).
+    """A constant tensor (TF's `Const`): inline `dense<...>` elements, or a `dense_resource<...>`
+    blob for weights (MLIR's `{-# dialect_resources #-}` section; see `ascend_mp.resources`).
 
     ```mlir
     %c = ascend.Const dense<1.0> : tensor<4xf32>
+    %w = ascend.Const dense_resource<fc1.weight> {name = "fc1.weight"} : tensor<32x16xf32>
     ```
     """
 
     name = "ascend.Const"
-    value = prop_def(DenseIntOrFPElementsAttr)
+    UNIT: ClassVar[Unit] = Unit.CONST
+    value = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr)
     y = result_def(TensorType)
     traits = traits_def(Pure(), ConstantLike())
     assembly_format = None
 
-    def __init__(self, value: DenseIntOrFPElementsAttr, **props: object):
+    def __init__(self, value: DenseIntOrFPElementsAttr | DenseResourceAttr, **props: object):
         super().__init__(result_types=[value.type], value=value, **props)
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstOp:
+        pos = parser.pos
         value = parser.parse_attribute()
-        if not isinstance(value, DenseIntOrFPElementsAttr):
-            parser.raise_error("ascend.Const expects a dense elements attribute")
+        if not isinstance(value, (DenseIntOrFPElementsAttr, DenseResourceAttr)):
+            parser.raise_error("ascend.Const expects a dense or dense_resource elements attribute", pos)
         extra = parser.parse_optional_attr_dict()
         op = cls.build(result_types=[value.type], properties={"value": value})
         for key, attr in extra.items():
@@ -622,6 +724,12 @@ class ConstOp(AscendOp):
     def verify_shapes(self) -> None:
         if self.value.type != self.y.type:
             self.fail("expects the value's type to equal the result type")
+        if isinstance(self.value, DenseResourceAttr):
+            from ascend_mp.resources import resource_problem
+
+            problem = resource_problem(self.value)
+            if problem is not None:
+                self.fail(problem)
 
 
 @irdl_op_definition
@@ -636,6 +744,7 @@ class CastOp(AscendOp):
     """
 
     name = "ascend.Cast"
+    UNIT: ClassVar[Unit] = Unit.CAST
     x = operand_def(TensorType)
     y = result_def(TensorType)
     dst_type = opt_prop_def(TypeAttribute)
@@ -663,7 +772,7 @@ class MatMulBase(AscendOp, ABC):
     transpose_x2 = bool_prop(False)
     SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x1", "x2")
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ()
-    CUBE: ClassVar[bool] = True
+    UNIT: ClassVar[Unit] = Unit.CUBE
 
     def verify_shapes(self) -> None:
         a, b, y = shape_of(self.x1), shape_of(self.x2), shape_of(self.y)
@@ -714,7 +823,7 @@ class BatchMatMulOp(AscendOp):
     adj_x1 = bool_prop(False)
     adj_x2 = bool_prop(False)
     SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x1", "x2")
-    CUBE: ClassVar[bool] = True
+    UNIT: ClassVar[Unit] = Unit.CUBE
 
     def verify_shapes(self) -> None:
         a, b, y = shape_of(self.x1), shape_of(self.x2), shape_of(self.y)
@@ -724,6 +833,39 @@ class BatchMatMulOp(AscendOp):
         if batch is None or not _dims_match(batch, y[:-2]):
             self.fail(f"batch dimensions {a[:-2]} and {b[:-2]} do not give {y[:-2]}")
         _check_matmul(self, a, b, self.prop_bool("adj_x1"), self.prop_bool("adj_x2"), y)
+
+
+@irdl_op_definition
+class BatchMatMulV2Op(AscendOp):
+    """N-d matrix product: the last two dimensions multiply (`adj_x*` transpose them), the leading
+    ones broadcast (NumPy `matmul`), so a 3-d x 2-d product is one op; optional `bias` over the
+    last dimension. Operands of rank 2 or more (promote a vector with Reshape).
+
+    ```mlir
+    %y = ascend.BatchMatMulV2 %a, %w, %b : (tensor<2x5x8xf32>, tensor<8x3xf32>, tensor<3xf32>) -> tensor<2x5x3xf32>
+    ```
+    """
+
+    name = "ascend.BatchMatMulV2"
+    x1 = operand_def(TensorType)
+    x2 = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    y = result_def(TensorType)
+    adj_x1 = bool_prop(False)
+    adj_x2 = bool_prop(False)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x1", "x2")
+    UNIT: ClassVar[Unit] = Unit.CUBE
+
+    def verify_shapes(self) -> None:
+        a, b, y = shape_of(self.x1), shape_of(self.x2), shape_of(self.y)
+        if len(a) < 2 or len(b) < 2:
+            self.fail(f"expects operands of rank 2 or more, got ranks {len(a)} and {len(b)}")
+        batch = broadcast_shape(a[:-2], b[:-2])
+        if batch is None or len(y) != len(batch) + 2 or not _dims_match(batch, y[:-2]):
+            self.fail(f"batch dimensions {a[:-2]} and {b[:-2]} do not broadcast to the result's {y[:-2]}")
+        _check_matmul(self, a, b, self.prop_bool("adj_x1"), self.prop_bool("adj_x2"), y)
+        if self.bias is not None and not _dims_match(shape_of(self.bias), y[-1:]):
+            self.fail(f"expects a bias of shape ({y[-1]},), got {shape_of(self.bias)}")
 
 
 @irdl_op_definition
@@ -787,6 +929,8 @@ class Conv2DBackpropInputOp(ConvOp):
 
     def verify_shapes(self) -> None:
         size = self.prop_ints("input_size")
+        if min(size, default=0) < 0:
+            self.fail(f"expects a static input_size, got {list(size)}")
         if not _dims_match(size, shape_of(self.y)):
             self.fail(f"expects the result shape to equal input_size {size}")
         self.check_conv(size, shape_of(self.filter), shape_of(self.out_backprop))
@@ -811,6 +955,8 @@ class Conv2DBackpropFilterOp(ConvOp):
 
     def verify_shapes(self) -> None:
         size = self.prop_ints("filter_size")
+        if min(size, default=0) < 0:
+            self.fail(f"expects a static filter_size, got {list(size)}")
         if not _dims_match(size, shape_of(self.y)):
             self.fail(f"expects the result shape to equal filter_size {size}")
         self.check_conv(shape_of(self.x), size, shape_of(self.out_backprop))
@@ -899,8 +1045,25 @@ class PowOp(BinaryOp):
     name = "ascend.Pow"
 
 
+def _expect_bool(op: AscendOp, values: Sequence[SSAValue], what: str) -> None:
+    for v in values:
+        assert isinstance(v.type, TensorType)
+        if dtype_name(v.type.element_type) != "i1":  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+            op.fail(f"expects a bool (i1) {what}, got {v.type.element_type}")  # pyright: ignore[reportUnknownMemberType]
+
+
+class CompareOp(BinaryOp, ABC):
+    """`y = x1 <op> x2` with NumPy broadcasting; the result is bool (`i1`)."""
+
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x1", "x2")
+
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        _expect_bool(self, [self.y], "result")
+
+
 @irdl_op_definition
-class GreaterOp(BinaryOp):
+class GreaterOp(CompareOp):
     """`y = x1 > x2` with NumPy broadcasting; the result is bool (`i1`), the operands float or integer.
 
     ```mlir
@@ -909,12 +1072,94 @@ class GreaterOp(BinaryOp):
     """
 
     name = "ascend.Greater"
-    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x1", "x2")
+
+
+@irdl_op_definition
+class LessOp(CompareOp):
+    """`y = x1 < x2` (bool result, NumPy broadcasting)."""
+
+    name = "ascend.Less"
+
+
+@irdl_op_definition
+class EqualOp(CompareOp):
+    """`y = x1 == x2` (bool result, NumPy broadcasting; NaN equals nothing). `IsNaN(x)` is
+    `LogicalNot(Equal(x, x))` (CANN's table has no IsNan).
+
+    ```mlir
+    %y = ascend.Equal %a, %b : (tensor<2x4xi32>, tensor<4xi32>) -> tensor<2x4xi1>
+    ```
+    """
+
+    name = "ascend.Equal"
+
+
+class LogicalBinaryOp(BinaryOp, ABC):
+    """Elementwise boolean `y = x1 <op> x2` on bool (`i1`) tensors, NumPy broadcasting."""
 
     def verify_shapes(self) -> None:
         super().verify_shapes()
-        if dtype_name(self.y.type.element_type) != "i1":  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
-            self.fail(f"expects a bool (i1) result, got {self.y.type.element_type}")  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
+        _expect_bool(self, [self.x1, self.x2, self.y], "operand and result")
+
+
+@irdl_op_definition
+class LogicalAndOp(LogicalBinaryOp):
+    """`y = x1 and x2`. ```mlir
+    %y = ascend.LogicalAnd %a, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    ```"""
+
+    name = "ascend.LogicalAnd"
+
+
+@irdl_op_definition
+class LogicalOrOp(LogicalBinaryOp):
+    """`y = x1 or x2`."""
+
+    name = "ascend.LogicalOr"
+
+
+@irdl_op_definition
+class LogicalNotOp(UnaryOp):
+    """`y = not x` on a bool (`i1`) tensor."""
+
+    name = "ascend.LogicalNot"
+
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        _expect_bool(self, [self.x, self.y], "operand and result")
+
+
+@irdl_op_definition
+class SelectV2Op(AscendOp):
+    """`result = condition ? then : else` elementwise, the three broadcast together (NumPy `where`).
+
+    CANN's inputs are `condition`, `then`, `else` (fields `x1`, `x2`: `else` is a Python keyword).
+
+    ```mlir
+    %y = ascend.SelectV2 %mask, %a, %fill : (tensor<1x1x4x4xi1>, tensor<2x3x4x4xf32>, tensor<f32>) -> tensor<2x3x4x4xf32>
+    ```
+    """
+
+    name = "ascend.SelectV2"
+    condition = operand_def(TensorType)
+    x1 = operand_def(TensorType)
+    x2 = operand_def(TensorType)
+    y = result_def(TensorType)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x1", "x2", "y")
+    UNIT: ClassVar[Unit] = Unit.DATA
+    CANN_INPUTS: ClassVar[tuple[str, ...] | None] = ("condition", "then", "else")
+    CANN_OUTPUTS: ClassVar[tuple[str, ...] | None] = ("result",)
+
+    def verify_shapes(self) -> None:
+        _expect_bool(self, [self.condition], "condition")
+        shapes = [shape_of(v) for v in self.operands]
+        out: tuple[int, ...] | None = shapes[0]
+        for s in shapes[1:]:
+            out = None if out is None else broadcast_shape(out, s)
+        if out is None:
+            self.fail(f"condition, then and else shapes {shapes[0]}, {shapes[1]}, {shapes[2]} do not broadcast")
+        elif not _dims_match(out, shape_of(self.y)):
+            self.fail(f"expects result shape {out}, got {shape_of(self.y)}")
 
 
 @irdl_op_definition
@@ -930,6 +1175,7 @@ class SelectOp(AscendOp):
     """
 
     name = "ascend.Select"
+    UNIT: ClassVar[Unit] = Unit.DATA
     condition = operand_def(TensorType)
     x1 = operand_def(TensorType)
     x2 = operand_def(TensorType)
@@ -973,11 +1219,78 @@ class SquareOp(UnaryOp):
 
 
 @irdl_op_definition
+class Relu6Op(UnaryOp):
+    """`y = min(max(x, 0), 6)`. ```mlir
+    %y = ascend.Relu6 %x : (tensor<4xf16>) -> tensor<4xf16>
+    ```"""
+
+    name = "ascend.Relu6"
+
+
+@irdl_op_definition
+class ClipByValueOp(AscendOp):
+    """`y = min(max(x, clip_value_min), clip_value_max)`; the bounds broadcast to x's shape.
+
+    ```mlir
+    %y = ascend.ClipByValue %x, %lo, %hi : (tensor<2x4xf32>, tensor<f32>, tensor<f32>) -> tensor<2x4xf32>
+    ```
+    """
+
+    name = "ascend.ClipByValue"
+    x = operand_def(TensorType)
+    clip_value_min = operand_def(TensorType)
+    clip_value_max = operand_def(TensorType)
+    y = result_def(TensorType)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "clip_value_min", "clip_value_max", "y")
+
+    def verify_shapes(self) -> None:
+        x = shape_of(self.x)
+        for bound in (self.clip_value_min, self.clip_value_max):
+            b = broadcast_shape(x, shape_of(bound))
+            if b is None or not _dims_match(b, x):
+                self.fail(f"bound shape {shape_of(bound)} does not broadcast to the input shape {x}")
+        if not _dims_match(x, shape_of(self.y)):
+            self.fail("expects the result shape to equal the input shape")
+
+
+@irdl_op_definition
+class HardSigmoidOp(AscendOp):
+    """`output_y = max(0, min(1, alpha * input_x + beta))` (ONNX HardSigmoid; HardSwish is
+    `x * HardSigmoid(x)` with alpha 1/6, beta 0.5).
+
+    ```mlir
+    %y = ascend.HardSigmoid %x {alpha = 2.000000e-01 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
+
+    name = "ascend.HardSigmoid"
+    input_x = operand_def(TensorType)
+    output_y = result_def(TensorType)
+    alpha = float_prop(0.16666666)
+    beta = float_prop(0.5)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("input_x", "output_y")
+
+    def verify_shapes(self) -> None:
+        if not _dims_match(shape_of(self.input_x), shape_of(self.output_y)):
+            self.fail("expects the result shape to equal the operand shape")
+
+
+@irdl_op_definition
 class LeakyReluOp(FloatUnaryOp):
     """`y = x if x > 0 else negative_slope * x`."""
 
     name = "ascend.LeakyRelu"
     negative_slope = float_prop(0.0)
+
+
+@irdl_op_definition
+class ErfOp(FloatUnaryOp):
+    """`y = erf(x)`; ONNX's exact Gelu is `0.5 * x * (1 + Erf(x / sqrt(2)))` (the dialect's Gelu is
+    CANN's tanh form). ```mlir
+    %y = ascend.Erf %x : (tensor<4xf32>) -> tensor<4xf32>
+    ```"""
+
+    name = "ascend.Erf"
 
 
 @irdl_op_definition
@@ -1086,9 +1399,16 @@ class ReduceMeanOp(ReduceOp):
 
 @irdl_op_definition
 class ReduceMaxOp(ReduceOp):
-    """Maximum over `axes`."""
+    """Maximum over `axes` (an empty axis is an error: the maximum of nothing is undefined)."""
 
     name = "ascend.ReduceMax"
+
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        x = shape_of(self.x)
+        empty = [a for a in self.reduced_axes() if x[a] == 0]
+        if empty:
+            self.fail(f"reduces over the empty axis {empty[0]} of shape {x}: the maximum of no elements is undefined")
 
 
 @irdl_op_definition
@@ -1105,6 +1425,83 @@ class AvgPoolOp(PoolOp):
     """Average pooling (SAME padding averages over the valid elements only, as TF does)."""
 
     name = "ascend.AvgPool"
+
+
+class PoolV2Op(AscendOp, ABC):
+    """MaxPoolV3 / AvgPoolV2: `ksize`, `strides` (4 entries in data_format order), explicit
+    `pads` [top, bottom, left, right] under `padding_mode` CALCULATED (SAME/VALID: TF's rule,
+    pads ignored), `ceil_mode`, and `global_pooling` (the window is the whole H x W)."""
+
+    x = operand_def(TensorType)
+    y = result_def(TensorType)
+    ksize = ints_prop()
+    strides = ints_prop()
+    padding_mode = str_prop("CALCULATED")
+    pads = ints_prop((0, 0, 0, 0))
+    data_format = str_prop("NCHW")
+    global_pooling = bool_prop(False)
+    ceil_mode = bool_prop(False)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "y")
+    FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("x", "y")
+
+    def verify_shapes(self) -> None:
+        x, y = shape_of(self.x), shape_of(self.y)
+        if len(x) != 4:
+            self.fail(f"expects a rank-4 input, got rank {len(x)}")
+        k, s, p = self.prop_ints("ksize"), self.prop_ints("strides"), self.prop_ints("pads")
+        if len(k) != 4 or len(s) != 4 or min(k) < 1 or min(s) < 1:
+            self.fail("expects ksize and strides of 4 positive entries")
+        if len(p) != 4 or min(p) < 0:
+            self.fail(f"expects pads of 4 non-negative entries [top, bottom, left, right], got {list(p)}")
+        mode = self.prop_str("padding_mode")
+        if mode not in PAD_MODES:
+            self.fail(f"padding_mode must be one of {', '.join(PAD_MODES)}, got '{mode}'")
+        c, h, w = _spatial(self.prop_str("data_format"))
+        want = list(x)
+        if self.prop_bool("global_pooling"):
+            want[h] = want[w] = 1
+        else:
+            if any(k[i] != 1 or s[i] != 1 for i in (0, c)):
+                self.fail(f"pools only over H and W: ksize {list(k)} and strides {list(s)} must be 1 on N and C")
+            for dim, lo, hi in ((h, p[0], p[1]), (w, p[2], p[3])):
+                if mode == "CALCULATED" and max(lo, hi) >= k[dim]:
+                    self.fail(f"pads {list(p)} must be smaller than the window {k[h]}x{k[w]}")
+                if x[dim] < 0:
+                    want[dim] = -1
+                    continue
+                lo, hi = pool_pads(x[dim], k[dim], s[dim], mode, lo, hi)
+                want[dim] = pool_v2_out(x[dim], k[dim], s[dim], lo, hi, self.prop_bool("ceil_mode"))
+                if want[dim] == 0:
+                    self.fail(f"window {k[h]}x{k[w]} is larger than the padded input (dimension {dim}: {x[dim]} + pads {lo}, {hi})")
+        if not _dims_match(want, y):
+            self.fail(f"expects result shape {tuple(want)}, got {y}")
+
+
+@irdl_op_definition
+class MaxPoolV3Op(PoolV2Op):
+    """Max pooling with explicit pads (padding never wins: it is -inf).
+
+    ```mlir
+    %y = ascend.MaxPoolV3 %x {ksize = array<i64: 1, 1, 3, 3>, strides = array<i64: 1, 1, 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x8x8xf16>) -> tensor<1x4x4x4xf16>
+    ```
+    """
+
+    name = "ascend.MaxPoolV3"
+
+
+@irdl_op_definition
+class AvgPoolV2Op(PoolV2Op):
+    """Average pooling with explicit pads. `exclusive` (CANN's default, ONNX's
+    count_include_pad = 0) divides by the input elements in the window; otherwise by the
+    elements inside the padded input (the ceil_mode overhang never counts, as in ONNX).
+
+    ```mlir
+    %y = ascend.AvgPoolV2 %x {ksize = array<i64: 1, 1, 3, 3>, strides = array<i64: 1, 1, 1, 1>, pads = array<i64: 1, 1, 1, 1>, exclusive = false} : (tensor<1x4x8x8xf16>) -> tensor<1x4x8x8xf16>
+    ```
+    """
+
+    name = "ascend.AvgPoolV2"
+    exclusive = bool_prop(True)
 
 
 @irdl_op_definition
@@ -1134,6 +1531,38 @@ class BatchNormOp(AscendOp):
     def verify_shapes(self) -> None:
         verify_channel_stats(self, shape_of(self.x), [shape_of(v) for v in self.operands[1:]] + [shape_of(r) for r in self.results[1:]])
         if not _dims_match(shape_of(self.x), shape_of(self.y)):
+            self.fail("expects y to have the shape of x")
+
+
+@irdl_op_definition
+class BNInferOp(AscendOp):
+    """Inference batch normalisation over channel axis 1 (NCHW, or N x C x ...):
+    `y = (x - mean) / sqrt(variance + epsilon) * scale + offset`.
+
+    ```mlir
+    %y = ascend.BNInfer %x, %s, %o, %m, %v {epsilon = 1.0e-05 : f32} : (tensor<2x4x8x8xf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf16>
+    ```
+    """
+
+    name = "ascend.BNInfer"
+    x = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    offset = operand_def(TensorType)
+    mean = operand_def(TensorType)
+    variance = operand_def(TensorType)
+    y = result_def(TensorType)
+    epsilon = float_prop(1e-5)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "y")
+    FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("x", "scale", "offset", "mean", "variance", "y")
+
+    def verify_shapes(self) -> None:
+        x = shape_of(self.x)
+        if len(x) < 2:
+            self.fail(f"expects an input of rank >= 2 (channels on axis 1), got rank {len(x)}")
+        for v in self.operands[1:]:
+            if not _dims_match(shape_of(v), (x[1],)):
+                self.fail(f"expects per-channel tensors of shape ({x[1]},), got {shape_of(v)}")
+        if not _dims_match(x, shape_of(self.y)):
             self.fail("expects y to have the shape of x")
 
 
@@ -1278,6 +1707,7 @@ class ReshapeOp(AscendOp):
     ```"""
 
     name = "ascend.Reshape"
+    UNIT: ClassVar[Unit] = Unit.DATA
     x = operand_def(TensorType)
     y = result_def(TensorType)
     SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "y")
@@ -1293,6 +1723,7 @@ class TransposeOp(AscendOp):
     """Permutes dimensions: `y.shape[i] = x.shape[perm[i]]`."""
 
     name = "ascend.Transpose"
+    UNIT: ClassVar[Unit] = Unit.DATA
     x = operand_def(TensorType)
     y = result_def(TensorType)
     perm = ints_prop()
@@ -1314,6 +1745,7 @@ class ConcatV2DOp(AscendOp):
     ```"""
 
     name = "ascend.ConcatV2D"
+    UNIT: ClassVar[Unit] = Unit.DATA
     input_values = var_operand_def(TensorType)
     output_data = result_def(TensorType)
     concat_dim = int_prop(0)
@@ -1335,6 +1767,141 @@ class ConcatV2DOp(AscendOp):
 
 
 @irdl_op_definition
+class GatherV2DOp(AscendOp):
+    """`y = take(x, indices, axis)`: `y.shape = x.shape[:axis] + indices.shape + x.shape[axis+1:]`.
+    Indices in [-n, n) (negative ones count from the end, as ONNX's Gather); others are a run-time error.
+
+    ```mlir
+    %y = ascend.GatherV2D %table, %ids {axis = 0 : i64} : (tensor<100x16xf32>, tensor<2x8xi64>) -> tensor<2x8x16xf32>
+    ```
+    """
+
+    name = "ascend.GatherV2D"
+    x = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    y = result_def(TensorType)
+    axis = int_prop(0)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "y")
+    UNIT: ClassVar[Unit] = Unit.DATA
+
+    def verify_shapes(self) -> None:
+        assert isinstance(self.indices.type, TensorType)
+        if not isinstance(self.indices.type.element_type, IntegerType) or dtype_name(self.indices.type.element_type) == "i1":
+            self.fail(f"expects integer indices, got {self.indices.type.element_type}")
+        x = shape_of(self.x)
+        axis = _norm_axis(self, self.prop_int("axis"), len(x), "axis")
+        if not x:
+            self.fail("expects an operand of rank >= 1")
+        want = x[:axis] + shape_of(self.indices) + x[axis + 1 :]
+        if not _dims_match(want, shape_of(self.y)):
+            self.fail(f"expects result shape {want}, got {shape_of(self.y)}")
+
+
+@irdl_op_definition
+class StridedSliceDOp(AscendOp):
+    """TF's strided slice: per dimension i < len(begin), `x[begin[i]:end[i]:strides[i]]` (Python
+    rules: negative indices count from the end, out-of-range ones clamp); bit i of `begin_mask`
+    / `end_mask` ignores begin[i] / end[i]; later dimensions are kept whole. The ellipsis,
+    new-axis and shrink-axis masks must be 0.
+
+    ```mlir
+    %y = ascend.StridedSliceD %x {begin = array<i64: 0, 1>, end = array<i64: 4, 7>, strides = array<i64: 1, 2>} : (tensor<4x8xf32>) -> tensor<4x3xf32>
+    ```
+    """
+
+    name = "ascend.StridedSliceD"
+    x = operand_def(TensorType)
+    y = result_def(TensorType)
+    begin = ints_prop()
+    end = ints_prop()
+    strides = ints_prop()
+    begin_mask = int_prop(0)
+    end_mask = int_prop(0)
+    ellipsis_mask = int_prop(0)
+    new_axis_mask = int_prop(0)
+    shrink_axis_mask = int_prop(0)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "y")
+    UNIT: ClassVar[Unit] = Unit.DATA
+
+    def slices(self, shape: Sequence[int]) -> tuple[slice, ...]:
+        """The Python slices the op takes of a tensor of `shape`."""
+        begin, end, strides = self.prop_ints("begin"), self.prop_ints("end"), self.prop_ints("strides")
+        bm, em = self.prop_int("begin_mask"), self.prop_int("end_mask")
+        return tuple(
+            slice(None if bm >> i & 1 else begin[i], None if em >> i & 1 else end[i], strides[i]) for i in range(len(begin))
+        )
+
+    def verify_shapes(self) -> None:
+        x = shape_of(self.x)
+        begin, end, strides = self.prop_ints("begin"), self.prop_ints("end"), self.prop_ints("strides")
+        if not len(begin) == len(end) == len(strides) or len(begin) > len(x):
+            self.fail(f"expects begin, end and strides of one length <= rank {len(x)}, got {len(begin)}, {len(end)}, {len(strides)}")
+        if 0 in strides:
+            self.fail("strides must be non-zero")
+        for mask in ("ellipsis_mask", "new_axis_mask", "shrink_axis_mask"):
+            if self.prop_int(mask) != 0:
+                self.fail(f"{mask} is not supported (must be 0)")
+        want = list(x)
+        for i, sl in enumerate(self.slices(x)):
+            if x[i] >= 0:
+                want[i] = len(range(*sl.indices(x[i])))
+        if not _dims_match(want, shape_of(self.y)):
+            self.fail(f"expects result shape {tuple(want)}, got {shape_of(self.y)}")
+
+
+@irdl_op_definition
+class BroadcastToDOp(AscendOp):
+    """Broadcasts `x` to `shape` (NumPy rules; ONNX's Expand with its shape folded).
+
+    ```mlir
+    %y = ascend.BroadcastToD %x {shape = array<i64: 2, 3, 4>} : (tensor<3x1xf32>) -> tensor<2x3x4xf32>
+    ```
+    """
+
+    name = "ascend.BroadcastToD"
+    x = operand_def(TensorType)
+    y = result_def(TensorType)
+    shape = ints_prop()
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "y")
+    UNIT: ClassVar[Unit] = Unit.DATA
+
+    def verify_shapes(self) -> None:
+        x, shape = shape_of(self.x), self.prop_ints("shape")
+        if min(shape, default=0) < 0:
+            self.fail(f"expects a static shape, got {list(shape)}")
+        b = broadcast_shape(x, shape)
+        if b is None or len(x) > len(shape) or not _dims_match(b, shape):
+            self.fail(f"cannot broadcast {x} to {tuple(shape)}")
+        if not _dims_match(shape, shape_of(self.y)):
+            self.fail(f"expects result shape {tuple(shape)}, got {shape_of(self.y)}")
+
+
+@irdl_op_definition
+class TileDOp(AscendOp):
+    """Repeats `x` `multiples[i]` times along dimension i (one multiple per dimension).
+
+    ```mlir
+    %y = ascend.TileD %x {multiples = array<i64: 2, 1>} : (tensor<3x4xf32>) -> tensor<6x4xf32>
+    ```
+    """
+
+    name = "ascend.TileD"
+    x = operand_def(TensorType)
+    y = result_def(TensorType)
+    multiples = ints_prop()
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "y")
+    UNIT: ClassVar[Unit] = Unit.DATA
+
+    def verify_shapes(self) -> None:
+        x, m = shape_of(self.x), self.prop_ints("multiples")
+        if len(m) != len(x) or min(m, default=1) < 0:
+            self.fail(f"expects {len(x)} non-negative multiples, got {list(m)}")
+        want = tuple(-1 if d < 0 else d * k for d, k in zip(x, m))
+        if not _dims_match(want, shape_of(self.y)):
+            self.fail(f"expects result shape {want}, got {shape_of(self.y)}")
+
+
+@irdl_op_definition
 class ArgMaxV2Op(AscendOp):
     """Index of the maximum along `dimension` (int32 result)."""
 
@@ -1347,6 +1914,8 @@ class ArgMaxV2Op(AscendOp):
     def verify_shapes(self) -> None:
         x = shape_of(self.x)
         dim = _norm_axis(self, self.prop_int("dimension"), len(x), "dimension")
+        if len(x) and x[dim] == 0:
+            self.fail(f"dimension {dim} of shape {x} is empty: the argmax of no elements is undefined")
         want = x[:dim] + x[dim + 1 :]
         if not _dims_match(want, shape_of(self.y)):
             self.fail(f"expects result shape {want}, got {shape_of(self.y)}")
@@ -1378,6 +1947,9 @@ class OneHotOp(AscendOp):
         if not isinstance(self.x.type.element_type, IntegerType):
             self.fail("expects integer indices")
         depth, x = self.prop_int("depth"), shape_of(self.x)
+        for v, what in ((self.on_value, "on_value"), (self.off_value, "off_value")):
+            if any(d != 1 for d in shape_of(v)):
+                self.fail(f"expects a scalar {what} (one element), got shape {shape_of(v)}")
         if depth < 1:
             self.fail(f"depth must be positive, got {depth}")
         axis = _norm_axis(self, self.prop_int("axis"), len(x) + 1, "axis")
@@ -1554,6 +2126,8 @@ class AvgPoolGradOp(AscendOp):
 
     def verify_shapes(self) -> None:
         orig = self.prop_ints("orig_input_shape")
+        if min(orig, default=0) < 0:
+            self.fail(f"expects a static orig_input_shape, got {list(orig)}")
         if not _dims_match(orig, shape_of(self.out_grad)):
             self.fail(f"expects the result shape to equal orig_input_shape {orig}")
         verify_pool(self, orig, shape_of(self.input_grad))
@@ -1572,6 +2146,8 @@ class LayerNormGradOp(AscendOp):
     pd_x = result_def(TensorType)
     pd_gamma = result_def(TensorType)
     pd_beta = result_def(TensorType)
+    epsilon = float_prop(1e-7)
+    """Not a CANN attribute (CANN's LayerNormGrad assumes LayerNorm's default): the forward epsilon."""
     SAME_DTYPE: ClassVar[tuple[str, ...]] = ("dy", "x", "variance", "mean", "gamma", "pd_x", "pd_gamma", "pd_beta")
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("dy", "x", "pd_x")
 
@@ -1580,6 +2156,17 @@ class LayerNormGradOp(AscendOp):
             self.fail("expects dy, x and pd_x of one shape")
         if not (_dims_match(shape_of(self.gamma), shape_of(self.pd_gamma)) and _dims_match(shape_of(self.gamma), shape_of(self.pd_beta))):
             self.fail("expects gamma, pd_gamma and pd_beta of one shape")
+        x, g = shape_of(self.x), shape_of(self.gamma)
+        if len(g) > len(x) or not _dims_match(g, x[len(x) - len(g) :]):
+            self.fail(f"expects gamma shaped like trailing dimensions of x {x}, got {g}")
+        var, mean = shape_of(self.variance), shape_of(self.mean)
+        if not _dims_match(var, mean):
+            self.fail(f"expects mean and variance of one shape, got {mean} and {var}")
+        norm = len(var)
+        while norm > 0 and var[norm - 1] == 1:
+            norm -= 1
+        if len(var) != len(x) or norm == len(x) or not _dims_match(var[:norm], x[:norm]):
+            self.fail(f"expects mean and variance shaped like x {x} with the normalised trailing dimensions 1, got {var}")
 
 
 # --------------------------------------------------------------------------------------
@@ -1671,9 +2258,21 @@ class ApplyAdamDOp(AscendOp):
 
 
 class FloatStatusOp(AscendOp, ABC):
-    """The float status ops touch a device register, so they are not Pure (never erased or merged)."""
+    """The float status ops touch a device register (Ascend's overflow flag), so they are not Pure.
 
-    traits = traits_def()
+    Each declares its effect on the register as an xDSL memory effect: Alloc allocates
+    the status buffer, Clear writes the register, Get reads the register and writes
+    its buffer. So `dce`/`canonicalize` never erase a Clear or a Get, `cse` never merges
+    two Gets (a write lies between any two) or two Clears, and passes that hoist or
+    speculate ops leave them in place (they are not speculatable).
+
+    The compute ops stay Pure: the register reports inf/NaN in the values the program
+    computes. An op whose result is unused may be erased by `dce`/`canonicalize`, and
+    its overflow is then not reported (it influenced nothing); two identical ops merged
+    by `cse` compute one value and report what it reports, as each would have.
+    """
+
+    UNIT: ClassVar[Unit] = Unit.STATUS
 
     def verify_shapes(self) -> None:
         for v in (*self.operands, *self.results):
@@ -1681,6 +2280,21 @@ class FloatStatusOp(AscendOp, ABC):
                 self.fail("expects the float status buffer tensor<8xf32>")
 
 
+def _status_effects(*effects: OpTrait):  # noqa: ANN202
+    """Replace the Pure that a float status op inherits from `AscendOp` by its memory effects
+    (xDSL unites the traits of every base class, so a subclass cannot drop one itself)."""
+
+    def apply(cls: type[FloatStatusOp]) -> type[FloatStatusOp]:
+        kept = tuple(t for t in cls.traits if not isinstance(t, Pure))
+        traits = OpTraits(lambda: (*kept, *effects))
+        cls.traits = traits
+        cls.get_irdl_definition().traits = traits
+        return cls
+
+    return apply
+
+
+@_status_effects(MemoryAllocEffect())
 @irdl_op_definition
 class NPUAllocFloatStatusOp(FloatStatusOp):
     """Allocates the float status buffer. ```mlir
@@ -1693,6 +2307,7 @@ class NPUAllocFloatStatusOp(FloatStatusOp):
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("data",)
 
 
+@_status_effects(MemoryWriteEffect())
 @irdl_op_definition
 class NPUClearFloatStatusOp(FloatStatusOp):
     """Clears the overflow flag; returns the cleared buffer."""
@@ -1703,6 +2318,7 @@ class NPUClearFloatStatusOp(FloatStatusOp):
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("addr", "data")
 
 
+@_status_effects(MemoryReadEffect(), MemoryWriteEffect())
 @irdl_op_definition
 class NPUGetFloatStatusOp(FloatStatusOp):
     """Reads the overflow flag: element 0 is nonzero if an AI Core kernel produced inf/NaN since the last clear."""
@@ -1723,6 +2339,7 @@ OPS: tuple[type[AscendOp], ...] = (
     MatMulOp,
     MatMulV2Op,
     BatchMatMulOp,
+    BatchMatMulV2Op,
     Conv2DOp,
     DepthwiseConv2DOp,
     Conv2DBackpropInputOp,
@@ -1736,11 +2353,21 @@ OPS: tuple[type[AscendOp], ...] = (
     MinimumOp,
     PowOp,
     GreaterOp,
+    LessOp,
+    EqualOp,
+    LogicalAndOp,
+    LogicalOrOp,
+    LogicalNotOp,
     SelectOp,
+    SelectV2Op,
     NegOp,
     ReluOp,
     SquareOp,
+    Relu6Op,
+    ClipByValueOp,
+    HardSigmoidOp,
     LeakyReluOp,
+    ErfOp,
     GeluOp,
     SigmoidOp,
     TanhOp,
@@ -1756,7 +2383,10 @@ OPS: tuple[type[AscendOp], ...] = (
     ReduceMaxOp,
     MaxPoolOp,
     AvgPoolOp,
+    MaxPoolV3Op,
+    AvgPoolV2Op,
     BatchNormOp,
+    BNInferOp,
     BNTrainingReduceOp,
     BNTrainingUpdateOp,
     BNTrainingUpdateGradOp,
@@ -1765,6 +2395,10 @@ OPS: tuple[type[AscendOp], ...] = (
     ReshapeOp,
     TransposeOp,
     ConcatV2DOp,
+    GatherV2DOp,
+    StridedSliceDOp,
+    BroadcastToDOp,
+    TileDOp,
     ArgMaxV2Op,
     OneHotOp,
     SoftmaxCrossEntropyWithLogitsOp,
@@ -1786,6 +2420,29 @@ OPS: tuple[type[AscendOp], ...] = (
     NPUGetFloatStatusOp,
 )
 
+
+
+def check_op_facts(cls: type[AscendOp]) -> None:
+    """Raise TypeError if an op's stated facts name things the op does not have (run at import,
+    so a misspelt SAME_DTYPE entry cannot silently disable a check)."""
+    op_def = cls.get_irdl_definition()
+    fields = [n for n, _ in op_def.operands] + [n for n, _ in op_def.results]
+    for fact in ("SAME_DTYPE", "FLOAT_ONLY"):
+        unknown = [n for n in getattr(cls, fact) if n not in fields]
+        if unknown:
+            raise TypeError(f"{cls.name}: {fact} names {unknown}, which are not operands or results ({', '.join(fields)})")
+    if cls.CANN_INPUTS is not None and len(cls.CANN_INPUTS) != len(op_def.operands):
+        raise TypeError(f"{cls.name}: CANN_INPUTS has {len(cls.CANN_INPUTS)} names for {len(op_def.operands)} operands")
+    if cls.CANN_OUTPUTS is not None and len(cls.CANN_OUTPUTS) != len(op_def.results):
+        raise TypeError(f"{cls.name}: CANN_OUTPUTS has {len(cls.CANN_OUTPUTS)} names for {len(op_def.results)} results")
+    if not isinstance(cls.UNIT, Unit):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise TypeError(f"{cls.name}: UNIT {cls.UNIT!r} is not an ascend.Unit")
+    cls.attr_defaults()  # every declared default has a Python value
+
+
+for _cls in OPS:
+    check_op_facts(_cls)
+
 OPS_BY_TYPE: Mapping[str, type[AscendOp]] = {op.name.removeprefix("ascend."): op for op in OPS}
 """CANN op type (`"MatMulV2"`) -> op class."""
 
@@ -1796,7 +2453,9 @@ def op_type(op: Operation) -> str:
 
 
 def cann_inputs(cls: type[AscendOp]) -> tuple[str, ...]:
-    """CANN input names of an op class: its operand definition names."""
+    """CANN input names of an op class: its operand definition names unless stated."""
+    if cls.CANN_INPUTS is not None:
+        return cls.CANN_INPUTS
     return tuple(name for name, _ in cls.get_irdl_definition().operands)
 
 

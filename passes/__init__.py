@@ -24,4 +24,5 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ascend-precision": _lazy("precision", "AscendPrecisionPass"),
     "ascend-autodiff": _lazy("autodiff", "AutodiffPass"),
     "ascend-loss-scale": _lazy("loss_scale", "LossScalePass"),
+    "ascend-store-low-weights": _lazy("store_weights", "StoreLowWeightsPass"),
 }

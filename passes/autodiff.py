@@ -47,11 +47,29 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from ascend_mp.builder import Emitter, dtype, finish_function, new_function, shape, tensor
 from ascend_mp.dialects import ascend as A
+from ascend_mp.emit import (
+    Emitter,
+    dtype,
+    finish_function,
+    is_kept,
+    mark_all,
+    mark_keep_dtype,
+    name_new_ops,
+    new_function,
+    ops_after,
+    shape,
+    tensor,
+)
 from ascend_mp.dtypes import is_float, tensor_dtype
-from ascend_mp.errors import AscendError
-from ascend_mp.ir import location_of
+from ascend_mp.errors import AscendPassError
+from ascend_mp.ir import location_of, source_location
+
+PASS = "ascend-autodiff"
+
+LOSS_FUNCTIONS: tuple[type[A.AscendOp], ...] = (A.SoftmaxCrossEntropyWithLogitsOp,)
+"""Loss functions: with the ops between them and the returned loss they are the loss ops,
+computed in their original dtype (fp32) under every precision mode."""
 
 SEED_NAME = "gradients/seed"
 """`name` of the Const holding d(loss)/d(loss)."""
@@ -78,7 +96,7 @@ class GradContext:
         """Fail if a result other than `results` carries a gradient (the rule cannot handle it)."""
         for i, d in enumerate(self.dys):
             if d is not None and i not in results:
-                raise AscendError(f"ascend-autodiff: {self.where}: no gradient rule for result #{i} of {self.op.name}")
+                raise AscendPassError(f"{self.where}: ascend-autodiff: no gradient rule for result #{i} of {self.op.name}")
 
 
 Grads = list[SSAValue | None]
@@ -633,7 +651,7 @@ def _bn_training_update(c: GradContext) -> Grads:
     assert isinstance(op, A.BNTrainingUpdateOp)
     src = op.sum.owner
     if not (isinstance(src, A.BNTrainingReduceOp) and src.x == op.x and op.square_sum == src.square_sum):
-        raise AscendError(f"ascend-autodiff: {c.where}: the gradient of {op.name} needs its sum and square_sum from a BNTrainingReduce of the same input")
+        raise AscendPassError(f"{c.where}: ascend-autodiff: the gradient of {op.name} needs its sum and square_sum from a BNTrainingReduce of the same input")
     dy = e.cast(c.dy(), dtype(op.x))
     dx, dscale, doffset = _bn_training_grads(e, dy, op.x, op.scale, op.batch_mean, op.batch_variance, op.properties["epsilon"], "NCHW")
     return [dx, None, None, dscale, doffset, None, None]
@@ -798,12 +816,42 @@ def _avg_pool_grad(c: GradContext) -> Grads:
 # --------------------------------------------------------------------------------------
 
 
-def _find_function(module: ModuleOp, name: str, pass_name: str) -> func.FuncOp:
+def where(op: Operation) -> str:
+    """Where an error about `op` points: its source location, else `@name` for a function,
+    `module` for a module, else its function and position."""
+    loc = source_location(op)
+    if loc is not None:
+        return loc
+    if isinstance(op, func.FuncOp):
+        return f"@{op.sym_name.data}"
+    if isinstance(op, ModuleOp):
+        return "module"
+    return location_of(op)
+
+
+def pass_error(pass_name: str, op: Operation, message: str) -> AscendPassError:
+    """`<where op is>: <pass>: <message>`, an xDSL diagnostic that the tools print as one line."""
+    return AscendPassError(f"{where(op)}: {pass_name}: {message}")
+
+
+def find_function(module: ModuleOp, name: str) -> func.FuncOp | None:
+    """The top-level `func.func @name` of `module`, if any."""
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.sym_name.data == name:
             return op
-    names = ", ".join(f"@{op.sym_name.data}" for op in module.ops if isinstance(op, func.FuncOp)) or "none"
-    raise AscendError(f"{pass_name}: no function @{name} in the module (functions: {names})")
+    return None
+
+
+def function_names(module: ModuleOp) -> str:
+    """`@a, @b` (or `none`): the module's functions, for error messages."""
+    return ", ".join(f"@{op.sym_name.data}" for op in module.ops if isinstance(op, func.FuncOp)) or "none"
+
+
+def _find_function(module: ModuleOp, name: str, pass_name: str) -> func.FuncOp:
+    fn = find_function(module, name)
+    if fn is None:
+        raise pass_error(pass_name, module, f"no function @{name} in the module (functions: {function_names(module)})")
+    return fn
 
 
 def _is_float_value(v: SSAValue) -> bool:
@@ -815,26 +863,55 @@ def _op_label(op: Operation) -> str:
     return getattr(n, "data", None) or op.name.removeprefix("ascend.")
 
 
-def differentiate(module: ModuleOp, func_name: str = "forward", wrt: int | None = None, grad_name: str | None = None) -> func.FuncOp:
-    """Add `@<func>_grad` to `module` (see the module docstring) and return it."""
+def loss_ops(body: Sequence[Operation], loss: SSAValue) -> list[Operation]:
+    """The ops that compute the loss: each loss function (:data:`LOSS_FUNCTIONS`) the loss
+    depends on and every op between it and the loss; without a loss function, the op that
+    produces the loss."""
+    feeds: set[Operation] = set()  # ops the loss depends on
+    todo = [loss.owner]
+    while todo:
+        op = todo.pop()
+        if not isinstance(op, Operation) or op in feeds:
+            continue
+        feeds.add(op)
+        todo.extend(o.owner for o in op.operands)
+    after_loss_fn: set[Operation] = set()
+    for op in body:
+        if isinstance(op, LOSS_FUNCTIONS) or any(o.owner in after_loss_fn for o in op.operands):
+            after_loss_fn.add(op)
+    found = [op for op in body if op in feeds and op in after_loss_fn]
+    if not found and isinstance(loss.owner, A.AscendOp):
+        found = [loss.owner]
+    return found
+
+
+def differentiate(
+    module: ModuleOp, func_name: str = "forward", wrt: int | None = None, grad_name: str | None = None, keep_loss: bool = True
+) -> func.FuncOp:
+    """Add `@<func>_grad` to `module` (see the module docstring) and return it.
+
+    `keep_loss`: mark the loss ops (:func:`loss_ops`), the seed and their gradient ops
+    `keep_dtype`, so every precision mode computes the loss in its original dtype."""
     fwd = _find_function(module, func_name, "ascend-autodiff")
     grad_name = grad_name or f"{func_name}_grad"
-    if any(isinstance(op, func.FuncOp) and op.sym_name.data == grad_name for op in module.ops):
-        raise AscendError(f"ascend-autodiff: function @{grad_name} already exists")
+    existing = find_function(module, grad_name)
+    if existing is not None:
+        after = " (or ascend-loss-scale, which runs it)" if find_function(module, "train_step") else ""
+        raise pass_error(PASS, existing, f"function @{grad_name} already exists: ascend-autodiff{after} ran before; run ascend-autodiff once, before ascend-loss-scale")
     if len(fwd.body.blocks) != 1:
-        raise AscendError(f"ascend-autodiff: @{func_name} must have a single block")
+        raise pass_error(PASS, fwd, f"@{func_name} must have a single block")
     block = fwd.body.blocks[0]
     args = list(block.args)
     if wrt is None:
         wrt = len(args) - 2
     if not 0 < wrt <= len(args):
-        raise AscendError(f"ascend-autodiff: wrt={wrt} is out of range: @{func_name} has {len(args)} arguments")
+        raise pass_error(PASS, fwd, f"wrt={wrt} is out of range: @{func_name} has {len(args)} arguments")
     for i, a in enumerate(args[:wrt]):
         if not _is_float_value(a):
-            raise AscendError(f"ascend-autodiff: argument #{i} of @{func_name} ({a.type}) is not a float tensor and cannot be differentiated")
+            raise pass_error(PASS, fwd, f"argument #{i} of @{func_name} ({a.type}) is not a float tensor and cannot be differentiated")
     ret = block.last_op
     if not isinstance(ret, func.ReturnOp) or len(ret.arguments) != 1 or not _is_float_value(ret.arguments[0]):
-        raise AscendError(f"ascend-autodiff: @{func_name} must return exactly one float tensor (the loss)")
+        raise pass_error(PASS, ret if isinstance(ret, func.ReturnOp) else fwd, f"@{func_name} must return exactly one float tensor (the loss)")
 
     # Copy the forward computation.
     new_fn, new_block = new_function(grad_name, [a.type for a in args], [a.name_hint or f"arg{i}" for i, a in enumerate(args)])
@@ -845,12 +922,14 @@ def differentiate(module: ModuleOp, func_name: str = "forward", wrt: int | None 
         if op is ret:
             break
         if op.regions:
-            raise AscendError(f"ascend-autodiff: {location_of(op)}: ops with regions ({op.name}) are not supported")
+            raise pass_error(PASS, op, f"ops with regions ({op.name}) are not supported")
         clone = op.clone(value_mapper=mapping)
         new_block.add_op(clone)
         origin[clone] = op
         body.append(clone)
     loss = mapping[ret.arguments[0]]
+    if keep_loss:
+        mark_all(loss_ops(body, loss))
 
     # Values that depend on a wrt argument (only they need gradients).
     active: set[SSAValue] = set(new_block.args[:wrt])
@@ -860,6 +939,8 @@ def differentiate(module: ModuleOp, func_name: str = "forward", wrt: int | None 
 
     e = Emitter(new_block)
     seed = e.const(1.0, tensor_dtype(loss.type) or "f32", shape(loss), name=SEED_NAME)
+    if keep_loss:
+        mark_keep_dtype(seed.owner)  # pyright: ignore[reportArgumentType]
     adjoint: dict[SSAValue, SSAValue] = {loss: seed}
 
     def accumulate(value: SSAValue, grad: SSAValue) -> None:
@@ -872,19 +953,21 @@ def differentiate(module: ModuleOp, func_name: str = "forward", wrt: int | None 
         needs = [o in active for o in op.operands]
         if all(d is None for d in dys) or not any(needs):
             continue
-        where = location_of(origin[op])
+        where_ = where(origin[op])
         if isinstance(op, A.AscendOp) and type(op) in NO_GRADIENT:
             continue
         fn = RULES.get(type(op)) if isinstance(op, A.AscendOp) else None
         if fn is None:
-            raise AscendError(f"ascend-autodiff: {where}: no gradient rule for {op.name}")
+            raise AscendPassError(f"{where_}: ascend-autodiff: no gradient rule for {op.name}")
         assert isinstance(op, A.AscendOp)
         first = new_block.last_op
-        grads = fn(GradContext(e, op, dys, needs, where))
+        grads = fn(GradContext(e, op, dys, needs, where_))
         for operand, grad, need in zip(op.operands, grads, needs):
             if grad is not None and need:
                 accumulate(operand, grad)
         name_new_ops(new_block, first, f"gradients/{_op_label(op)}_grad")
+        if is_kept(op):  # the backward of a kept op (the loss) is kept too
+            mark_all(ops_after(new_block, first))
 
     results = [loss]
     for i, arg in enumerate(new_block.args[:wrt]):
@@ -895,19 +978,6 @@ def differentiate(module: ModuleOp, func_name: str = "forward", wrt: int | None 
     finish_function(new_fn, new_block, results)
     module.body.blocks[0].insert_op_after(new_fn, fwd)
     return new_fn
-
-
-def name_new_ops(block: Block, after: Operation | None, scope: str) -> None:
-    """Give the unnamed ops after `after` TF-style names: `<scope>/<OpType>[_k]`."""
-    op = block.first_op if after is None else after.next_op
-    seen: dict[str, int] = {}
-    while op is not None:
-        if isinstance(op, A.AscendOp) and "name" not in op.properties:
-            kind = op.name.removeprefix("ascend.")
-            k = seen.get(kind, 0)
-            seen[kind] = k + 1
-            op.properties["name"] = A.to_attr(f"{scope}/{kind}" + (f"_{k}" if k else ""))
-        op = op.next_op
 
 
 @dataclass(frozen=True)
@@ -922,6 +992,13 @@ class AutodiffPass(ModulePass):
     """How many leading arguments to differentiate (default: all but the last two)."""
     grad_func: str | None = None
     """Name of the generated function (default `<func>_grad`)."""
+    keep_loss: bool = True
+    """Mark the loss ops and their gradients `keep_dtype` (fp32 under every mode); false lets the mode decide."""
+    if_missing: bool = False
+    """Do nothing when the gradient function exists already (`ascend-opt` adds such a pass in front
+    of a precision pass that precedes `ascend-loss-scale`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        differentiate(op, self.func, self.wrt, self.grad_func)
+        if self.if_missing and find_function(op, self.grad_func or f"{self.func}_grad") is not None:
+            return
+        differentiate(op, self.func, self.wrt, self.grad_func, self.keep_loss)

@@ -61,6 +61,7 @@ attribute and built by :func:`initial_state`.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -72,9 +73,15 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, Module
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from ascend_mp.builder import Emitter, dtype, finish_function, new_function, shape, tensor
 from ascend_mp.dialects import ascend as A
-from ascend_mp.errors import AscendError
+from ascend_mp.emit import Emitter, dtype, finish_function, mark_all, name_new_ops, new_function, shape, tensor
+from ascend_mp.errors import AscendError, AscendPassError
+from ascend_mp.passes.autodiff import SEED_NAME, differentiate, function_names, pass_error
+
+PASS = "ascend-loss-scale"
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+"""The scale and the hyper-parameters are float32 constants in the IR."""
 
 OPTIMIZERS = ("sgd", "momentum", "adam")
 MANAGERS = ("dynamic", "fixed", "none")
@@ -124,8 +131,6 @@ def select(e: Emitter, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
 
 def _name_ops(after: Operation | None, scope: str) -> None:
     """Name the unnamed ops after `after`: `<scope>/<OpType>[_k]`."""
-    from ascend_mp.passes.autodiff import name_new_ops
-
     assert after is not None and after.parent is not None
     name_new_ops(after.parent, after, scope)
 
@@ -138,8 +143,6 @@ def _find(module: ModuleOp, name: str) -> func.FuncOp | None:
 
 
 def _seed_of(ops: Sequence[Operation]) -> A.ConstOp | None:
-    from ascend_mp.passes.autodiff import SEED_NAME
-
     for op in ops:
         if isinstance(op, A.ConstOp) and op.node_name is not None and op.node_name.data == SEED_NAME:
             return op
@@ -154,10 +157,10 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
     nparams = len(gret.arguments) - 1
     gargs = list(gblock.args)
     if nparams < 1 or nparams > len(gargs):
-        raise AscendError(f"ascend-loss-scale: @{grad.sym_name.data} must return (loss, one gradient per leading argument)")
+        raise pass_error(PASS, gret, f"@{grad.sym_name.data} must return (loss, one gradient per leading argument)")
     for i in range(nparams):
         if shape(gret.arguments[i + 1]) != shape(gargs[i]):
-            raise AscendError(f"ascend-loss-scale: result #{i + 1} of @{grad.sym_name.data} is not shaped like argument #{i}")
+            raise pass_error(PASS, gret, f"result #{i + 1} of @{grad.sym_name.data} is not shaped like argument #{i}")
     hints = [a.name_hint or f"p{i}" for i, a in enumerate(gargs)]
     param_types = [tensor(shape(a), "f32") for a in gargs[:nparams]]
     scalar = tensor(())
@@ -214,7 +217,7 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
         clones.append(clone)
     seed = _seed_of(clones)
     if seed is None:
-        raise AscendError(f"ascend-loss-scale: @{grad.sym_name.data} has no gradient seed (a Const named 'gradients/seed', as ascend-autodiff makes)")
+        raise pass_error(PASS, grad, f"@{grad.sym_name.data} has no gradient seed (a Const named 'gradients/seed', as ascend-autodiff makes)")
     scaling = cfg.manager != "none"  # without a manager the scale is 1: nothing to multiply or divide
     if scaling:
         seed_value = seed.results[0]
@@ -305,6 +308,8 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
         new_good = good_steps
 
     finish_function(fn, block, [*new_params, *new_state, loss, new_scale, new_good, new_step, overflow])
+    inlined = set(clones)
+    mark_all(op for op in block.ops if op not in inlined)  # the loss-scale machinery stays fp32 under every mode
     fn.attributes[ATTR] = DictionaryAttr(
         {
             "params": IntegerAttr(nparams, i64),
@@ -400,6 +405,8 @@ class LossScalePass(ModulePass):
     """Name of the generated function."""
     wrt: int | None = None
     """Passed to ascend-autodiff when the gradient function has to be made."""
+    keep_loss: bool = True
+    """Passed to ascend-autodiff when the gradient function has to be made."""
     manager: str = "dynamic"
     """`dynamic`, `fixed` or `none`."""
     preset: str | None = None
@@ -422,20 +429,20 @@ class LossScalePass(ModulePass):
     beta2: float = 0.999
     epsilon: float = 1e-8
 
-    def config(self) -> LossScaleConfig:
-        """Validate the options and resolve the manager's defaults."""
+    def config(self, warn: bool = True) -> LossScaleConfig:
+        """Validate the options and resolve the manager's defaults (`warn`: log options that have no effect)."""
         p = self.name
         if self.manager not in MANAGERS:
-            raise AscendError(f"{p}: manager must be one of {', '.join(MANAGERS)}, got '{self.manager}'")
+            raise AscendPassError(f"{p}: manager must be one of {', '.join(MANAGERS)}, got '{self.manager}'")
         if self.optimizer not in OPTIMIZERS:
-            raise AscendError(f"{p}: optimizer must be one of {', '.join(OPTIMIZERS)}, got '{self.optimizer}'")
+            raise AscendPassError(f"{p}: optimizer must be one of {', '.join(OPTIMIZERS)}, got '{self.optimizer}'")
         if self.preset is not None and self.preset not in PRESETS:
-            raise AscendError(f"{p}: preset must be one of {', '.join(PRESETS)}, got '{self.preset}'")
+            raise AscendPassError(f"{p}: preset must be one of {', '.join(PRESETS)}, got '{self.preset}'")
         dynamic_opts = ("preset", "init_scale", "growth_factor", "backoff_factor", "growth_interval", "min_scale")
         fixed_opts = ("scale", "drop_overflow_update")
         given = {f.name for f in fields(self) if f.name in dynamic_opts + fixed_opts and getattr(self, f.name) is not None}
         unused = sorted(given - set(dynamic_opts if self.manager == "dynamic" else fixed_opts if self.manager == "fixed" else ()))
-        for opt in unused:
+        for opt in unused if warn else ():
             logger.warning("%s: option %s has no effect with manager=%s", p, opt.replace("_", "-"), self.manager)
         base = PRESETS[self.preset or "pytorch"]
 
@@ -451,21 +458,21 @@ class LossScalePass(ModulePass):
         elif self.manager == "none":
             init_scale = 1.0
         checks = [
-            (init_scale > 0 and np.isfinite(init_scale), "init-scale" if self.manager == "dynamic" else "scale", init_scale, "a positive finite number"),
-            (growth > 1, "growth-factor", growth, "> 1"),
+            (0 < init_scale <= FLOAT32_MAX, "init-scale" if self.manager == "dynamic" else "scale", init_scale, "a positive finite float32 number"),
+            (1 < growth <= FLOAT32_MAX, "growth-factor", growth, "> 1 and finite"),
             (0 < backoff < 1, "backoff-factor", backoff, "in (0, 1)"),
-            (interval >= 1 and interval == int(interval), "growth-interval", interval, "a positive integer"),
+            (1 <= interval < math.inf and interval == int(interval), "growth-interval", interval, "a positive integer"),
             (interval < 2**31, "growth-interval", interval, "below 2^31 (the clean-step counter is an int32)"),
-            (min_scale >= 0, "min-scale", min_scale, ">= 0"),
-            (self.lr > 0, "lr", self.lr, "> 0"),
+            (0 <= min_scale <= FLOAT32_MAX, "min-scale", min_scale, ">= 0 and finite"),
+            (0 < self.lr <= FLOAT32_MAX, "lr", self.lr, "> 0 and finite"),
             (0 <= self.momentum < 1, "momentum", self.momentum, "in [0, 1)"),
             (0 <= self.beta1 < 1, "beta1", self.beta1, "in [0, 1)"),
             (0 <= self.beta2 < 1, "beta2", self.beta2, "in [0, 1)"),
-            (self.epsilon > 0, "epsilon", self.epsilon, "> 0"),
+            (0 < self.epsilon <= FLOAT32_MAX, "epsilon", self.epsilon, "> 0 and finite"),
         ]
         for ok, opt, value, want in checks:
             if not ok:
-                raise AscendError(f"{p}: {opt} must be {want}, got {value:g}")
+                raise AscendPassError(f"{p}: {opt} must be {want}, got {value:g}")
         return LossScaleConfig(
             manager=self.manager,
             optimizer=self.optimizer,
@@ -485,15 +492,62 @@ class LossScalePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         cfg = self.config()
-        if _find(op, self.step_func) is not None:
-            raise AscendError(f"{self.name}: function @{self.step_func} already exists")
+        existing = _find(op, self.step_func)
+        if existing is not None:
+            raise pass_error(PASS, existing, f"function @{self.step_func} already exists (ascend-loss-scale ran already)")
         grad_name = self.grad_func or f"{self.func}_grad"
         grad = _find(op, grad_name)
         if grad is None:
-            from ascend_mp.passes.autodiff import differentiate
-
             if _find(op, self.func) is None:
-                names = ", ".join(f"@{f.sym_name.data}" for f in op.ops if isinstance(f, func.FuncOp)) or "none"
-                raise AscendError(f"{self.name}: no function @{grad_name} or @{self.func} in the module (functions: {names})")
-            grad = differentiate(op, self.func, self.wrt, grad_name)
+                raise pass_error(PASS, op, f"no function @{grad_name} or @{self.func} in the module (functions: {function_names(op)})")
+            grad = differentiate(op, self.func, self.wrt, grad_name, self.keep_loss)
         build_train_step(op, grad, cfg, self.step_func)
+
+
+# --------------------------------------------------------------------------------------
+# Pass order in a pipeline
+# --------------------------------------------------------------------------------------
+
+PRECISION = "ascend-precision"
+AUTODIFF = "ascend-autodiff"
+
+
+def order_training_passes(passes: Sequence[ModulePass], flags_precision: ModulePass | None = None) -> tuple[ModulePass, ...]:
+    """Check and complete a pipeline that holds the training passes, as `ascend-opt` runs it.
+
+    CANN applies the precision mode to the whole training graph, forward and backward,
+    before the loss-scale step. So `flags_precision` (the ATC flags' pass) goes after the
+    last `ascend-autodiff` that precedes the first `ascend-loss-scale` (or right before that
+    loss-scale pass; at the front when neither pass is in the pipeline); a precision pass
+    before a loss-scale pass that must differentiate by itself gets an
+    `ascend-autodiff{if-missing=true}` in front of it (a no-op when the gradient function
+    exists), so the precision mode sees the backward too. `ascend-precision` before
+    `ascend-autodiff` is a one-line error: the backward would be derived from the fp16
+    forward without kernel selection. Every other order is correct or fails at run time with
+    a one-line error (`ascend-autodiff` after `ascend-loss-scale`, either pass twice).
+    """
+    out = list(passes)
+    if flags_precision is not None:
+        first_ls = next((i for i, p in enumerate(out) if p.name == LossScalePass.name), None)
+        scope = out if first_ls is None else out[:first_ls]
+        last_ad = max((i for i, p in enumerate(scope) if p.name == AUTODIFF), default=None)
+        at = last_ad + 1 if last_ad is not None else first_ls if first_ls is not None else 0
+        out.insert(at, flags_precision)
+    for i, p in enumerate(out):
+        if p.name == AUTODIFF and any(q.name == PRECISION for q in out[:i]):
+            raise AscendError(
+                "ascend-precision runs before ascend-autodiff in this pipeline: the backward would be derived from the "
+                "reduced-precision forward without kernel selection; put ascend-precision after ascend-autodiff "
+                "(CANN applies precision to the forward and backward graph)"
+            )
+    for i, p in enumerate(out):
+        if not isinstance(p, LossScalePass) or any(q.name == AUTODIFF for q in out[:i]):
+            continue
+        first_precision = next((j for j, q in enumerate(out[:i]) if q.name == PRECISION), None)
+        if first_precision is not None:
+            from ascend_mp.passes.autodiff import AutodiffPass
+
+            ensure = AutodiffPass(func=p.func, wrt=p.wrt, grad_func=p.grad_func or f"{p.func}_grad", keep_loss=p.keep_loss, if_missing=True)
+            out.insert(first_precision, ensure)
+            break
+    return tuple(out)

@@ -93,6 +93,7 @@ from ascend_mp.dialects.ascend import (
     CastOp,
     Kernel,
     ListKindAttr,
+    Unit,
 )
 from ascend_mp.dtypes import PRECISION_RANK, TO_CANN, dtype_name, element_type
 from ascend_mp.errors import AscendError, AscendPassError
@@ -1005,7 +1006,7 @@ class _Planner:
             scoped = config.to_float.steps(name, orig)
             if scoped is not None:
                 return self.overridden(cands, scoped)
-        facts = OpFacts(op, op_type, name, orig, kind, mix_reason, None, type(op).CUBE)
+        facts = OpFacts(op, op_type, name, orig, kind, mix_reason, None, type(op).UNIT == Unit.CUBE)
         if rule.needs_inputs:
             facts = facts._replace(inputs=tuple(d for v in op.operands if (d := self.dtype(v)) in PRECISION_RANK))
         follows = ""

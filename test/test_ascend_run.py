@@ -180,7 +180,8 @@ def test_input_errors(small: str, tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_usage_errors(small: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert error([small, "--bogus"], capsys) == "unrecognized arguments: --bogus"
-    assert error([small, "--seed", "x"], capsys) == "argument --seed: invalid int value: 'x'"
+    assert error([small, "--seed", "x"], capsys) == "argument --seed: expected an integer, got 'x'"
+    assert error([small, "--seed", "-1"], capsys) == "argument --seed: expected an integer from 0 to 2**128-1, got -1"
     assert error([small, "--precision_mode", "fast"], capsys).startswith("argument --precision_mode: invalid choice: 'fast'")
     assert error([small, "--function", "nope"], capsys) == "unknown function @nope (functions: @f, @helper, @g)"
     assert error([small, "--compare-modes", "--precision_mode", "force_fp16"], capsys) == (
@@ -207,3 +208,107 @@ def test_cli_entry_point(small: str) -> None:
     proc = subprocess.run([str(tool), small, "--function", "nope"], capture_output=True, text=True, env=dict(os.environ))
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr == "ascend-run: error: unknown function @nope (functions: @f, @helper, @g)\n"
+
+
+# --------------------------------------------------------------------------------------
+# Robustness (issue 14): sizes, inputs, exit codes
+# --------------------------------------------------------------------------------------
+
+
+def exit_code(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    try:
+        main(argv)
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    return code, capsys.readouterr().err
+
+
+def test_usage_errors_exit_2_other_errors_1(small: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert exit_code([small, "--bogus"], capsys)[0] == 2
+    assert exit_code([small, "--seed", "-1"], capsys)[0] == 2
+    assert exit_code([small, "--compare-modes", "-o", "x.npz"], capsys)[0] == 2
+    assert exit_code([small, "--function", "nope"], capsys)[0] == 1
+
+
+def test_random_inputs_are_drawn_in_chunks_with_the_values_of_one_draw() -> None:
+    from ascend_mp.tools import ascend_run
+
+    n = ascend_run.RANDOM_CHUNK * 2 + 17
+    for dtype, reference in (
+        (np.float16, lambda r: r.standard_normal(n).astype(np.float16)),
+        (np.float32, lambda r: r.standard_normal(n).astype(np.float32)),
+        (np.int32, lambda r: r.integers(0, 10, n).astype(np.int32)),
+        (np.bool_, lambda r: r.integers(0, 2, n).astype(np.bool_)),
+    ):
+        got = ascend_run.random_array(np.random.default_rng(5), np.dtype(dtype), (n,))
+        assert got.dtype == dtype and np.array_equal(got, reference(np.random.default_rng(5)))
+
+
+def test_huge_tensors_are_refused_before_allocating(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "m.mlir"
+    path.write_text("func.func @f(%x: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {\n"
+                    "  %0 = ascend.Relu %x : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>\n"
+                    "  func.return %0 : tensor<1024x1024xf32>\n}\n")
+    monkeypatch.setenv("ASCEND_MP_MAX_TENSOR_BYTES", str(1 << 20))
+    assert error([str(path)], capsys) == (
+        "argument 0 of @f (tensor<1024x1024xf32>) needs 4.2 MB (1048576 elements of 4 bytes); "
+        "the limit is 1.0 MB (physical memory, or $ASCEND_MP_MAX_TENSOR_BYTES)"
+    )
+    monkeypatch.setenv("ASCEND_MP_MAX_TENSOR_BYTES", str(1 << 23))
+    assert "result0: tensor<1024x1024xf32>" in ok([str(path)], capsys)
+
+
+def test_npy_header_is_checked_before_reading(small: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from numpy.lib import format as npf
+
+    good = tmp_path / "x.npy"
+    np.save(good, np.arange(6, dtype=np.float32).reshape(2, 3))
+    truncated = tmp_path / "t.npy"
+    truncated.write_bytes(good.read_bytes()[:-4])
+    assert error([small, "--input", f"x={truncated}"], capsys) == (
+        f"{truncated}: not a readable .npy file: its header claims (2, 3) float32 (24 bytes) but the file holds 20 bytes of data"
+    )
+    fortran = tmp_path / "f.npy"
+    np.save(fortran, np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3)))
+    assert "[0.0000, 1.0000, 2.0000, 3.0000, 4.0000, 5.0000]" in ok([small, "--input", f"x={fortran}"], capsys)
+    objects = tmp_path / "o.npy"
+    with open(objects, "wb") as f:
+        npf.write_array_header_1_0(f, {"descr": "|O", "fortran_order": False, "shape": (1,)})
+        f.write(b"\0" * 8)
+    assert "pickles are refused" in error([small, "--input", f"x={objects}"], capsys)
+
+
+def test_npz_edge_cases(small: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty.npz"
+    np.savez(empty)
+    assert "(random, seed 0)" in ok([small, "--inputs", str(empty)], capsys)  # a valid empty archive: nothing given
+    both = tmp_path / "both.npz"
+    np.savez(both, x=np.zeros((2, 3), np.float32), arg0=np.ones((2, 3), np.float32))
+    assert "is already given by" in error([small, "--inputs", str(both)], capsys)
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros((2, 3), np.float32))
+    given = tmp_path / "given.npz"
+    np.savez(given, x=np.zeros((2, 3), np.float32))
+    message = error([small, "--inputs", str(given), "--input", f"0={x}"], capsys)
+    assert message == f"{x}: argument 0 (%x) is already given by {given}[x]"
+
+
+def test_recursion_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "r.mlir"
+    path.write_text("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                    "  %0 = func.call @f(%x) : (tensor<4xf32>) -> tensor<4xf32>\n"
+                    "  func.return %0 : tensor<4xf32>\n}\n")
+    assert error([str(path)], capsys) == f"{path}:2:3: recursive call (@f -> @f): recursion is not supported"
+
+
+def test_keyboard_interrupt_exits_130(small: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from ascend_mp.interpreter.runner import Program
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Program, "run", interrupted)
+    out = tmp_path / "out.npz"
+    assert exit_code([small, "-o", str(out)], capsys) == (130, "")
+    assert not out.exists()

@@ -12,7 +12,7 @@ from xdsl.ir import SSAValue
 
 from ascend_mp.builder import Emitter, finish_function, mlp, new_function, shape, small_cnn, tensor
 from ascend_mp.dialects import ascend as A
-from ascend_mp.errors import AscendError
+from ascend_mp.errors import AscendError, AscendPassError
 from ascend_mp.interpreter import Program
 from ascend_mp.ir import make_context, parse_module, print_module, verify
 from ascend_mp.passes import PASSES
@@ -494,11 +494,18 @@ def test_select(scalar: bool) -> None:
 
 SECOND_ORDER_WITHOUT_RULE = {A.MaxPoolGradOp, A.GeluGradOp, A.LayerNormGradOp, A.BNTrainingUpdateGradOp, A.BNTrainingReduceGradOp}
 STATEFUL = {A.ApplyGradientDescentOp, A.ApplyMomentumDOp, A.ApplyAdamDOp}
+INFERENCE_ONLY = {
+    A.MaxPoolV3Op, A.AvgPoolV2Op, A.BNInferOp, A.ClipByValueOp, A.Relu6Op, A.HardSigmoidOp, A.ErfOp, A.LessOp, A.EqualOp,
+    A.LogicalAndOp, A.LogicalOrOp, A.LogicalNotOp, A.SelectV2Op, A.BatchMatMulV2Op, A.GatherV2DOp, A.StridedSliceDOp,
+    A.BroadcastToDOp, A.TileDOp,
+}
+"""Ops added for ONNX inference (issues 9, 10) whose gradient rules are not written yet: the pass
+refuses them with its one-line "no gradient rule" error."""
 
 
 def test_every_op_has_a_rule_or_a_reason() -> None:
     for cls in A.OPS:
-        assert cls in RULES or cls in NO_GRADIENT or cls in SECOND_ORDER_WITHOUT_RULE | STATEFUL, cls.name
+        assert cls in RULES or cls in NO_GRADIENT or cls in SECOND_ORDER_WITHOUT_RULE | STATEFUL | INFERENCE_ONLY, cls.name
     assert not set(RULES) & set(NO_GRADIENT)
 
 
@@ -516,7 +523,8 @@ def test_missing_rule_is_a_one_line_error_with_location() -> None:
     module = parse_module(GELU_GRAD, "model.mlir")
     with pytest.raises(AscendError) as info:
         differentiate(module, "forward", 1)
-    assert str(info.value) == "ascend-autodiff: model.mlir:3:3: no gradient rule for ascend.GeluGrad"
+    assert str(info.value) == "model.mlir:3:3: ascend-autodiff: no gradient rule for ascend.GeluGrad"
+    assert isinstance(info.value, AscendPassError)
 
 
 @pytest.mark.parametrize(
@@ -567,7 +575,7 @@ func.func @forward(%x: tensor<2x3xf32>, %g: tensor<3xf32>, %b: tensor<3xf32>, %u
   func.return %l : tensor<f32>
 }
 """
-    with pytest.raises(AscendError, match=r"model.mlir:2:3: no gradient rule for result #1 of ascend.LayerNorm"):
+    with pytest.raises(AscendError, match=r"model.mlir:2:3: ascend-autodiff: no gradient rule for result #1 of ascend.LayerNorm"):
         differentiate(parse_module(mean_used, "model.mlir"), "forward", 1)
     backprop_used = """\
 func.func @forward(%z: tensor<2x3xf32>, %t: tensor<2x3xf32>) -> tensor<f32> {
@@ -588,7 +596,7 @@ func.func @forward(%x: tensor<2x3x2x2xf32>, %s: tensor<3xf32>, %ss: tensor<3xf32
   func.return %l : tensor<f32>
 }
 """
-    with pytest.raises(AscendError, match="model.mlir:2:3: the gradient of ascend.BNTrainingUpdate needs its sum and square_sum from a BNTrainingReduce"):
+    with pytest.raises(AscendError, match="model.mlir:2:3: ascend-autodiff: the gradient of ascend.BNTrainingUpdate needs its sum and square_sum from a BNTrainingReduce"):
         differentiate(parse_module(text, "model.mlir"), "forward", 1)
 
 

@@ -158,3 +158,31 @@ def test_examples_print_their_ir(example: str) -> None:
 def test_layer_shape_errors(make, message: str) -> None:
     with pytest.raises(AscendError, match=message):
         make()
+
+
+def test_passes_do_not_import_the_builder() -> None:
+    """The IR emitter lives in ascend_mp.emit (with the IR helpers); passes/ must not depend on
+    the user-facing model builder (issue 9 item 6)."""
+    from pathlib import Path
+
+    passes = Path(__file__).resolve().parent.parent / "passes"
+    offenders = [p.name for p in passes.glob("*.py") if "ascend_mp.builder" in p.read_text()]
+    assert offenders == []
+    import ascend_mp.builder as builder
+    import ascend_mp.emit as emit
+
+    assert builder.Emitter is emit.Emitter and builder.tensor is emit.tensor  # still importable from the builder
+
+
+def test_emitter_keep_dtype_marks_every_op() -> None:
+    from ascend_mp.dialects import ascend as A
+    from ascend_mp.emit import Emitter, is_kept, new_function, tensor
+
+    fn, block = new_function("f", [tensor((2,))], ["x"])
+    e = Emitter(block, keep_dtype=True)
+    y = e.one(A.ReluOp, block.args[0], name="r")
+    z = e.mul(y, e.const(2.0))
+    assert all(is_kept(op) for op in block.ops) and len(list(block.ops)) == 3
+    plain = Emitter(block)
+    plain.neg(z)
+    assert not is_kept(block.last_op)  # pyright: ignore[reportArgumentType]

@@ -328,3 +328,60 @@ def test_customize_dtypes_same_key_as_name_and_type_is_not_a_duplicate(tmp_path:
 def test_customize_dtypes_error_column_counts_indentation(tmp_path: Path) -> None:
     path = write(tmp_path, "    conv1::InputDtype:float16,OutputDtype:half\n")
     assert error_of(load_customize_dtypes, path).startswith(f"{path}:1:43: expected a dtype (one of ")
+
+
+# ---------------------------------------------------------------------------------------------------- robustness
+
+
+def test_line_numbers_count_newlines_only(tmp_path: Path) -> None:
+    """A form feed, vertical tab or U+2028 inside a line does not shift the line numbers."""
+    path = write(tmp_path, "relu1 \f\nrelu2\u2028\nrelu3\v\nfc 2\n")
+    with pytest.raises(AscendError, match=r":4: expected an op name or OpType::<type>, got 'fc 2'$"):
+        load_keep_dtype(path)
+    path = write(tmp_path, "a::InputDtype:float16,OutputDtype:float16\f\n\u2028b::InputDtype:float16,OutputDtype:flaot16\n")
+    with pytest.raises(AscendError, match=r":2:\d+: expected a dtype .* got 'flaot16'$"):
+        load_customize_dtypes(path)
+
+
+def test_invisible_characters_are_refused_and_shown_escaped(tmp_path: Path) -> None:
+    path = write(tmp_path, "relu\x001\n")
+    with pytest.raises(AscendError) as info:
+        load_keep_dtype(path)
+    assert str(info.value).endswith("got 'relu\\x001'") and str(info.value).isprintable()
+    path = write(tmp_path, "fc\u200b1::InputDtype:float16,OutputDtype:float16\n")
+    with pytest.raises(AscendError) as info:
+        load_customize_dtypes(path)
+    assert "fc\\u200b1" in str(info.value)
+
+
+def test_byte_order_mark_is_accepted_in_every_file(tmp_path: Path) -> None:
+    assert load_keep_dtype(write(tmp_path, "\ufeffrelu1\n")).names == {"relu1"}
+    assert "relu1" in load_customize_dtypes(write(tmp_path, "\ufeffrelu1::InputDtype:float16,OutputDtype:float16\n")).by_name
+    assert load_mixlist(write(tmp_path, '\ufeff{"black-list": {"to-add": ["Relu"]}}')).adds == {"Relu": "black"}
+
+
+def test_deeply_nested_json_is_one_line(tmp_path: Path) -> None:
+    path = write(tmp_path, '{"white-list": {"to-add": ' + "[" * 5000 + "]" * 5000 + "}}")
+    with pytest.raises(AscendError, match=r": invalid JSON: nested too deeply$"):
+        load_mixlist(path)
+
+
+def test_unknown_op_type_hints_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the first HINTS_PER_FILE unknown op types get a (costly) 'did you mean' search: linear time."""
+    import difflib
+
+    from ascend_mp import config
+
+    calls = []
+    real = difflib.get_close_matches
+
+    def counting(*args: object, **kwargs: object) -> list[str]:
+        calls.append(args[0])
+        return real(*args, **kwargs)  # pyright: ignore[reportArgumentType]
+
+    monkeypatch.setattr(difflib, "get_close_matches", counting)
+    path = write(tmp_path, json.dumps({"white-list": {"to-add": ["Reluu"] + [f"Op{i}" for i in range(1000)]}}))
+    mixlist = load_mixlist(path, KNOWN)
+    assert len(mixlist.warnings) == 1001
+    assert len(calls) == config.HINTS_PER_FILE
+    assert "did you mean 'Relu'?" in mixlist.warnings[0] and "did you mean" not in mixlist.warnings[-1]

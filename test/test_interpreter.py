@@ -606,6 +606,33 @@ def test_peak_bytes_follow_liveness() -> None:
     assert prog.peak_bytes == 32
 
 
+def test_activation_bytes_leave_out_the_arguments() -> None:
+    """Counted by hand: x, w 64 B each (f32 4x4). MatMul: x+w+a live (192), w dies; Relu: x+a+b (192),
+    a dies; Add: x+b+c (192). Activations (arguments left out): a, then a+b (128), then b+c (128).
+    The f16 variant counts 2 bytes per element and the cast is an activation too."""
+    prog = program("""
+    func.func @f(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {
+      %a = ascend.MatMulV2 %x, %w : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+      %b = ascend.Relu %a : (tensor<4x4xf32>) -> tensor<4x4xf32>
+      %c = ascend.Add %b, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+      func.return %c : tensor<4x4xf32>
+    }
+    func.func @g(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> tensor<4x4xf16> {
+      %h = ascend.Cast %x : (tensor<4x4xf32>) -> tensor<4x4xf16>
+      %y = func.call @f(%x, %w) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+      %z = ascend.Cast %y : (tensor<4x4xf32>) -> tensor<4x4xf16>
+      %s = ascend.Add %z, %h : (tensor<4x4xf16>, tensor<4x4xf16>) -> tensor<4x4xf16>
+      func.return %s : tensor<4x4xf16>
+    }""")
+    x, w = rand(4, 4), rand(4, 4, seed=1)
+    prog.run("f", x, w, track_memory=True)
+    assert (prog.peak_bytes, prog.peak_activation_bytes) == (192, 128)
+    prog.run("g", x, w, track_memory=True)
+    # h (32 B) lives across the call, whose own activations peak at 128: 160; then y+z (64+32), z+h+s (96)
+    assert prog.peak_activation_bytes == 160
+    assert prog.peak_bytes == 32 + 192  # h, and the callee's own peak (x + w + a)
+
+
 def test_unused_results_are_freed_at_once() -> None:
     prog = program("""
     func.func @f(%z: tensor<8x10xf32>, %t: tensor<8x10xf32>) -> tensor<8xf32> {

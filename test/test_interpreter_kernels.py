@@ -892,3 +892,340 @@ def test_every_kernel_is_exercised_by_a_test() -> None:
     text = "".join((here / name).read_text() for name in ("test_interpreter_kernels.py", "test_interpreter_grads.py", "test_interpreter.py"))
     untested = [t for t in KERNELS if f'"{t}"' not in text and f"ascend.{t} " not in text]
     assert not untested, f"kernels without a test: {untested}"
+
+
+# --------------------------------------------------------------------------------------
+# CNN-zoo ops: explicit-pad pooling, inference BatchNorm, clipping, HardSigmoid
+# --------------------------------------------------------------------------------------
+
+
+def onnx_pool_out(size: int, k: int, s: int, lo: int, hi: int, ceil_mode: bool) -> int:
+    """ONNX's output size (floor or ceil of (size + pads - k) / s, plus 1), with the rule that
+    the last window starts inside the input or its leading pad (onnxruntime, PyTorch)."""
+    q = (size + lo + hi - k) / s
+    out = (math.ceil(q) if ceil_mode else math.floor(q)) + 1
+    if ceil_mode and (out - 1) * s >= size + lo:
+        out -= 1
+    return out
+
+
+def naive_pad_pool(x: np.ndarray, k: tuple[int, int], s: tuple[int, int], pads: tuple[int, int, int, int], ceil_mode: bool, kind: str, exclusive: bool = True) -> np.ndarray:
+    """NCHW pooling with explicit pads [top, bottom, left, right], looping over output pixels:
+    max over the input elements of a window; the average divides by its input elements
+    (exclusive) or by its elements inside the padded input."""
+    n_, c_, h_, w_ = x.shape
+    pt, pb, pl, pr = pads
+    oh_ = onnx_pool_out(h_, k[0], s[0], pt, pb, ceil_mode)
+    ow_ = onnx_pool_out(w_, k[1], s[1], pl, pr, ceil_mode)
+    y = np.zeros((n_, c_, oh_, ow_))
+    for oh, ow in itertools.product(range(oh_), range(ow_)):
+        h0, w0 = oh * s[0] - pt, ow * s[1] - pl
+        h1, w1 = h0 + k[0], w0 + k[1]
+        win = x[:, :, max(h0, 0) : min(h1, h_), max(w0, 0) : min(w1, w_)]
+        if kind == "max":
+            y[:, :, oh, ow] = win.max(axis=(2, 3))
+        else:
+            count = win.shape[2] * win.shape[3] if exclusive else (min(h1, h_ + pb) - max(h0, -pt)) * (min(w1, w_ + pr) - max(w0, -pl))
+            y[:, :, oh, ow] = win.sum(axis=(2, 3)) / count
+    return y
+
+
+@st.composite
+def pad_pool_cases(draw: st.DrawFn) -> dict[str, Any]:
+    k = (draw(st.integers(1, 4)), draw(st.integers(1, 4)))
+    s = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    pads = (draw(st.integers(0, k[0] - 1)), draw(st.integers(0, k[0] - 1)), draw(st.integers(0, k[1] - 1)), draw(st.integers(0, k[1] - 1)))
+    h, w = draw(st.integers(max(k[0] - pads[0] - pads[1], 1), 8)), draw(st.integers(max(k[1] - pads[2] - pads[3], 1), 8))
+    fmt = draw(st.sampled_from(["NCHW", "NHWC"]))
+    nchw = fmt == "NCHW"
+    ceil_mode, exclusive = draw(st.booleans()), draw(st.booleans())
+    attrs = {
+        "ksize": (1, 1, *k) if nchw else (1, *k, 1),
+        "strides": (1, 1, *s) if nchw else (1, *s, 1),
+        "pads": pads,
+        "ceil_mode": ceil_mode,
+        "exclusive": exclusive,
+        "data_format": fmt,
+    }
+    return {"k": k, "s": s, "pads": pads, "ceil": ceil_mode, "exclusive": exclusive, "fmt": fmt, "attrs": attrs,
+            "shape": (draw(st.integers(1, 2)), draw(st.integers(1, 3)), h, w), "seed": draw(st.integers(0, 2**16))}
+
+
+@pytest.mark.parametrize("dtype", [F16, F32], ids=str)
+@EXAMPLES
+@given(case=pad_pool_cases())
+def test_max_pool_v3_and_avg_pool_v2_match_naive_loops(dtype: np.dtype, case: dict[str, Any]) -> None:
+    x = rng(case["seed"]).standard_normal(case["shape"]).astype(dtype)
+    xin = to_fmt(x, case["fmt"])
+    args = (case["k"], case["s"], case["pads"], case["ceil"])
+    y = run("MaxPoolV3", xin, attrs=case["attrs"])
+    assert_close(y, to_fmt(naive_pad_pool(f64(x), *args, "max"), case["fmt"]), ulps=0)
+    ref = naive_pad_pool(f64(x), *args, "avg", case["exclusive"])
+    scale = naive_pad_pool(np.abs(f64(x)), *args, "max")
+    assert_close(run("AvgPoolV2", xin, attrs=case["attrs"]), to_fmt(ref, case["fmt"]), scale=to_fmt(scale, case["fmt"]))
+
+
+def test_pad_pooling_known_values() -> None:
+    """A 3x3 window, stride 2, pads 1 on a 4x4 ramp (resnet's stem pool), by hand."""
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    attrs = {"ksize": (1, 1, 3, 3), "strides": (1, 1, 2, 2), "pads": (1, 1, 1, 1)}
+    assert run("MaxPoolV3", x, attrs=attrs)[0, 0].tolist() == [[5.0, 7.0], [13.0, 15.0]]
+    # exclusive: the top-left window holds 0, 1, 4, 5 (mean 2.5); inclusive divides by 9
+    assert run("AvgPoolV2", x, attrs=attrs)[0, 0, 0, 0] == 2.5
+    assert run("AvgPoolV2", x, attrs={**attrs, "exclusive": False})[0, 0, 0, 0] == np.float32(10 / 9)
+    # ceil_mode: 5 wide, k 2, s 2 -> 3 outputs; the last window holds one input element
+    x5 = np.arange(5, dtype=np.float32).reshape(1, 1, 1, 5)
+    y = run("AvgPoolV2", x5, attrs={"ksize": (1, 1, 1, 2), "strides": (1, 1, 1, 2), "ceil_mode": True, "exclusive": False})
+    assert y[0, 0, 0].tolist() == [0.5, 2.5, 4.0]
+
+
+@pytest.mark.parametrize("mode", ["SAME", "VALID"])
+def test_pad_pooling_same_and_valid_modes_follow_tf(mode: str) -> None:
+    x = rng(3).standard_normal((1, 2, 7, 6)).astype(F32)
+    attrs = {"ksize": (1, 1, 3, 2), "strides": (1, 1, 2, 2), "pads": (2, 2, 1, 1), "padding_mode": mode}  # pads ignored
+    same = mode == "SAME"
+    for op, kind in (("MaxPoolV3", "max"), ("AvgPoolV2", "avg")):
+        assert_close(run(op, x, attrs=attrs), naive_pool(f64(x), (3, 2), (2, 2), same, kind), scale=3)
+
+
+def test_global_pooling() -> None:
+    x = rng(4).standard_normal((2, 3, 5, 4)).astype(F32)
+    attrs = {"ksize": (1, 1, 1, 1), "strides": (1, 1, 1, 1), "global_pooling": True}
+    y = run("AvgPoolV2", x, attrs=attrs, out_shapes=[(2, 3, 1, 1)])
+    assert_close(y, f64(x).sum(axis=(2, 3), keepdims=True) / 20, scale=20)
+    assert (run("MaxPoolV3", x, attrs=attrs) == x.max(axis=(2, 3), keepdims=True)).all()
+
+
+@pytest.mark.parametrize("shape", [(3, 4, 5, 2), (6, 4), (2, 4, 7)])
+@pytest.mark.parametrize("dtype", [F16, F32], ids=str)
+def test_bn_infer(shape: tuple[int, ...], dtype: np.dtype) -> None:
+    r = rng(5)
+    x = (r.standard_normal(shape) * 3 + 1).astype(dtype)
+    c = shape[1]
+    scale, offset, mean = (r.standard_normal(c).astype(F32) for _ in range(3))
+    var = (r.random(c) + 0.1).astype(F32)
+    eps = float(np.float32(1e-5))
+    view = [1, c] + [1] * (len(shape) - 2)
+    y = run("BNInfer", x, scale, offset, mean, var, attrs={"epsilon": eps})
+    ref = np.empty(shape)
+    for index in np.ndindex(*shape):  # element by element, from the definition
+        ch = index[1]
+        ref[index] = (float(x[index]) - float(mean[ch])) / math.sqrt(float(var[ch]) + eps) * float(scale[ch]) + float(offset[ch])
+    bound = (np.abs(f64(x)) + np.abs(f64(mean)).reshape(view)) * (np.abs(f64(scale)) / np.sqrt(f64(var) + eps)).reshape(view) + np.abs(f64(offset)).reshape(view)
+    assert_close(y, ref, scale=bound)
+
+
+@pytest.mark.parametrize("dtype", [*LOW_FLOATS, np.dtype(np.int32)], ids=str)
+@EXAMPLES
+@given(data=st.data())
+def test_clip_by_value_and_relu6(dtype: np.dtype, data: st.DataObject) -> None:
+    shape = data.draw(SHAPES)
+    if dtype.kind == "i":
+        x = data.draw(hnp.arrays(dtype, shape, elements=st.integers(-20, 20)))
+        lo, hi = (np.asarray(data.draw(st.integers(-10, 10)), dtype) for _ in range(2))
+    else:
+        x = data.draw(arrays_of(dtype, shape))
+        lo, hi = (data.draw(arrays_of(dtype, (), bound=10)) for _ in range(2))
+    hi_row = np.full(shape[-1:], hi, dtype)  # a bound that broadcasts along the last axis
+    clipped = run("ClipByValue", x, lo, hi_row)
+    relu6 = run("Relu6", x)
+    for index in np.ndindex(*shape):
+        v = float(x[index])
+        if math.isnan(v):
+            assert math.isnan(float(clipped[index])) and math.isnan(float(relu6[index]))
+            continue
+        assert float(clipped[index]) == min(max(v, float(lo)), float(hi))
+        assert float(relu6[index]) == min(max(v, 0.0), 6.0)
+
+
+@pytest.mark.parametrize("dtype", LOW_FLOATS, ids=str)
+@pytest.mark.parametrize(("alpha", "beta"), [(0.2, 0.5), (1 / 6, 0.5), (0.16666666, 0.5), (-0.3, 0.1)])
+@EXAMPLES
+@given(data=st.data())
+def test_hard_sigmoid(dtype: np.dtype, alpha: float, beta: float, data: st.DataObject) -> None:
+    x = data.draw(arrays_of(dtype, SHAPES))
+    a, b = float(np.float32(alpha)), float(np.float32(beta))  # the attributes are f32
+    with np.errstate(all="ignore"):
+        ref = np.clip(a * f64(x) + b, 0.0, 1.0)
+        ref = np.where(np.isnan(f64(x)), np.nan, ref)
+    assert_close(run("HardSigmoid", x, attrs={"alpha": a, "beta": b}), ref, scale=np.abs(a * f64(x)) + abs(b))
+
+
+def test_hard_sigmoid_defaults_are_canns() -> None:
+    x = np.array([-4.0, 0.0, 1.5, 4.0], np.float32)
+    ref = np.clip(f64(x) * float(np.float32(0.16666666)) + 0.5, 0, 1)
+    assert_close(run("HardSigmoid", x), ref, scale=1)
+
+
+# --------------------------------------------------------------------------------------
+# Transformer ops: comparisons, logic, SelectV2, Erf
+# --------------------------------------------------------------------------------------
+
+
+def broadcast_index(index: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The element of an operand of `shape` that NumPy broadcasting pairs with result `index`."""
+    tail = index[len(index) - len(shape) :] if shape else ()
+    return tuple(i if n > 1 else 0 for i, n in zip(tail, shape))
+
+
+COMPARE = {"Less": lambda a, b: a < b, "Equal": lambda a, b: a == b, "Greater": lambda a, b: a > b}
+
+
+@pytest.mark.parametrize("dtype", [*LOW_FLOATS, np.dtype(np.int32)], ids=str)
+@pytest.mark.parametrize("op", ["Less", "Equal"])
+@EXAMPLES
+@given(data=st.data())
+def test_less_and_equal(op: str, dtype: np.dtype, data: st.DataObject) -> None:
+    shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=4))
+    if dtype.kind == "i":
+        a, b = (data.draw(hnp.arrays(dtype, s, elements=st.integers(-3, 3))) for s in shapes.input_shapes)
+    else:
+        a, b = (data.draw(arrays_of(dtype, s)) for s in shapes.input_shapes)
+    y = run(op, a, b, out=np.bool_)
+    assert y.shape == shapes.result_shape
+    for index in np.ndindex(*shapes.result_shape):  # element by element, in Python floats (NaN compares false)
+        va, vb = float(a[broadcast_index(index, a.shape)]), float(b[broadcast_index(index, b.shape)])
+        assert bool(y[index]) == COMPARE[op](va, vb), (index, va, vb)
+
+
+@EXAMPLES
+@given(data=st.data())
+def test_logical_ops(data: st.DataObject) -> None:
+    shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=4))
+    a, b = (data.draw(hnp.arrays(np.bool_, s)) for s in shapes.input_shapes)
+    y_and, y_or = run("LogicalAnd", a, b, out=np.bool_), run("LogicalOr", a, b, out=np.bool_)
+    y_not = run("LogicalNot", a, out=np.bool_)
+    for index in np.ndindex(*shapes.result_shape):
+        va, vb = bool(a[broadcast_index(index, a.shape)]), bool(b[broadcast_index(index, b.shape)])
+        assert bool(y_and[index]) == (va and vb) and bool(y_or[index]) == (va or vb)
+    for index in np.ndindex(*a.shape):
+        assert bool(y_not[index]) == (not bool(a[index]))
+
+
+@pytest.mark.parametrize("dtype", [*LOW_FLOATS, np.dtype(np.int32), np.dtype(np.bool_)], ids=str)
+@EXAMPLES
+@given(data=st.data())
+def test_select_v2_broadcasts_bit_exactly(dtype: np.dtype, data: st.DataObject) -> None:
+    shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=3, max_side=4))
+    cond = data.draw(hnp.arrays(np.bool_, shapes.input_shapes[0]))
+    if dtype.kind in "ib":
+        x1, x2 = (data.draw(hnp.arrays(dtype, s)) for s in shapes.input_shapes[1:])
+    else:
+        x1, x2 = (data.draw(arrays_of(dtype, s)) for s in shapes.input_shapes[1:])
+    y = run("SelectV2", cond, x1, x2, out=dtype)
+    assert y.shape == shapes.result_shape
+    for index in np.ndindex(*shapes.result_shape):
+        chosen = x1[broadcast_index(index, x1.shape)] if cond[broadcast_index(index, cond.shape)] else x2[broadcast_index(index, x2.shape)]
+        assert y[index].tobytes() == np.asarray(chosen, dtype).tobytes()
+
+
+@pytest.mark.parametrize("dtype", LOW_FLOATS, ids=str)
+@EXAMPLES
+@given(data=st.data())
+def test_erf(dtype: np.dtype, data: st.DataObject) -> None:
+    x = data.draw(arrays_of(dtype, SHAPES))
+    ref = np.array([math.erf(v) if not math.isnan(v) else math.nan for v in f64(x).reshape(-1)]).reshape(x.shape)
+    assert_close(run("Erf", x), ref, scale=1, k=4, ulps=1 if dtype != F32 else 2)
+
+
+def test_exact_gelu_from_erf_differs_from_the_tanh_gelu() -> None:
+    """ONNX's Gelu is 0.5 x (1 + erf(x / sqrt 2)); the dialect's Gelu is CANN's tanh form."""
+    x = np.linspace(-4, 4, 81)
+    erf = run("Erf", (x / math.sqrt(2)).astype(F32))
+    exact = 0.5 * x * (1 + f64(erf))
+    ref = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x])
+    assert np.abs(exact - ref).max() < 1e-6
+    assert np.abs(f64(run("Gelu", x.astype(F32))) - ref).max() > 1e-4
+
+
+# --------------------------------------------------------------------------------------
+# Transformer ops: N-d MatMul, gather, slicing, broadcasting, tiling
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape"), [((2, 5, 8), (8, 3)), ((5, 8), (2, 3, 8, 4)), ((2, 1, 5, 8), (3, 8, 4)), ((4, 6), (6, 2))])
+@pytest.mark.parametrize("adj", [(False, False), (True, False), (False, True)])
+@pytest.mark.parametrize(("dtype", "out"), [(F16, F16), (F16, F32), (F32, F32)], ids=str)
+def test_batch_matmul_v2_broadcasts_batches(a_shape: tuple[int, ...], b_shape: tuple[int, ...], adj: tuple[bool, bool], dtype: np.dtype, out: np.dtype) -> None:
+    r = rng(6)
+    a_mat = a_shape[:-2] + ((a_shape[-1], a_shape[-2]) if adj[0] else a_shape[-2:])
+    b_mat = b_shape[:-2] + ((b_shape[-1], b_shape[-2]) if adj[1] else b_shape[-2:])
+    a, b = r.standard_normal(a_mat).astype(dtype), r.standard_normal(b_mat).astype(dtype)
+    bias = r.standard_normal(b_shape[-1]).astype(out)
+    y = run("BatchMatMulV2", a, b, bias, out=out, attrs={"adj_x1": adj[0], "adj_x2": adj[1]})
+    batch = np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    m, k, n = a_shape[-2], a_shape[-1], b_shape[-1]
+    assert y.shape == (*batch, m, n)
+    ref, bound = np.zeros(y.shape), np.zeros(y.shape)
+    for index in np.ndindex(*batch, m, n):  # one dot product per element, in float64
+        *bi, i, j = index
+        ia = tuple(x if s > 1 else 0 for x, s in zip(bi[len(bi) - len(a_shape[:-2]) :], a_shape[:-2]))
+        ib = tuple(x if s > 1 else 0 for x, s in zip(bi[len(bi) - len(b_shape[:-2]) :], b_shape[:-2]))
+        row = [float(a[(*ia, p, i)] if adj[0] else a[(*ia, i, p)]) for p in range(k)]
+        col = [float(b[(*ib, j, p)] if adj[1] else b[(*ib, p, j)]) for p in range(k)]
+        ref[index] = sum(u * v for u, v in zip(row, col)) + float(bias[j])
+        bound[index] = sum(abs(u * v) for u, v in zip(row, col)) + abs(float(bias[j]))
+    assert_close(y, ref, scale=bound, k=2 * k + 2)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("idx_dtype", [np.int32, np.int64])
+def test_gather_v2(axis: int, idx_dtype: type) -> None:
+    x = rng(7).standard_normal((4, 5, 3)).astype(F16)
+    n = x.shape[axis]
+    indices = np.array([[0, n - 1], [-1, 1], [-n, 2 % n]], idx_dtype)
+    y = run("GatherV2D", x, indices, attrs={"axis": axis})
+    ax = axis % 3
+    assert y.shape == x.shape[:ax] + indices.shape + x.shape[ax + 1 :]
+    for index in np.ndindex(*y.shape):
+        i = int(indices[index[ax : ax + 2]])
+        src = index[:ax] + ((i + n) % n,) + index[ax + 2 :]
+        assert y[index].tobytes() == x[src].tobytes()
+
+
+def test_gather_v2_out_of_range_index_is_a_one_line_error() -> None:
+    x = np.zeros((4, 2), F32)
+    with pytest.raises(KernelError, match="GatherV2D: index 4 is out of range for axis 0 of size 4"):
+        run("GatherV2D", x, np.array([1, 4], np.int64))
+    with pytest.raises(KernelError, match="index -5 is out of range"):
+        run("GatherV2D", x, np.array([-5], np.int32))
+
+
+@pytest.mark.parametrize(
+    ("begin", "end", "strides", "bm", "em"),
+    [((0, 1), (4, 7), (1, 2), 0, 0), ((3, -1), (0, 0), (-1, -2), 0, 0), ((1,), (100,), (1,), 0, 0), ((5, 2), (0, 6), (1, 3), 1, 2), ((-3, 0), (-1, 1), (1, 1), 0, 0)],
+)
+def test_strided_slice(begin: tuple[int, ...], end: tuple[int, ...], strides: tuple[int, ...], bm: int, em: int) -> None:
+    x = rng(8).standard_normal((4, 8, 2)).astype(F32)
+    y = run("StridedSliceD", x, attrs={"begin": begin, "end": end, "strides": strides, "begin_mask": bm, "end_mask": em})
+    # the reference picks indices one by one from TF's rules (clamping, negative counting, masks)
+    picks = []
+    for d, size in enumerate(x.shape):
+        if d >= len(begin):
+            picks.append(list(range(size)))
+            continue
+        s = strides[d]
+        lo, hi = (0, size) if s > 0 else (-1, size - 1)
+        b = (0 if s > 0 else size - 1) if bm >> d & 1 else min(max(begin[d] + size if begin[d] < 0 else begin[d], lo), hi)
+        e = (size if s > 0 else -1) if em >> d & 1 else min(max(end[d] + size if end[d] < 0 else end[d], lo), hi)
+        idx, i = [], b
+        while (i < e) if s > 0 else (i > e):
+            idx.append(i)
+            i += s
+        picks.append(idx)
+    ref = x[np.ix_(*picks)]
+    assert y.shape == ref.shape and (y == ref).all()
+
+
+def test_broadcast_to_and_tile() -> None:
+    x = rng(9).standard_normal((3, 1)).astype(F16)
+    y = run("BroadcastToD", x, attrs={"shape": (2, 3, 4)})
+    assert y.shape == (2, 3, 4)
+    for i, j, k in np.ndindex(2, 3, 4):
+        assert y[i, j, k] == x[j, 0]
+    t = run("TileD", x, attrs={"multiples": (2, 3)})
+    assert t.shape == (6, 3)
+    for i, j in np.ndindex(6, 3):
+        assert t[i, j] == x[i % 3, 0]
+    mask = np.array([[True, False]])
+    assert run("TileD", mask, out=np.bool_, attrs={"multiples": (2, 2)}).tolist() == [[True, False, True, False]] * 2

@@ -124,5 +124,73 @@ def test_malformed_tables_give_one_line_errors(tmp_path: Path, text: str, messag
 def test_missing_table_and_unknown_soc() -> None:
     with pytest.raises(AscendError, match=r"nope.json: cannot read op-info table"):
         load_library("ascend910", "nope.json")
-    with pytest.raises(AscendError, match="unknown soc_version 'ascend310': expected one of ascend910, ascend910b"):
+    with pytest.raises(AscendError, match="unknown soc_version 'ascend310'.*accepted: .*Ascend910B1.*ascend910b"):
         load_library("ascend310")
+
+
+# --------------------------------------------------------------------------------------
+# Robustness and CANN fidelity of the loader
+# --------------------------------------------------------------------------------------
+
+RELU16 = {"Relu": {"input0": {"name": "x", "dtype": "float16"}, "output0": {"name": "y", "dtype": "float16"}}}
+RELU32 = {"Relu": {"input0": {"name": "x", "dtype": "float"}, "output0": {"name": "y", "dtype": "float"}}}
+
+
+def test_op_info_folder_is_one_library(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text(json.dumps(RELU16))
+    (tmp_path / "b.json").write_text(json.dumps({"Exp": {"input0": {"name": "x", "dtype": "float"}, "output0": {"name": "y", "dtype": "float"}}}))
+    (tmp_path / "c.json").write_text(json.dumps(RELU16))  # the same entry twice is no conflict
+    (tmp_path / "notes.txt").write_text("not a table")
+    lib = load_library("ascend910", str(tmp_path))
+    assert [k for k in lib.ops["Relu"].kernels if k.engine == "aicore"] == [Kernel(("f16",), ("f16",), "aicore")]
+    assert [k for k in lib.ops["Exp"].kernels if k.engine == "aicore"] == [Kernel(("f32",), ("f32",), "aicore")]
+
+
+def test_op_info_folder_conflict_names_both_files(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text(json.dumps(RELU16))
+    (tmp_path / "b.json").write_text(json.dumps(RELU32))
+    with pytest.raises(AscendError, match=rf"^{tmp_path}/b.json: op 'Relu' conflicts with its entry in {tmp_path}/a.json$"):
+        read_table(tmp_path)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(AscendError, match="no .json op-info table in this folder"):
+        read_table(empty)
+
+
+def test_duplicate_port_names_and_misspelled_dtypes_are_errors(tmp_path: Path) -> None:
+    dup = tmp_path / "dup.json"
+    dup.write_text(json.dumps({"Add": {"input0": {"name": "x1", "dtype": "float"}, "input1": {"name": "x1", "dtype": "float"},
+                                       "output0": {"name": "y", "dtype": "float"}}}))
+    with pytest.raises(AscendError, match=r"op 'Add', key 'input1.name': input name 'x1' is also the name of 'input0'"):
+        load_library("ascend910", str(dup))
+    typo = tmp_path / "typo.json"
+    typo.write_text(json.dumps({"Relu": {"input0": {"name": "x", "dtype": "float16,flaot16"}, "output0": {"name": "y", "dtype": "float16,float16"}}}))
+    with pytest.raises(AscendError, match=r"op 'Relu', key 'input0.dtype': unknown dtype 'flaot16' \(did you mean 'float16'\?\)"):
+        load_library("ascend910", str(typo))
+    real = tmp_path / "real.json"  # a CANN dtype the project does not model is skipped, not an error
+    real.write_text(json.dumps({"Relu": {"input0": {"name": "x", "dtype": "float16,int4"}, "output0": {"name": "y", "dtype": "float16,int4"}}}))
+    assert [k for k in load_library("ascend910", str(real)).ops["Relu"].kernels if k.engine == "aicore"] == [Kernel(("f16",), ("f16",), "aicore")]
+    other = tmp_path / "other.json"  # problems in ops the dialect does not model do not matter
+    other.write_text(json.dumps({"CTCLossV2Grad": {"input0": {"name": "a", "dtype": "log"}, "input1": {"name": "a", "dtype": "float"}}}))
+    load_library("ascend910", str(other))
+
+
+def test_op_info_bom_and_deep_json(tmp_path: Path) -> None:
+    bom = tmp_path / "bom.json"
+    bom.write_text("\ufeff" + json.dumps(RELU16), encoding="utf-8")
+    assert "Relu" in read_table(bom)
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"Relu": ' + '{"a": ' * 5000 + "1" + "}" * 5000 + "}")
+    with pytest.raises(AscendError, match=r"deep.json: invalid JSON: nested too deeply$"):
+        read_table(deep)
+
+
+def test_cann_soc_version_names() -> None:
+    from ascend_mp.opinfo import SOC_VERSIONS, canonical_soc
+
+    assert canonical_soc("Ascend910A") == canonical_soc("Ascend910ProB") == "ascend910"
+    assert canonical_soc("Ascend910B1") == canonical_soc("Ascend910B4") == "ascend910b"
+    assert set(SOC_VERSIONS.values()) == set(SOCS)
+    assert builtin_library("Ascend910B2") is builtin_library("ascend910b")
+    with pytest.raises(AscendError, match=r"unknown soc_version 'Ascend910C'.*accepted: Ascend910, "):
+        canonical_soc("Ascend910C")

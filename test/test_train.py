@@ -3,6 +3,7 @@ atomic writes, underflow statistics, the CLI's one-line errors."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from pathlib import Path
@@ -16,7 +17,7 @@ from ascend_mp.tools.ascend_train import main as cli
 from ascend_mp.train import TrainConfig, accuracy_comparison, compile_training, demo, load_digits, train, underflow_stats
 from ascend_mp.train import trainer as trainer_mod
 
-SMALL = {"subset": 128, "epochs": 2, "batch": 32}
+SMALL = {"subset": 128, "epochs": 2, "batch": 32, "precision_mode": "allow_mix_precision"}
 
 
 def small(**kw: object) -> TrainConfig:
@@ -31,6 +32,35 @@ def test_data_split_is_fixed_and_standardised() -> None:
     assert load_digits(image=True, subset=10).x_train.shape == (10, 1, 8, 8)
 
 
+def _fingerprint(d) -> str:  # noqa: ANN001
+    h = hashlib.sha256()
+    for a in (d.x_train, d.y_train, d.x_test, d.y_test):
+        a = np.ascontiguousarray(a)
+        h.update(str(a.dtype).encode())
+        h.update(str(a.shape).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def test_shipped_data_gives_the_historical_split() -> None:
+    """The fingerprints were computed from scikit-learn's `load_digits` and
+    `train_test_split(test_size=0.2, random_state=0, stratify=y)` (scikit-learn 1.x), the
+    split every history before the data was shipped used."""
+    assert _fingerprint(load_digits()) == "00629b4a8e3fca3bcf2f446043c1def64679959a19ca2adf11546d0a5dd9e7be"
+    assert _fingerprint(load_digits(image=True)) == "2f08f6626ed2eaca7749c62f29fce829607bc3c76ed1ab6cf2e10a34e83a047f"
+    assert _fingerprint(load_digits(subset=100)) == "4b0d046c9e3bcf2eb7436ac35b6d27b60e35c716a7f5d349584be18ce4884e46"
+    d = load_digits()
+    test, total = np.bincount(d.y_test), np.bincount(d.y_test) + np.bincount(d.y_train)
+    assert np.all(np.abs(test - 0.2 * total) <= 1)  # stratified: 20% of every class
+
+
+def test_sklearn_is_not_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "sklearn", None)  # importing it would fail
+    assert load_digits(subset=5).x_train.shape == (5, 64)
+
+
 def test_smoke_run_writes_history_plot_and_checkpoint(tmp_path: Path) -> None:
     result = train(small(), out_dir=tmp_path, progress=False)
     assert result.steps == 8 and result.test_accuracy > 0.3
@@ -40,6 +70,11 @@ def test_smoke_run_writes_history_plot_and_checkpoint(tmp_path: Path) -> None:
     assert history["steps"]["scale"][0] == 65536.0
     assert len(history["underflow"]["samples"]) == 2 and "mean_scaled" in history["underflow"]
     assert history["summary"]["steps"] == 8 and history["config"]["precision_mode"] == "allow_mix_precision"
+    # the effective configuration: every default resolved
+    config = history["config"]
+    assert (config["model"], config["reduced_dtype"], config["preset"]) == ("mlp", "fp16", "pytorch")
+    assert (config["init_scale"], config["growth_factor"], config["backoff_factor"], config["growth_interval"], config["min_scale"]) == (65536.0, 2.0, 0.5, 2000, 0.0)
+    assert config["drop_overflow_update"] is True and config["lr"] == 0.02
     assert (tmp_path / "loss_scale.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with np.load(tmp_path / "checkpoint.npz") as ck:
         assert int(ck["epoch"]) == 2 and ck["param_0"].dtype == np.float32 and ck["param_0"].shape == (64, 128)
@@ -78,7 +113,7 @@ def test_failed_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.Mon
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(trainer_mod.np, "savez", broken)
-    with pytest.raises(AscendError, match="checkpoint.npz: cannot write file: No space left on device"):
+    with pytest.raises(OSError, match="No space left on device"):
         train(small(epochs=1), out_dir=tmp_path, progress=False)
     assert (tmp_path / "checkpoint.npz").read_bytes() == before
     assert not list(tmp_path.glob(".*"))
@@ -129,6 +164,16 @@ def test_warns_without_loss_scaling(caplog: pytest.LogCaptureFixture) -> None:
         (small(precision_mode="fp8"), "unknown precision mode 'fp8'"),
         (small(batch=0), "batch must be positive, got 0"),
         (small(batch=200), "the batch \\(200\\) is larger than the training set \\(128 examples\\)"),
+        (small(lr=float("inf")), "ascend-loss-scale: lr must be > 0 and finite, got inf"),
+        (small(lr=float("nan")), "ascend-loss-scale: lr must be > 0 and finite, got nan"),
+        (small(init_scale=1e39), "ascend-loss-scale: init-scale must be a positive finite float32 number, got 1e\\+39"),
+        (small(loss_scale="fixed", scale=float("inf")), "ascend-loss-scale: scale must be a positive finite float32 number, got inf"),
+        (small(growth_factor=float("inf")), "ascend-loss-scale: growth-factor must be > 1 and finite, got inf"),
+        (small(min_scale=float("inf")), "ascend-loss-scale: min-scale must be >= 0 and finite, got inf"),
+        (small(momentum=float("nan")), "ascend-loss-scale: momentum must be in \\[0, 1\\), got nan"),
+        (small(seed=-1), "seed must be in \\[0, 2\\^32\\), got -1"),
+        (small(subset=0), "the training subset must be positive, got 0"),
+        (small(optimizer="rmsprop"), "optimizer must be one of sgd, momentum, adam, got 'rmsprop'"),
     ],
 )
 def test_config_errors(cfg: TrainConfig, message: str) -> None:
@@ -153,38 +198,57 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
     return code, out, err
 
 
+def test_default_mode_is_canns_and_is_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert TrainConfig().precision_mode == "allow_fp32_to_fp16"
+    code, out, _ = run_cli(capsys, "--subset", "64", "--epochs", "1")
+    assert code == 0
+    assert out.startswith("precision mode: allow_fp32_to_fp16 (the default: CANN's for training)\nprecision allow_fp32_to_fp16:")
+    assert "model mlp, allow_fp32_to_fp16 (fp16)" in out
+    code, out, _ = run_cli(capsys, "--subset", "64", "--epochs", "1", "--precision_mode", "allow_mix_precision")
+    assert code == 0 and out.startswith("precision mode: allow_mix_precision\n")
+
+
 def test_cli_trains_quietly_without_a_tty(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(capsys, "--subset", "96", "--epochs", "1", "--out", str(tmp_path / "run"))
+    code, out, err = run_cli(capsys, "--subset", "96", "--epochs", "1", "--out", str(tmp_path / "run"), "--precision_mode", "allow_mix_precision")
     assert code == 0
     assert "precision allow_mix_precision:" in out and "test accuracy" in out and "wrote" in out
     assert "it/s" not in err  # no progress bar when stderr is not a terminal
     assert err.startswith("ascend-train: epoch 1/1: loss ") and len(err.strip().splitlines()) == 1
     assert (tmp_path / "run" / "history.json").exists()
-    code, out, err = run_cli(capsys, "--subset", "96", "--epochs", "2", "--out", str(tmp_path / "run"), "--resume", "-q")
+    code, out, err = run_cli(capsys, "--subset", "96", "--epochs", "2", "--out", str(tmp_path / "run"), "--resume", "-q", "--precision_mode", "allow_mix_precision")
     assert code == 0 and err == "" and "steps 6" in out
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "message", "status"),
     [
-        (["--bogus"], "unrecognized arguments: --bogus"),
-        (["--epochs", "0"], "epochs must be positive, got 0"),
-        (["--resume"], "--resume without a checkpoint path needs --out DIR"),
-        (["--loss-scale", "dynamic", "--growth-factor", "0.5", "--subset", "64", "--epochs", "1"], "ascend-loss-scale: growth-factor must be > 1, got 0.5"),
-        (["--modify_mixlist", "/nonexistent/ops.json", "--subset", "64"], "/nonexistent/ops.json"),
-        (["--model", "vgg"], "argument --model: invalid choice: 'vgg'"),
+        (["--bogus"], "unrecognized arguments: --bogus", 2),
+        (["--epochs", "0"], "argument --epochs: must be >= 1, got 0", 2),
+        (["--resume"], "--resume without a checkpoint path needs --out DIR", 2),
+        (["--growth-factor", "0.5"], "argument --growth-factor: must be > 1, got 0.5", 2),
+        (["--seed", "-1"], "argument --seed: must be >= 0, got -1", 2),
+        (["--seed", "x"], "argument --seed: expected an integer, got 'x'", 2),
+        (["--lr", "inf"], "argument --lr: must be finite, got inf", 2),
+        (["--lr", "nan"], "argument --lr: must be finite, got nan", 2),
+        (["--init-scale", "1e39"], "argument --init-scale: must be <= 3.40282e+38, got 1e39", 2),
+        (["--scale", "inf"], "argument --scale: must be finite, got inf", 2),
+        (["--min-scale", "inf"], "argument --min-scale: must be finite, got inf", 2),
+        (["--momentum", "1"], "argument --momentum: must be < 1, got 1", 2),
+        (["--model", "vgg"], "argument --model: invalid choice: 'vgg'", 2),
+        (["--modify_mixlist", "/nonexistent/ops.json", "--subset", "64"], "/nonexistent/ops.json", 1),
+        (["--resume", "/nonexistent/ck.npz"], "/nonexistent/ck.npz: no checkpoint to resume from", 1),
     ],
 )
-def test_cli_errors_are_one_line(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+def test_cli_errors_are_one_line(capsys: pytest.CaptureFixture[str], args: list[str], message: str, status: int) -> None:
     code, out, err = run_cli(capsys, *args)
-    assert code == 1
+    assert code == status
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("ascend-train: error: ") and message in lines[0], err
     assert "Traceback" not in err
 
 
 def test_cli_warning_line(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run_cli(capsys, "--subset", "64", "--epochs", "1", "--loss-scale", "none", "-q")
+    code, _, err = run_cli(capsys, "--subset", "64", "--epochs", "1", "--loss-scale", "none", "-q", "--precision_mode", "allow_mix_precision")
     assert code == 0
     assert err.strip() == "ascend-train: warning: training with allow_mix_precision and no loss scaling: small fp16 gradients flush to zero (use --loss-scale dynamic)"
 
@@ -201,8 +265,6 @@ def test_demo_and_accuracy_comparison(capsys: pytest.CaptureFixture[str]) -> Non
 def test_more_config_and_output_errors(tmp_path: Path) -> None:
     with pytest.raises(AscendError, match="stats-every must be >= 0, got -1"):
         train(small(stats_every=-1), progress=False)
-    with pytest.raises(AscendError, match="the test fraction must be in \\(0, 1\\), got 1.5"):
-        load_digits(test_fraction=1.5)
     with pytest.raises(AscendError, match="the training subset must be positive, got 0"):
         load_digits(subset=0)
     with pytest.raises(AscendError, match="missing.txt: cannot read file"):
@@ -211,7 +273,7 @@ def test_more_config_and_output_errors(tmp_path: Path) -> None:
         train(small(), resume=True, progress=False)
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    with pytest.raises(AscendError, match="file/checkpoint.npz: cannot write file"):
+    with pytest.raises(AscendError, match="file: cannot make the output folder"):
         train(small(epochs=1), out_dir=blocker, progress=False)
     assert blocker.read_text() == "not a folder"
 

@@ -11,17 +11,34 @@ do not dominate: ``max_rel_err = max|y - r| / max|r|`` and
 that the reference does not). A mode whose pass fails (must_keep_origin_dtype
 with an fp16-only Conv2D in an fp32 graph) gives ``ok=False`` and the pass's
 one-line error.
+
+Over several input samples (``ascend-run --compare-modes --samples N``: seeds
+s, s+1, ..., s+N-1) a mode's ``max_rel_err`` is the largest of the samples' max
+errors, ``mean_max_rel_err`` the mean of them, and ``mean_rel_err`` the mean of the
+samples' mean errors, so a ranking is not one sample's noise.
+
+:func:`attribute_errors` says where a mode's error comes from: it runs the
+precision-rewritten graph and the float64 reference of the original graph op by
+op, pairs each rewritten op with its original (in program order; casts the pass
+inserted have no original and are skipped) and reports the error of each op's
+output against the reference's, in program order, with the first op whose error
+exceeds a threshold: where the mode first diverges, as CANN's accuracy
+comparison against a golden model shows it.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
 
 from ascend_mp.dialects.ascend import AscendOp, op_type
 from ascend_mp.dtypes import LOW_FLOATS, tensor_dtype
@@ -47,6 +64,10 @@ class ModeResult:
     """Ops (Cast and Const aside) with an f16/bf16 operand or result."""
     casts: int
     """Casts the pass inserted."""
+    samples: int = 1
+    """Input samples the errors are taken over."""
+    mean_max_rel_err: float = math.nan
+    """The mean over the samples of each sample's max error (equals `max_rel_err` for one sample)."""
 
 
 def relative_errors(outputs: Sequence[np.ndarray[Any, Any]], reference: Sequence[np.ndarray[Any, Any]]) -> tuple[float, float]:
@@ -104,46 +125,300 @@ def compare_modes(
     func_name: str,
     inputs: Sequence[np.ndarray[Any, Any]],
     modes: Sequence[str] = ALL_V1_MODES,
+    *,
+    more_samples: Sequence[Sequence[np.ndarray[Any, Any]]] = (),
     **pass_options: Any,
 ) -> list[ModeResult]:
-    """Run `func_name` under each precision mode; `pass_options` go to the precision pass
+    """Run `func_name` under each precision mode on `inputs` (and on each of `more_samples`:
+    the errors are then taken over all samples); `pass_options` go to the precision pass
     (soc, op_info, modify_mixlist, keep_dtype, customize_dtypes)."""
     from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
 
+    samples = [inputs, *more_samples]
+    reference = Program.from_module(module, reference=True)
+    references = [reference.run(func_name, *x) for x in samples]
+    _, original_casts = _count(module)
+    results: list[ModeResult] = []
+    for mode in modes:
+        try:
+            clone = precision_rewritten(module, mode, **pass_options)
+            program = Program.from_module(clone)
+            errors = [relative_errors(program.run(func_name, *x, track_memory=True), r) for x, r in zip(samples, references)]
+        except (AscendError, PassFailedException, DiagnosticException, VerifyException) as e:
+            message = " ".join(str(e).split())
+            results.append(ModeResult(mode, False, message, math.nan, math.nan, 0, 0, 0, len(samples)))
+            continue
+        low, casts = _count(clone)
+        maxes = [e[0] for e in errors]
+        results.append(ModeResult(
+            mode, True, None, max(maxes), float(np.mean([e[1] for e in errors])), program.peak_bytes, low,
+            casts - original_casts, len(samples), float(np.mean(maxes)),
+        ))
+    return results
+
+
+def precision_rewritten(module: ModuleOp, mode: str, **pass_options: Any) -> ModuleOp:
+    """A copy of `module` after the precision pass in `mode` (the pass's errors propagate)."""
     from ascend_mp.ir import make_context
     from ascend_mp.passes import PASSES
 
     if "ascend-precision" not in PASSES:
         raise AscendError("the ascend-precision pass is not available in this build")
-    precision = PASSES["ascend-precision"]()
-    reference = Program.from_module(module, reference=True).run(func_name, *inputs)
-    _, original_casts = _count(module)
-    results: list[ModeResult] = []
-    for mode in modes:
-        clone = _clone(module)
-        try:
-            precision(mode=mode, **pass_options).apply(make_context(), clone)
-            program = Program.from_module(clone)
-            outputs = program.run(func_name, *inputs, track_memory=True)
-        except (AscendError, PassFailedException, DiagnosticException, VerifyException) as e:
-            message = " ".join(str(e).split())
-            results.append(ModeResult(mode, False, message, math.nan, math.nan, 0, 0, 0))
-            continue
-        max_err, mean_err = relative_errors(outputs, reference)
-        low, casts = _count(clone)
-        results.append(ModeResult(mode, True, None, max_err, mean_err, program.peak_bytes, low, casts - original_casts))
-    return results
+    clone = _clone(module)
+    PASSES["ascend-precision"]()(mode=mode, **pass_options).apply(make_context(), clone)
+    return clone
 
 
 def format_table(results: Sequence[ModeResult]) -> str:
-    """The comparison as a fixed-width text table (failed modes show their error)."""
-    header = f"{'mode':<26} {'max_rel_err':>11} {'mean_rel_err':>12} {'peak_bytes':>10} {'low_ops':>7} {'casts':>5}"
+    """The comparison as a fixed-width text table (failed modes show their error); over several
+    samples a `mean_max_err` column (the mean of the samples' max errors) follows `max_rel_err`."""
+    many = any(r.samples > 1 for r in results)
+    extra = f" {'mean_max_err':>12}" if many else ""
+    header = f"{'mode':<26} {'max_rel_err':>11}{extra} {'mean_rel_err':>12} {'peak_bytes':>10} {'low_ops':>7} {'casts':>5}"
     lines = [header, "-" * len(header)]
     for r in results:
         if r.ok:
+            cell = f" {r.mean_max_rel_err:>12.3e}" if many else ""
             lines.append(
-                f"{r.mode:<26} {r.max_rel_err:>11.3e} {r.mean_rel_err:>12.3e} {r.peak_bytes:>10d} {r.low_precision_ops:>7d} {r.casts:>5d}"
+                f"{r.mode:<26} {r.max_rel_err:>11.3e}{cell} {r.mean_rel_err:>12.3e} {r.peak_bytes:>10d} {r.low_precision_ops:>7d} {r.casts:>5d}"
             )
         else:
             lines.append(f"{r.mode:<26} error: {r.error}")
+    if many:
+        lines.append(f"errors over {max(r.samples for r in results)} samples: max_rel_err the largest of the samples' max "
+                     "errors, mean_max_err their mean, mean_rel_err the mean of the samples' mean errors")
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------
+# Per-op error attribution
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OpError:
+    """One op of the rewritten graph against its original in the float64 reference run."""
+
+    index: int
+    """Position of the original op in the function body (0 = first op)."""
+    op: str
+    """CANN op type (or `func.call`)."""
+    name: str
+    """The op's node name, else its first result's SSA name (`%h`), else ''."""
+    location: str
+    dtypes: tuple[str, ...]
+    """The rewritten op's result dtypes (what the mode computed it in)."""
+    max_rel_err: float
+    mean_rel_err: float
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """Per-op errors of one mode, in program order."""
+
+    mode: str
+    threshold: float
+    ops: list[OpError] = field(default_factory=list[OpError])
+
+    @property
+    def first_divergent(self) -> OpError | None:
+        """The first op (program order) whose max error exceeds the threshold (NaN counts)."""
+        return next((e for e in self.ops if not e.max_rel_err <= self.threshold), None)
+
+
+DIVERGENCE_THRESHOLD = 1e-2
+"""Default threshold of :attr:`Attribution.first_divergent`: about ten float16 ulps of relative error."""
+
+
+def _body_ops(module: ModuleOp, func_name: str) -> list[Operation]:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == func_name and op.body.blocks:
+            return [o for o in op.body.block.ops if not isinstance(o, func.ReturnOp)]
+    raise AscendError(f"unknown function @{func_name}")
+
+
+def _kind(op: Operation) -> str:
+    return op_type(op) if isinstance(op, AscendOp) else op.name
+
+
+def _property_name(op: Operation) -> str | None:
+    return op.node_name.data if isinstance(op, AscendOp) and op.node_name is not None else None
+
+
+def _node_name(op: Operation) -> str:
+    if isinstance(op, AscendOp) and op.node_name is not None:
+        return op.node_name.data
+    hint = op.results[0].name_hint if op.results else None
+    return f"%{hint}" if hint else ""
+
+
+def pair_ops(original: Sequence[Operation], rewritten: Sequence[Operation], n_args: int) -> list[tuple[int, int]]:
+    """(original index, rewritten index) of each op the precision pass kept, in program order.
+
+    The pass inserts casts (and may fold away a cast) and keeps every other op, in order,
+    with its type: ops pair in order by type; a Cast pairs only with the cast of the same
+    node name or, unnamed, of the same value (looking through the casts the pass inserted,
+    which have no name), so a rewritten Cast with no counterpart is one the pass inserted,
+    an original Cast with none one it folded."""
+    from ascend_mp.dialects.ascend import CastOp
+
+    values: dict[SSAValue, SSAValue] = {}
+    if original and rewritten:
+        for a, b in zip(_args(original[0])[:n_args], _args(rewritten[0])[:n_args]):
+            values[a] = b
+    inserted: set[Operation] = set()
+
+    def root(v: SSAValue | None) -> SSAValue | None:
+        while v is not None and isinstance(v.owner, CastOp) and v.owner in inserted:
+            v = v.owner.operands[0]
+        return v
+
+    pairs: list[tuple[int, int]] = []
+    i = j = 0
+    while i < len(original) and j < len(rewritten):
+        o, r = original[i], rewritten[j]
+        same = _kind(o) == _kind(r)
+        if same and _kind(o) == "Cast":  # by node name; unnamed: by the value it casts
+            on, rn = _property_name(o), _property_name(r)
+            same = on == rn if on is not None else rn is None and root(values.get(o.operands[0])) is root(r.operands[0])
+        if same:
+            pairs.append((i, j))
+            values.update(zip(o.results, r.results))
+            i, j = i + 1, j + 1
+        elif _kind(r) == "Cast":
+            inserted.add(r)
+            j += 1
+        elif _kind(o) == "Cast":
+            i += 1
+        else:
+            raise AscendError(f"cannot pair the rewritten {_kind(r)} with the original {_kind(o)} (op #{i}): "
+                              "the pass changed more than casts")
+    return pairs
+
+
+def _args(op: Operation) -> Sequence[SSAValue]:
+    block = op.parent_block()
+    return block.args if block is not None else ()
+
+
+def attribute_errors(
+    module: ModuleOp,
+    func_name: str,
+    inputs: Sequence[np.ndarray[Any, Any]],
+    mode: str,
+    threshold: float = DIVERGENCE_THRESHOLD,
+    **pass_options: Any,
+) -> Attribution:
+    """Each op's output error under `mode` against the float64 reference run of the original
+    graph (normwise, as :func:`relative_errors`), in program order; Const ops are left out."""
+    from ascend_mp.ir import location_of
+
+    rewritten = precision_rewritten(module, mode, **pass_options)
+    _, ref_steps = Program.from_module(module, reference=True).trace(func_name, *inputs)
+    _, steps = Program.from_module(rewritten).trace(func_name, *inputs)
+    original_ops, new_ops = _body_ops(module, func_name), _body_ops(rewritten, func_name)
+    ops: list[OpError] = []
+    n_args = len(_args(original_ops[0])) if original_ops else 0
+    for i, j in pair_ops(original_ops, new_ops, n_args):
+        o, r = original_ops[i], new_ops[j]
+        if _kind(o) == "Const":
+            continue
+        max_err, mean_err = relative_errors(list(steps[j]), list(ref_steps[i]))
+        dtypes = tuple(str(tensor_dtype(v.type)) for v in r.results)
+        ops.append(OpError(i, _kind(o), _node_name(o), location_of(o), dtypes, max_err, mean_err))
+    return Attribution(mode, threshold, ops)
+
+
+def format_attribution(a: Attribution) -> str:
+    """The attribution as a fixed-width table in program order, the first divergent op marked `>>`."""
+    header = f"   {'#':>4} {'op':<26} {'name':<28} {'dtype':<9} {'max_rel_err':>11} {'mean_rel_err':>12}"
+    lines = [f"per-op error against the float64 reference, mode {a.mode}:", header, "-" * len(header)]
+    first = a.first_divergent
+    for e in a.ops:
+        mark = ">> " if e is first else "   "
+        lines.append(f"{mark}{e.index:>4} {e.op:<26} {e.name[:28]:<28} {','.join(e.dtypes):<9} "
+                     f"{e.max_rel_err:>11.3e} {e.mean_rel_err:>12.3e}")
+    if first is None:
+        lines.append(f"no op's max_rel_err exceeds {a.threshold:g}")
+    else:
+        label = f" {first.name}" if first.name else ""
+        lines.append(f"first divergent op (max_rel_err > {a.threshold:g}): #{first.index} {first.op}{label} at {first.location}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------
+# Command line (ascend-run)
+# --------------------------------------------------------------------------------------
+
+
+def add_compare_arguments(p: argparse.ArgumentParser) -> None:
+    """`ascend-run`'s comparison options besides --compare-modes."""
+    p.add_argument("--samples", type=int, default=1, metavar="N",
+                   help="with --compare-modes: errors over N seeded inputs (seed, seed+1, ...), max and mean")
+    p.add_argument("--modes", metavar="A,B,...", help="with --compare-modes: only these precision modes, in this order")
+    p.add_argument("--attribute-errors", metavar="MODE",
+                   help="print each op's error under MODE against the float64 reference, in program order")
+    p.add_argument("--divergence-threshold", type=float, default=DIVERGENCE_THRESHOLD, metavar="T",
+                   help=f"with --attribute-errors: an op diverges when its max_rel_err exceeds T (default {DIVERGENCE_THRESHOLD:g})")
+    p.add_argument("--json", action="store_true", help="with --compare-modes or --attribute-errors: print JSON only")
+
+
+def _json_number(v: float) -> float | str:
+    return v if math.isfinite(v) else str(v)  # JSON has no inf/NaN: "inf", "nan"
+
+
+def _check_mode(flag: str, mode: str) -> str:
+    from ascend_mp.tools.cli import UsageError
+
+    if mode not in ALL_V1_MODES:
+        raise UsageError(f"{flag}: unknown precision mode '{mode}' (modes: {', '.join(ALL_V1_MODES)})")
+    return mode
+
+
+def run_comparison(
+    args: argparse.Namespace,
+    module: ModuleOp,
+    func_name: str,
+    sample: Callable[[int], Sequence[np.ndarray[Any, Any]]],
+    options: dict[str, Any],
+) -> str:
+    """What `ascend-run --compare-modes` / `--attribute-errors` print; `sample(seed)` gives one seed's inputs."""
+    from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
+
+    from ascend_mp.tools.cli import UsageError
+
+    if args.samples < 1:
+        raise UsageError(f"--samples expects a positive count, got {args.samples}")
+    modes = list(ALL_V1_MODES)
+    if args.modes is not None:
+        modes = [_check_mode("--modes", m.strip()) for m in args.modes.split(",")]
+    if args.attribute_errors is not None:
+        _check_mode("--attribute-errors", args.attribute_errors)
+    seeds = [args.seed + k for k in range(args.samples)]
+    first = sample(seeds[0])
+    data: dict[str, Any] = {"function": func_name, "seeds": seeds}
+    text: list[str] = []
+    if args.compare_modes:
+        results = compare_modes(module, func_name, first, modes, more_samples=[sample(s) for s in seeds[1:]], **options)
+        data["modes"] = [{k: _json_number(v) if isinstance(v, float) else v for k, v in asdict(r).items()} for r in results]
+        text.append(format_table(results))
+    if args.attribute_errors is not None:
+        try:
+            a = attribute_errors(module, func_name, first, args.attribute_errors, args.divergence_threshold, **options)
+        except (PassFailedException, DiagnosticException, VerifyException) as e:
+            raise AscendError(" ".join(str(e).split())) from None
+        divergent = a.first_divergent
+        data["attribution"] = {
+            "mode": a.mode,
+            "seed": seeds[0],
+            "threshold": a.threshold,
+            "first_divergent": None if divergent is None else divergent.index,
+            "ops": [
+                {**asdict(e), "dtypes": list(e.dtypes), "max_rel_err": _json_number(e.max_rel_err), "mean_rel_err": _json_number(e.mean_rel_err)}
+                for e in a.ops
+            ],
+        }
+        text.append(format_attribution(a))
+    if args.json:
+        return json.dumps(data, indent=2)
+    return "\n".join(text)

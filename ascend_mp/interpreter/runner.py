@@ -17,7 +17,7 @@ in the IR's dtypes, so a float16 tensor counts 2 bytes per element.
 ```python
 program = Program.from_module(read_module("examples/mlp.mlir"))
 (probs,) = program.run("mlp", x, w1, b1, w2, b2, track_memory=True)
-program.peak_bytes, program.float_status
+program.peak_bytes, program.peak_activation_bytes, program.float_status
 ```
 """
 
@@ -36,6 +36,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
     FloatAttr,
     IntegerAttr,
     ModuleOp,
@@ -171,6 +172,10 @@ def _attr_value(attr: Attribute) -> Any:
         return attr.data
     if isinstance(attr, DenseIntOrFPElementsAttr):
         return _dense_array(attr)
+    if isinstance(attr, DenseResourceAttr):  # a weight blob (ascend_mp/resources.py)
+        from ascend_mp.resources import resource_array
+
+        return resource_array(attr)
     return None
 
 
@@ -436,8 +441,9 @@ class Program:
     """A compiled module: run its functions on numpy arrays.
 
     After :meth:`run`, `float_status` is the overflow register (cleared when a run
-    starts), `peak_bytes` the peak of live tensor bytes (with `track_memory`) and
-    `op_times` seconds per op type (with `profile`).
+    starts), `peak_bytes` the peak of live tensor bytes and `peak_activation_bytes` the
+    peak of live tensors the run allocated, the function's arguments excluded (with
+    `track_memory`), and `op_times` seconds per op type (with `profile`).
     """
 
     def __init__(self, reference: bool = False, status_analysis: bool = True, carry_f16: bool = True):
@@ -447,6 +453,7 @@ class Program:
         self.functions: dict[str, CompiledFunction] = {}
         self.status_register = FloatStatus()
         self.peak_bytes = 0
+        self.peak_activation_bytes = 0
         self.op_times: dict[str, float] = {}
         self.public: list[str] = []
         """Names of the functions with a body that are not private, in module order."""
@@ -520,9 +527,9 @@ class Program:
                 results = fn.fast(*arrays)
             else:
                 self.op_times = defaultdict(float) if profile else {}
-                results, peak = self._walk(fn, arrays, track_memory, profile)
+                results, peak, act_peak = self._walk(fn, arrays, track_memory, profile)
                 if track_memory:
-                    self.peak_bytes = peak
+                    self.peak_bytes, self.peak_activation_bytes = peak, act_peak
                 if profile:
                     self.op_times = dict(self.op_times)
         for i in fn.carried_results:  # exact: the values are float16 values
@@ -551,20 +558,41 @@ class Program:
             arrays.append(arr.astype(F64) if arr.dtype != spec.dtype else arr)
         return arrays
 
+    def trace(self, func_name: str, *args: Any) -> tuple[list[np.ndarray[Any, Any]], list[tuple[np.ndarray[Any, Any], ...]]]:
+        """Run a function like :meth:`run` and also return what each op of its body computed:
+        one tuple of result arrays per op, in program order (`func.return` excluded). float16
+        results come as float32 arrays of their values (exact), as the executor holds them."""
+        fn = self.function(func_name)
+        arrays = list(self._check_args(fn, args))
+        for i in fn.carried_args:
+            arrays[i] = arrays[i].astype(F32)
+        self.status_register.flag = False
+        steps: list[tuple[np.ndarray[Any, Any], ...]] = []
+        with np.errstate(all="ignore"):
+            results, _, _ = self._walk(fn, arrays, False, False, steps)
+        for i in fn.carried_results:
+            results[i] = results[i].astype(F16)
+        return results, steps
+
     def _walk(
-        self, fn: CompiledFunction, args: Sequence[Any], track: bool, profile: bool
-    ) -> tuple[list[np.ndarray[Any, Any]], int]:
-        """Run the steps one by one, accounting live bytes and/or time per op type."""
+        self, fn: CompiledFunction, args: Sequence[Any], track: bool, profile: bool,
+        trace: list[tuple[np.ndarray[Any, Any], ...]] | None = None,
+    ) -> tuple[list[np.ndarray[Any, Any]], int, int]:
+        """Run the steps one by one, accounting live bytes and/or time per op type (and
+        appending each step's results to `trace`).
+
+        Returns the results, the peak of live bytes (arguments included) and the peak of
+        live activation bytes (buffers the steps allocate: the arguments excluded)."""
         regs: list[Any] = [None] * fn.n_slots
         regs[: len(args)] = args
         status, owner, times, itemsize = self.status_register, fn.owner, self.op_times, fn.itemsizes
         sizes: dict[int, int] = {}
-        live = 0
+        live = act = 0
         if track:
             for i, a in enumerate(args):
                 sizes[i] = a.size * itemsize[i]
             live = sum(sizes.values())
-        peak = live
+        peak, act_peak, n_args = live, 0, len(args)
         for o in fn.entry_releases:
             live -= sizes.pop(o, 0)
         clock = time.perf_counter
@@ -572,9 +600,10 @@ class Program:
             ins = [regs[s] for s in step.ins]
             t0 = clock()
             if step.callee is not None:
-                out, inner = self._walk(step.callee, ins, track, profile)
+                out, inner, inner_act = self._walk(step.callee, ins, track, profile)
                 entry = sum(a.size * itemsize[s] for a, s in zip(ins, step.ins))
                 peak = max(peak, live + inner - entry)
+                act_peak = max(act_peak, act + inner_act)  # the callee's arguments are counted here already
             else:
                 out = step.kernel(*ins)
                 if profile:
@@ -587,17 +616,24 @@ class Program:
             for slot, check in step.checks:
                 if not status.flag and check(regs[slot]):
                     status.flag = True
+            if trace is not None:
+                trace.append(tuple(regs[s] for s in step.outs))
             if track:
                 for s in step.outs:
                     if owner[s] == s:
                         sizes[s] = regs[s].size * itemsize[s]
                         live += sizes[s]
+                        act += sizes[s]
                 peak = max(peak, live)
+                act_peak = max(act_peak, act)
                 for o in step.releases:
-                    live -= sizes.pop(o, 0)
+                    size = sizes.pop(o, 0)
+                    live -= size
+                    if o >= n_args:
+                        act -= size
             for s in step.frees:
                 regs[s] = None
-        return [regs[s] for s in fn.result_slots], peak
+        return [regs[s] for s in fn.result_slots], peak, act_peak
 
     def signature(self, func_name: str) -> tuple[tuple[TensorSpec, ...], tuple[TensorSpec, ...]]:
         """(arguments, results) of a function."""

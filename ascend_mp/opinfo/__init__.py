@@ -27,6 +27,7 @@ names are CANN's input names, so a table input the dialect models as an attribut
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -55,6 +56,41 @@ from ascend_mp.errors import AscendError
 SOCS = ("ascend910", "ascend910b")
 """SoCs with a built-in table."""
 
+SOC_VERSIONS: dict[str, str] = {
+    **{name: "ascend910" for name in ("Ascend910", "Ascend910A", "Ascend910B", "Ascend910ProA", "Ascend910ProB",
+                                      "Ascend910PremiumA", "Ascend310P1", "Ascend310P3")},
+    **{name: "ascend910b" for name in ("Ascend910B1", "Ascend910B2", "Ascend910B2C", "Ascend910B3", "Ascend910B4",
+                                       "Ascend910B4-1", "Ascend910_9391", "Ascend910_9392", "Ascend910_9381",
+                                       "Ascend910_9382", "Ascend910_9372", "Ascend910_9362")},
+}
+"""CANN `--soc_version` names -> the built-in table used. Ascend910A/B/ProA/ProB/PremiumA are the
+first-generation Ascend 910 (no bf16); Ascend910B1-B4 and the Ascend910_93xx parts are the 910B
+generation (bf16). Ascend310P has no table of its own: it uses the first-generation table (fp16/fp32
+kernels, no bf16), an approximation."""
+
+OTHER_CANN_DTYPES = frozenset({
+    "uint16", "uint32", "uint64", "int4", "uint1", "complex32", "complex64", "complex128", "string", "resource",
+    "variant", "qint8", "quint8", "qint16", "quint16", "qint32", "dual", "dual_sub_int8", "dual_sub_uint8",
+    "hifloat8", "float8_e5m2", "float8_e4m3fn", "float8_e8m0", "float4_e2m1", "float4_e1m2", "int2", "uint2",
+})
+"""CANN dtype names the project does not model: their kernel columns are dropped (any other name is an error)."""
+
+
+def canonical_soc(name: str) -> str:
+    """The built-in table (`ascend910`, `ascend910b`) for a `--soc_version` name; an unknown name lists the accepted ones."""
+    if name in SOCS:
+        return name
+    if name in SOC_VERSIONS:
+        return SOC_VERSIONS[name]
+    accepted = ", ".join([*SOC_VERSIONS, *SOCS])
+    return _fail_soc(name, accepted)
+
+
+def _fail_soc(name: str, accepted: str) -> str:
+    close = difflib.get_close_matches(name, [*SOC_VERSIONS, *SOCS], n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    raise AscendError(f"unknown soc_version '{name}'{hint}; accepted: {accepted}")
+
 
 @dataclass(frozen=True)
 class TableEntry:
@@ -64,6 +100,8 @@ class TableEntry:
     outputs: dict[str, tuple[str | None, ...] | None]
     list_kind: ListKind
     dynamic_format: bool
+    problems: tuple[str, ...] = ()
+    """What is wrong with the entry (duplicate port names, unknown dtype names): an error when a dialect op uses it."""
 
     @property
     def has_dtypes(self) -> bool:
@@ -87,16 +125,41 @@ class OpInfo:
 
 
 def read_table(path: str | Path) -> dict[str, TableEntry]:
-    """Read and validate a CANN ops-info table; errors name the file, op and key."""
+    """Read and validate a CANN ops-info table (a file, or a folder whose `.json` files are read into one
+    table); errors name the file, op and key."""
+    if Path(path).is_dir():
+        return read_table_dir(path)
+    from ascend_mp.fileio import check_input_file
+
+    check_input_file(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # a UTF-8 BOM is accepted, as in every config file
     except (OSError, UnicodeDecodeError) as e:
         raise AscendError(f"{path}: cannot read op-info table: {getattr(e, 'strerror', None) or e}") from None
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as e:
         raise AscendError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
+    except RecursionError:
+        raise AscendError(f"{path}: invalid JSON: nested too deeply") from None
     return parse_table(raw, str(path))
+
+
+def read_table_dir(folder: str | Path) -> dict[str, TableEntry]:
+    """Every `*.json` table of `folder` (sorted by name) as one table, as CANN reads its operator library
+    folder; one op type in two files with different entries is an error naming both files."""
+    files = sorted(p for p in Path(folder).iterdir() if p.suffix == ".json" and p.is_file())
+    if not files:
+        raise AscendError(f"{folder}: no .json op-info table in this folder")
+    merged: dict[str, TableEntry] = {}
+    origin: dict[str, Path] = {}
+    for path in files:
+        for op, entry in read_table(path).items():
+            if op in merged and merged[op] != entry:
+                raise AscendError(f"{path}: op '{op}' conflicts with its entry in {origin[op]}")
+            merged.setdefault(op, entry)
+            origin.setdefault(op, path)
+    return merged
 
 
 def parse_table(raw: Any, source: str) -> dict[str, TableEntry]:
@@ -113,6 +176,8 @@ def _parse_entry(op: str, entry: Any, source: str) -> TableEntry:
         raise fail(op, "expected an object")
     inputs: dict[str, tuple[str | None, ...] | None] = {}
     outputs: dict[str, tuple[str | None, ...] | None] = {}
+    port_keys: dict[tuple[str, str], str] = {}
+    problems: list[str] = []
     width: tuple[str, int] | None = None
     for key in sorted(entry, key=_port_order):  # pyright: ignore[reportUnknownArgumentType]
         if not (key.startswith("input") or key.startswith("output")):
@@ -130,12 +195,23 @@ def _parse_entry(op: str, entry: Any, source: str) -> TableEntry:
             text = port["dtype"]
             if not isinstance(text, str) or not text.strip():
                 raise fail(f"{key}.dtype", "expected a comma-separated string of dtype names")
-            dtypes = tuple(CANN_NAMES.get(t.strip()) for t in text.split(","))
+            names = [t.strip() for t in text.split(",")]
+            for bad in (n for n in names if n not in CANN_NAMES and n not in OTHER_CANN_DTYPES):
+                close = difflib.get_close_matches(bad, list(CANN_NAMES), n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                problems.append(f"{source}: op '{op}', key '{key}.dtype': unknown dtype '{bad}'{hint}")
+                break
+            dtypes = tuple(CANN_NAMES.get(n) for n in names)
             if width is None:
                 width = (key, len(dtypes))
             elif width[1] != len(dtypes):
                 raise fail(f"{key}.dtype", f"has {len(dtypes)} dtype columns, but '{width[0]}.dtype' has {width[1]}")
-        (inputs if key.startswith("input") else outputs)[name] = dtypes
+        side = "input" if key.startswith("input") else "output"
+        if (side, name) in port_keys:
+            problems.append(f"{source}: op '{op}', key '{key}.name': {side} name '{name}' is also the name of "
+                            f"'{port_keys[(side, name)]}'")
+        port_keys[(side, name)] = key
+        (inputs if side == "input" else outputs)[name] = dtypes
     kind = ListKind.GRAY
     if "precision_reduce" in entry:
         pr = entry["precision_reduce"]
@@ -145,7 +221,7 @@ def _parse_entry(op: str, entry: Any, source: str) -> TableEntry:
         kind = ListKind.WHITE if flag == "true" else ListKind.BLACK
     dyn = entry.get("dynamicFormat")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     dynamic = isinstance(dyn, dict) and dyn.get("flag") == "true"  # pyright: ignore[reportUnknownMemberType]
-    return TableEntry(inputs, outputs, kind, dynamic)
+    return TableEntry(inputs, outputs, kind, dynamic, tuple(problems))
 
 
 def _port_order(key: str) -> tuple[int, int, str]:
@@ -164,6 +240,8 @@ def _port_order(key: str) -> tuple[int, int, str]:
 def kernels_for(cls: type[AscendOp], entry: TableEntry, engine: str, source: str) -> tuple[Kernel, ...]:
     """The kernel signatures of dialect op `cls` from a table entry (empty if it states no dtypes)."""
     op = cls.name.removeprefix("ascend.")
+    if entry.problems:
+        raise AscendError(entry.problems[0])
     if not entry.has_dtypes:
         return ()
     optional = {name for name, d in cls.get_irdl_definition().operands if isinstance(d, OptionalDef)}
@@ -230,11 +308,14 @@ def _data_path(name: str) -> Path:
     return Path(str(resources.files("ascend_mp.opinfo") / "data" / name))
 
 
-@cache
 def builtin_library(soc: str = "ascend910") -> OpLibrary:
-    """The built-in library of a SoC (AI Core table plus AI CPU fallback kernels)."""
-    if soc not in SOCS:
-        raise AscendError(f"unknown soc_version '{soc}': expected one of {', '.join(SOCS)}")
+    """The built-in library of a SoC (AI Core table plus AI CPU fallback kernels); `soc` may be a CANN
+    `--soc_version` name (`Ascend910B1`)."""
+    return _builtin_library(canonical_soc(soc))
+
+
+@cache
+def _builtin_library(soc: str) -> OpLibrary:
     aic_path, cpu_path = _data_path(f"aic-{soc}-ops-info.json"), _data_path(f"aicpu-{soc}-ops-info.json")
     aic, cpu = read_table(aic_path), read_table(cpu_path)
     ops: dict[str, OpInfo] = {}
@@ -268,9 +349,22 @@ _loaded: dict[tuple[str, str | None, int], OpLibrary] = {}
 
 
 def load_library(soc: str = "ascend910", op_info: str | None = None) -> OpLibrary:
-    """The library for `soc`, overlaid with the user table at `op_info` if given (cached per file)."""
-    key = (soc, op_info, Path(op_info).stat().st_mtime_ns if op_info and Path(op_info).exists() else 0)
+    """The library for `soc`, overlaid with the user table (a file or a folder of tables) at `op_info` if
+    given (cached per file)."""
+    soc = canonical_soc(soc)
+    key = (soc, op_info, _stamp(op_info) if op_info else 0)
     if key not in _loaded:
         base = builtin_library(soc)
         _loaded[key] = base if op_info is None else overlay(base, read_table(op_info), op_info)
     return _loaded[key]
+
+
+def _stamp(op_info: str) -> int:
+    """A cache key that changes when the table (or a table of the folder) changes."""
+    path = Path(op_info)
+    try:
+        if path.is_dir():
+            return hash(tuple((p.name, p.stat().st_mtime_ns) for p in sorted(path.glob("*.json"))))
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0

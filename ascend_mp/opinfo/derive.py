@@ -7,7 +7,8 @@ The facts of every dialect op (its inputs' and outputs' dtype columns,
 inputs and outputs the dialect models. What the real table does not state is
 stated here, as data, in :data:`STATED`: the dtype columns of `dynamicFormat`
 ops (Conv2D fp16 only, as CANN's guide says; cube ops with fp16-in/fp32-out
-columns; elementwise ops fp16 and fp32; Select like SelectV2) and the ops CANN keeps
+columns; elementwise ops fp16 and fp32; Select like SelectV2; the attribute (`D`) forms of
+data-movement ops like their tensor-operand twins) and the ops CANN keeps
 outside the AI Core table (`Const`). The AI CPU table (:data:`AICPU`) lists fp32 fallback kernels.
 
 `ascend910b` is `ascend910` with a bfloat16 twin of every float16 column (the
@@ -29,6 +30,7 @@ STATED: dict[str, dict[str, str]] = {
     # op: {port name: dtype columns}; used where the real table gives no dtypes.
     "Const": {"y": "float16,float,bfloat16,int32,int64,int8,uint8,bool"},
     "BatchMatMul": {"x1": "float16,float16,float", "x2": "float16,float16,float", "y": "float16,float,float"},
+    "BatchMatMulV2": {"x1": "float16,float16,float", "x2": "float16,float16,float", "bias": "float16,float,float", "y": "float16,float,float"},
     "Conv2D": {"x": "float16", "filter": "float16", "bias": "float16", "y": "float16"},
     "BiasAdd": {"x": "float16,float,int32", "bias": "float16,float,int32", "y": "float16,float,int32"},
     "Add": {"x1": "float16,float,int32", "x2": "float16,float,int32", "y": "float16,float,int32"},
@@ -47,6 +49,15 @@ STATED: dict[str, dict[str, str]] = {
     "LayerNorm": {p: F16_F32 for p in ("x", "gamma", "beta", "y", "mean", "variance")},
     "ConcatV2D": {"input_values": "float16,float,int32,int64,int8,uint8,bool", "output_data": "float16,float,int32,int64,int8,uint8,bool"},
     "MaxPoolGrad": {"x1": "float16", "x2": "float16", "grad": "float16", "y": "float16"},
+    # The attribute (D) forms of data-movement ops: the columns of their tensor-operand twins
+    # (GatherV2, StridedSlice, Tile; BroadcastToD states its own).
+    "GatherV2D": {
+        "x": "float16,float,int8,uint8,int32,int64,float16,float,int8,uint8,int32,int64",
+        "indices": "int32,int32,int32,int32,int32,int32,int64,int64,int64,int64,int64,int64",
+        "y": "float16,float,int8,uint8,int32,int64,float16,float,int8,uint8,int32,int64",
+    },
+    "StridedSliceD": {p: "float16,float,int32,uint8,bool,int8" for p in ("x", "y")},
+    "TileD": {p: "float16,float,int32,bool" for p in ("x", "y")},
     # Select's columns are SelectV2's (condition bool; then/else/result one dtype).
     "Select": {"condition": "bool,bool,bool,bool,bool", **{p: "float16,float,int32,int8,uint8" for p in ("x1", "x2", "y")}},
 }

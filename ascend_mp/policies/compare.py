@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -160,21 +160,20 @@ def wanted(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "compare_policies", False) or getattr(args, "precision_dot", None))
 
 
-def run(args: argparse.Namespace) -> None:
-    """`ascend-opt --compare-policies` / `--precision-dot`: read the input, write the views (stdout: the table)."""
+def run(args: argparse.Namespace, read_input: Callable[[], ModuleOp]) -> None:
+    """`ascend-opt --compare-policies` / `--precision-dot`: read the input (`read_input`: the driver's frontends,
+    .mlir or .onnx), write the views (stdout: the table)."""
     import sys
 
     from ascend_mp.errors import AscendError
     from ascend_mp.fileio import deferred_outputs, write_output
-    from ascend_mp.ir import read_module
     from ascend_mp.passes.precision import decide_precision, apply_plan, load_config
     from ascend_mp.tools.atc import precision_options
 
-    if args.input_file is None:
-        raise AscendError("--compare-policies and --precision-dot need an input file")
     if getattr(args, "compare_json", None) and not args.compare_policies:
         raise AscendError("--compare-json needs --compare-policies")
-    module = read_module(args.input_file)
+    module = read_input()
+    module.verify()
     options = precision_options(args)
     soc, op_info = options.get("soc", "ascend910"), options.get("op_info")
     with deferred_outputs():

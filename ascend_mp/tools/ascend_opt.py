@@ -3,18 +3,18 @@
     ascend-opt model.mlir --precision_mode=allow_mix_precision --modify_mixlist=ops.json
     ascend-opt model.mlir -p 'ascend-precision{mode=force_fp16}'
 
-The ATC flags expand to an `ascend-precision` pass run before any `-p` passes.
-Errors are one line (`file:line:col: error: ...`) on stderr with exit status 1;
-`-o FILE` is written only when everything succeeded (atomically).
+The ATC flags expand to an `ascend-precision` pass run before any `-p` passes (after
+`ascend-autodiff` and before `ascend-loss-scale` when those are in the pipeline).
+Errors are one line (`ascend-opt: error: file:line:col: ...`) on stderr; exit status 1 for
+errors, 2 for usage errors, 130 on Ctrl-C (`ascend_mp.tools.cli`). `-o FILE` and the precision
+report are written together, only when everything succeeded (`ascend_mp.fileio.write_output`).
 """
 
 from __future__ import annotations
 
 import argparse
 import io
-import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from typing import IO, NoReturn
 
@@ -24,7 +24,11 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ascend_mp.errors import AscendError
+from ascend_mp.fileio import check_writable, write_output
 from ascend_mp.tools.atc import add_atc_arguments, precision_options
+from ascend_mp.tools.cli import UsageError, add_log_argument, coerce_pass_options, run_tool, setup_logging
+
+PROG = "ascend-opt"
 
 
 
@@ -65,31 +69,59 @@ class AscendOptMain(xDSLOptMain):
 
         self.available_frontends["mlir"] = parse_mlir
 
+        def parse_onnx(stream: IO[bytes], line_offset: int = 0) -> ModuleOp:  # ONNX models (ascend_mp/frontend)
+            from ascend_mp.frontend.tools import onnx_frontend
+
+            return onnx_frontend(self.args.input_file, stream, self.args.input_shape, self.ctx)
+
+        self.available_frontends["onnx"] = parse_onnx
+
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
         if file_extension == "mlir":
             return self.available_frontends["mlir"](chunk, start_offset)  # pyright: ignore[reportCallIssue]
         return super().parse_chunk(chunk, file_extension, start_offset)
 
+    def register_all_targets(self):
+        super().register_all_targets()
+        # The other xDSL targets (llvm, riscv-asm, csl, ...) cannot print the ascend dialect.
+        self.available_targets = {"mlir": self.available_targets["mlir"]}
+
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
         arg_parser.error = _usage_error  # one line, not argparse's usage block
         add_atc_arguments(arg_parser, "ATC precision options (expand to the ascend-precision pass)")
+        add_log_argument(arg_parser)
+        from ascend_mp.frontend.tools import add_frontend_arguments
+
+        add_frontend_arguments(arg_parser)
         from ascend_mp.policies import compare
 
         compare.add_arguments(arg_parser)
 
     def setup_pipeline(self):
-        super().setup_pipeline()
+        setup_logging(PROG, self.args.log)
+        self.args.passes = coerce_pass_options(self.available_passes, self.args.passes)
+        try:
+            super().setup_pipeline()
+        except (AscendError, ValueError) as e:  # a pass refused an option value when it was built
+            raise UsageError(f"-p '{self.args.passes}': {e}") from None
         options = precision_options(self.args)
-        if options:
-            precision = self.available_passes["ascend-precision"]()(**options)
-            self.pipeline = PassPipeline((precision, *self.pipeline.passes), self.pipeline.callback)
+        precision = self.available_passes["ascend-precision"]()(**options) if options else None
+        # The training passes' order (CANN applies precision after autodiff, before loss scaling).
+        from ascend_mp.passes.loss_scale import order_training_passes
+
+        try:
+            passes = order_training_passes(self.pipeline.passes, precision)
+        except AscendError as e:  # a pipeline in an order that cannot be right
+            raise UsageError(str(e)) from None
+        self.pipeline = PassPipeline(passes, self.pipeline.callback)
 
     def apply_passes(self, prog: ModuleOp):
         from xdsl.utils.exceptions import VerifyException
 
-        from ascend_mp.ir import first_invalid_op, location_of
+        from ascend_mp.ir import check_dominance, error_location, first_invalid_op
 
+        check_dominance(prog)
         try:
             super().apply_passes(prog)
         except VerifyException as e:
@@ -97,16 +129,33 @@ class AscendOptMain(xDSLOptMain):
             if found is None:
                 raise
             op, err = found
-            raise AscendError(f"{location_of(op)}: {_message(err, self)}") from e
+            raise AscendError(f"{error_location(op, err)}: {_message(err, self)}") from e
 
     def prepare_output(self) -> IO[str]:
         return sys.stdout if self.args.output_file is None else _Deferred()
 
+    def read_input_module(self) -> ModuleOp:
+        """The input file parsed by its frontend (`.mlir`, `.onnx`), as the driver would."""
+        stream, ext = self.get_input_stream()
+        try:
+            module = self.parse_chunk(stream, ext)
+        finally:
+            if stream is not sys.stdin.buffer:
+                stream.close()
+        assert module is not None
+        return module
+
     def run(self):
+        from ascend_mp.fileio import check_input_file
+
+        if self.args.input_file is not None:
+            check_input_file(self.args.input_file)
+        if self.args.output_file is not None:
+            check_writable(self.args.output_file)
         from ascend_mp.policies import compare
 
         if compare.wanted(self.args):
-            compare.run(self.args)
+            compare.run(self.args, self.read_input_module)
             return
         output = None
         original = self.prepare_output
@@ -119,29 +168,12 @@ class AscendOptMain(xDSLOptMain):
         self.prepare_output = capture
         super().run()
         if isinstance(output, _Deferred):
-            write_atomically(self.args.output_file, output.getvalue())
+            write_output(self.args.output_file, output.getvalue())
 
 
 def _usage_error(message: str) -> NoReturn:
-    """A command-line usage error: one line on stderr and exit status 2, as argparse gives without the usage."""
-    print(f"ascend-opt: error: {' '.join(message.split())}", file=sys.stderr)
-    sys.exit(2)
-
-
-def write_atomically(path: str, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same folder, so no half file is left."""
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".ascend-", suffix=".tmp")
-    except OSError as e:
-        raise AscendError(f"{path}: cannot write file: {e.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as e:
-        os.unlink(tmp)
-        raise AscendError(f"{path}: cannot write file: {e.strerror}") from None
+    """A command-line usage error: one line on stderr and exit status 2, without argparse's usage block."""
+    raise UsageError(message)
 
 
 def _message(e: BaseException, main: AscendOptMain | None) -> str:
@@ -161,16 +193,19 @@ def _message(e: BaseException, main: AscendOptMain | None) -> str:
     return str(e)
 
 
+def _known_error(e: BaseException) -> str | None:
+    if isinstance(e, (ParseError, ArgSpecParseError, DiagnosticException, OSError, ValueError)):
+        return _message(e, None)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    prog = "ascend-opt"
-    main_: AscendOptMain | None = None
-    try:
-        main_ = AscendOptMain(description="ascend-mp optimizer driver", args=argv)
-        main_.run()
-    except AscendError as e:
-        sys.exit(f"{prog}: error: {e}")
-    except (ParseError, ArgSpecParseError, DiagnosticException, OSError, ValueError) as e:
-        sys.exit(f"{prog}: error: {_message(e, main_)}")
+    """Run ascend-opt (exit status: 0 ok, 1 error, 2 usage error, 130 Ctrl-C)."""
+
+    def body() -> None:
+        AscendOptMain(description="ascend-mp optimizer driver", args=argv).run()
+
+    run_tool(PROG, body, _known_error)
 
 
 if __name__ == "__main__":

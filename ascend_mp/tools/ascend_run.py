@@ -10,49 +10,62 @@ An input is named by its SSA name (`x` or `%x`) or its position (`0`); `.npz`
 keys may also be `arg<i>`. The ATC flags (as in ascend-opt) run the
 `ascend-precision` pass before executing. Outputs print in a stable,
 FileCheck-friendly form; `-o` writes them (`result0`, `result1`, ...) to an
-`.npz` file atomically. Errors are one line, `ascend-run: error: ...`, exit 1.
+`.npz` file, only on success (`ascend_mp.fileio.write_output`). Errors are one line,
+`ascend-run: error: ...`; exit status 1 for errors, 2 for usage errors, 130 on Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
+import io
 import sys
-import tempfile
 import time
 import zipfile
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
 from ascend_mp.errors import AscendError
+from ascend_mp.fileio import check_writable, write_output
+from ascend_mp.limits import check_alloc, tensor_bytes
 from ascend_mp.tools.atc import add_atc_arguments, precision_options
+from ascend_mp.tools.cli import UsageError, UsageParser, add_log_argument, one_line, run_tool, setup_logging
 
 PROG = "ascend-run"
 SHOWN_VALUES = 8
 
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors as one-line AscendErrors (exit 1, like every other error)."""
-
-    def error(self, message: str) -> NoReturn:
-        raise AscendError(message)
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got '{text}'") from None
+    if not 0 <= value < 2**128:
+        raise argparse.ArgumentTypeError(f"expected an integer from 0 to 2**128-1, got {value}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, description="Execute a function of an ascend module with the numpy interpreter.")
+    p = UsageParser(prog=PROG, description="Execute a function of an ascend module with the numpy interpreter.")
     p.add_argument("file", help="the module (.mlir), or - for standard input")
     p.add_argument("--function", metavar="NAME", help="function to run (default: the first public one)")
     p.add_argument("--input", action="append", default=[], metavar="NAME_OR_INDEX=PATH.npy", help="an argument from a .npy file")
     p.add_argument("--inputs", metavar="FILE.npz", help="arguments from an .npz file (keys: names, indices or arg<i>)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("-o", "--output", metavar="FILE.npz", help="write the outputs to an .npz file")
     p.add_argument("--print-timing", action="store_true", help="print the run time and the time per op type")
     p.add_argument("--print-memory", action="store_true", help="print the peak bytes of live tensors")
     p.add_argument("--compare-modes", action="store_true", help="run every precision mode and compare with float64")
+    from ascend_mp.interpreter.compare import add_compare_arguments
+
+    add_compare_arguments(p)  # --samples, --modes, --attribute-errors, --divergence-threshold, --json
     add_atc_arguments(p, "ATC precision options (run the ascend-precision pass first)", report=False)
+    add_log_argument(p)
+    from ascend_mp.frontend.tools import add_frontend_arguments
+
+    add_frontend_arguments(p)
     return p
 
 
@@ -62,28 +75,75 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 NPY_MAGIC = b"\x93NUMPY"
-NPZ_MAGIC = b"PK\x03\x04"
+NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip archive, or an empty one (only its end record)
 
 
-def _check_magic(path: str, magic: bytes, kind: str) -> None:
+def _check_magic(path: str, magic: bytes | tuple[bytes, ...], kind: str) -> None:
     """Refuse a file that does not start like a `kind` file (np.load would try it as a pickle)."""
+    magics = magic if isinstance(magic, tuple) else (magic,)
     try:
         with open(path, "rb") as f:
-            head = f.read(len(magic))
+            head = f.read(max(len(m) for m in magics))
     except OSError as e:
         raise AscendError(f"{path}: cannot read file: {e.strerror or e}") from None
-    if head != magic:
+    if not any(head.startswith(m) for m in magics):
         raise AscendError(f"{path}: not a {kind} file (it does not start with the {kind} header)")
+
+
+def _read_npy(f: Any, size: int, where: str) -> np.ndarray[Any, Any]:
+    """An array from an open .npy stream of `size` bytes, its header checked before anything is allocated."""
+    from numpy.lib import format as npy
+
+    try:
+        version = npy.read_magic(f)
+        if version not in ((1, 0), (2, 0), (3, 0)):
+            raise ValueError(f"unsupported .npy format version {version[0]}.{version[1]}")
+        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        shape, fortran, dtype = read_header(f)
+        if dtype.hasobject:
+            raise ValueError("it holds Python objects (pickles are refused)")
+        need = tensor_bytes(shape, dtype.itemsize)
+        have = size - f.tell()
+        if need > have:
+            raise ValueError(f"its header claims {shape} {dtype} ({need} bytes) but the file holds {have} bytes of data")
+        check_alloc(shape, dtype.itemsize, where)
+        data = f.read(need)
+        array = np.frombuffer(data, dtype=dtype).copy() if need else np.empty(0, dtype)
+        return array.reshape(shape, order="F" if fortran else "C")
+    except (ValueError, TypeError, SyntaxError, EOFError) as e:
+        raise AscendError(f"{where}: not a readable .npy file: {one_line(e)}") from None
 
 
 def _load_npy(path: str) -> np.ndarray[Any, Any]:
     _check_magic(path, NPY_MAGIC, ".npy")
     try:
-        return np.load(path, allow_pickle=False)
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(0)
+            return _read_npy(f, size, path)
     except OSError as e:
         raise AscendError(f"{path}: cannot read file: {e.strerror or e}") from None
-    except ValueError as e:
-        raise AscendError(f"{path}: not a readable .npy file: {' '.join(str(e).split())}") from None
+
+
+def _load_npz(path: str) -> dict[str, np.ndarray[Any, Any]]:
+    """Every member of an .npz file (a valid empty archive gives none); each must be an .npy array."""
+    _check_magic(path, NPZ_MAGIC, ".npz")
+    arrays: dict[str, np.ndarray[Any, Any]] = {}
+    try:
+        with zipfile.ZipFile(path) as z:
+            for info in z.infolist():
+                key = info.filename.removesuffix(".npy")
+                where = f"{path}[{key}]"
+                if info.is_dir() or not info.filename.endswith(".npy"):
+                    raise AscendError(f"{where}: not an array (an .npz member must be a .npy file, got '{info.filename}')")
+                with z.open(info) as member:
+                    arrays[key] = _read_npy(member, info.file_size, where)
+    except OSError as e:
+        raise AscendError(f"{path}: cannot read file: {e.strerror or e}") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError) as e:
+        raise AscendError(f"{path}: not a readable .npz file: {one_line(e)}") from None
+    return arrays
 
 
 def _arg_index(key: str, names: Sequence[str], source: str) -> int:
@@ -101,22 +161,21 @@ def gather_inputs(args: argparse.Namespace, specs: Sequence[Any], func_name: str
     """The arguments (from files, else random) and where each came from."""
     names = [s.name for s in specs]
     given: dict[int, tuple[np.ndarray[Any, Any], str]] = {}
+
+    def give(index: int, array: np.ndarray[Any, Any], source: str) -> None:
+        if index in given:
+            raise AscendError(f"{source}: argument {index} (%{names[index]}) is already given by {given[index][1]}")
+        given[index] = (array, source)
+
     if args.inputs:
-        _check_magic(args.inputs, NPZ_MAGIC, ".npz")
-        try:
-            with np.load(args.inputs, allow_pickle=False) as npz:
-                for key in npz.files:
-                    given[_arg_index(key, names, args.inputs)] = (npz[key], f"{args.inputs}[{key}]")
-        except OSError as e:
-            raise AscendError(f"{args.inputs}: cannot read file: {e.strerror or e}") from None
-        except (ValueError, zipfile.BadZipFile) as e:
-            raise AscendError(f"{args.inputs}: not a readable .npz file: {' '.join(str(e).split())}") from None
+        for key, array in _load_npz(args.inputs).items():
+            give(_arg_index(key, names, args.inputs), array, f"{args.inputs}[{key}]")
     for item in args.input:
         key, sep, path = item.partition("=")
         if not sep or not key or not path:
-            raise AscendError(f"--input expects NAME_OR_INDEX=PATH.npy, got '{item}'")
+            raise UsageError(f"--input expects NAME_OR_INDEX=PATH.npy, got '{item}'")
         index = _arg_index(key, names, f"--input {item}")
-        given[index] = (_load_npy(path), path)
+        give(index, _load_npy(path), path)
     rng = np.random.default_rng(args.seed)
     arrays: list[np.ndarray[Any, Any]] = []
     sources: list[str] = []
@@ -133,18 +192,31 @@ def gather_inputs(args: argparse.Namespace, specs: Sequence[Any], func_name: str
             continue
         if any(d < 0 for d in spec.shape):
             raise AscendError(f"argument {i} (%{spec.name}) of @{func_name} has a dynamic shape; give it with --input")
+        check_alloc(spec.shape, spec.dtype.itemsize, f"argument {i} (%{spec.name}) of @{func_name} ({spec.type_str})")
         arrays.append(random_array(rng, spec.dtype, spec.shape))
         sources.append(f"random, seed {args.seed}")
     return arrays, sources
 
 
+RANDOM_CHUNK = 1 << 20
+
+
 def random_array(rng: np.random.Generator, dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray[Any, Any]:
-    """Standard normal floats, integers in [0, 10), random booleans."""
-    if dtype == np.dtype(np.bool_):
-        return rng.integers(0, 2, shape).astype(np.bool_)
-    if dtype.kind in "iu":
-        return rng.integers(0, 10, shape).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
+    """Standard normal floats, integers in [0, 10), random booleans.
+
+    Drawn in chunks of RANDOM_CHUNK elements straight into the result, so only one chunk exists in
+    float64/int64 at a time (the values are those of one big draw: the generator's stream is the same)."""
+    out = np.empty(shape, dtype=dtype)
+    flat = out.reshape(-1)
+    for start in range(0, flat.size, RANDOM_CHUNK):
+        n = min(RANDOM_CHUNK, flat.size - start)
+        if dtype == np.dtype(np.bool_):
+            flat[start : start + n] = rng.integers(0, 2, n).astype(np.bool_)
+        elif dtype.kind in "iu":
+            flat[start : start + n] = rng.integers(0, 10, n)
+        else:
+            flat[start : start + n] = rng.standard_normal(n)
+    return out
 
 
 # --------------------------------------------------------------------------------------
@@ -178,19 +250,10 @@ def describe(label: str, type_str: str, a: np.ndarray[Any, Any]) -> str:
 
 
 def write_npz(path: str, outputs: dict[str, np.ndarray[Any, Any]]) -> None:
-    """Write `outputs` to `path` through a temporary file in the same folder (atomic)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".ascend-run-", suffix=".npz")
-    except OSError as e:
-        raise AscendError(f"{path}: cannot write file: {e.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **outputs)  # pyright: ignore[reportArgumentType]
-        os.replace(tmp, path)
-    except OSError as e:
-        os.unlink(tmp)
-        raise AscendError(f"{path}: cannot write file: {e.strerror}") from None
+    """Write `outputs` to `path` as an .npz file (`write_output`: atomic, kept mode, devices written through)."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **outputs)  # pyright: ignore[reportArgumentType]
+    write_output(path, buffer.getvalue())
 
 
 # --------------------------------------------------------------------------------------
@@ -208,17 +271,35 @@ def _pass_error(e: BaseException) -> str:
 
 def run(argv: Sequence[str] | None) -> None:
     args = build_parser().parse_args(argv)
+    setup_logging(PROG, args.log)
     from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
 
     from ascend_mp.interpreter.runner import Program
     from ascend_mp.ir import make_context, read_module
+    from ascend_mp.limits import check_module_sizes, check_no_recursion, module_values
 
-    ctx = make_context()
-    module = read_module(args.file, ctx)
     options: dict[str, Any] = precision_options(args)
-    if args.compare_modes and ("mode" in options or "mode_v2" in options):
-        raise AscendError("--compare-modes runs every precision mode; drop --precision_mode/--precision_mode_v2")
-    if options and not args.compare_modes:
+    comparing = args.compare_modes or args.attribute_errors is not None
+    if not comparing and (args.json or args.samples != 1 or args.modes is not None):
+        raise UsageError("--samples, --modes and --json go with --compare-modes or --attribute-errors")
+    if comparing and ("mode" in options or "mode_v2" in options):
+        flag = "--compare-modes" if args.compare_modes else "--attribute-errors"
+        raise UsageError(f"{flag} runs every precision mode; drop --precision_mode/--precision_mode_v2")
+    if comparing and args.output:
+        raise UsageError(f"{'--compare-modes' if args.compare_modes else '--attribute-errors'} writes no .npz file; drop -o")
+    if args.output:
+        check_writable(args.output)
+    ctx = make_context()
+    from ascend_mp.frontend.tools import io_names, is_onnx, rename_specs
+
+    if is_onnx(args.file):  # an ONNX model, through the frontend (no text in between)
+        from ascend_mp.frontend import import_onnx
+
+        module = import_onnx(args.file, args.input_shape)
+    else:
+        module = read_module(args.file, ctx)
+    check_no_recursion(module)
+    if options and not comparing:
         from ascend_mp.passes import PASSES
 
         if "ascend-precision" not in PASSES:
@@ -227,6 +308,7 @@ def run(argv: Sequence[str] | None) -> None:
             PASSES["ascend-precision"]()(**options).apply(ctx, module)
         except (PassFailedException, DiagnosticException, VerifyException, ValueError) as e:
             raise AscendError(_pass_error(e)) from None
+    check_module_sizes(module_values(module))
     program = Program.from_module(module)
     if args.function is not None:
         name = args.function.removeprefix("@")
@@ -235,17 +317,22 @@ def run(argv: Sequence[str] | None) -> None:
     else:
         raise AscendError(f"{args.file}: no public function with a body to run")
     specs, results = program.signature(name)
+    arg_names, result_names = io_names(module, name)
+    specs = rename_specs(specs, arg_names)
     inputs, sources = gather_inputs(args, specs, name)
 
     out = sys.stdout
-    out.write(f"@{name}: {_count(len(specs), 'input')}, {_count(len(results), 'output')}\n")
-    for spec, arr, source in zip(specs, inputs, sources):
-        out.write(describe(f"input %{spec.name}", spec.type_str, arr).replace("\n", f" ({source})\n", 1) + "\n")
-    if args.compare_modes:
-        from ascend_mp.interpreter.compare import compare_modes, format_table
+    if not (comparing and args.json):
+        out.write(f"@{name}: {_count(len(specs), 'input')}, {_count(len(results), 'output')}\n")
+        for spec, arr, source in zip(specs, inputs, sources):
+            out.write(describe(f"input %{spec.name}", spec.type_str, arr).replace("\n", f" ({source})\n", 1) + "\n")
+    if comparing:
+        from ascend_mp.interpreter.compare import run_comparison
 
-        table = compare_modes(module, name, inputs, **options)
-        out.write(format_table(table) + "\n")
+        def sample(seed: int) -> list[np.ndarray[Any, Any]]:
+            return gather_inputs(argparse.Namespace(**{**vars(args), "seed": seed}), specs, name)[0]
+
+        out.write(run_comparison(args, module, name, sample, options) + "\n")
         return
     start = time.perf_counter()
     outputs = program.run(name, *inputs, track_memory=args.print_memory, profile=args.print_timing)
@@ -260,16 +347,13 @@ def run(argv: Sequence[str] | None) -> None:
         for op, seconds in sorted(program.op_times.items(), key=lambda kv: (-kv[1], kv[0])):
             out.write(f"  {op:<28} {seconds * 1e3:.3f} ms\n")
     if args.output:
-        write_npz(args.output, {f"result{i}": a for i, a in enumerate(outputs)})
+        named = {n: a for n, a in zip(result_names, outputs) if n and not n.startswith("result")}
+        write_npz(args.output, {**named, **{f"result{i}": a for i, a in enumerate(outputs)}})
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    try:
-        run(argv)
-    except AscendError as e:
-        sys.exit(f"{PROG}: error: {e}")
-    except BrokenPipeError:
-        sys.exit(1)
+    """Run ascend-run (exit status: 0 ok, 1 error, 2 usage error, 130 Ctrl-C)."""
+    run_tool(PROG, lambda: run(argv))
 
 
 if __name__ == "__main__":

@@ -1,44 +1,78 @@
 """`ascend-train`: compile a model (forward -> autodiff -> precision -> loss scaling) and train it on digits.
 
-    ascend-train                                    # the MLP, allow_mix_precision, dynamic loss scaling
+    ascend-train                                    # the MLP, allow_fp32_to_fp16 (CANN's default), dynamic loss scaling
+    ascend-train --precision_mode allow_mix_precision
     ascend-train --model cnn --epochs 10 --out run/ # history.json, loss_scale.png, checkpoint.npz in run/
     ascend-train --precision_mode none --loss-scale none           # the fp32 baseline
     ascend-train --loss-scale fixed --scale 1024 --no-drop-overflow-update
     ascend-train --out run/ --resume --epochs 40    # continue from run/checkpoint.npz
     ascend-train --demo                             # make demo's training part
 
-A progress bar (loss, scale) shows when standard error is a terminal, unless --quiet.
-Errors are one line, `ascend-train: error: ...`, exit status 1, no traceback; output files
-are written atomically, so an existing one is never left half-written.
+A progress bar for the whole run (loss, scale) shows when standard error is a terminal,
+unless --quiet. Errors are one line, `ascend-train: error: ...`, no traceback: exit status 2
+for a usage error (a bad option or value), 1 for any other error (also a run that diverged,
+after writing its history and plot), 130 on Ctrl-C. Outputs go through
+`ascend_mp.fileio.write_output`: never half-written; a device, pipe or symlink at an output
+path is written through, not replaced.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ascend_mp.errors import AscendError
 from ascend_mp.modes import V1_MODES
 
 PROG = "ascend-train"
+DEFAULT_MODE = "allow_fp32_to_fp16"
+"""CANN's default precision mode for training (`ascend_mp.train.trainer.DEFAULT_MODE`)."""
+
+
+class UsageError(AscendError):
+    """A bad command line: one line, exit status 2."""
 
 
 class _Parser(argparse.ArgumentParser):
-    """Usage errors as one-line AscendErrors (exit 1, like every other error)."""
+    """Usage errors as one-line UsageErrors (exit 2)."""
 
     def error(self, message: str) -> NoReturn:
-        raise AscendError(message)
+        raise UsageError(message)
+
+
+def _number(kind: type, low: float | None = None, high: float | None = None, low_open: bool = False, high_open: bool = False) -> Any:
+    """An argparse type: a finite `kind` in [low, high] (an end excluded if `low_open` / `high_open`)."""
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, got '{text}'") from None
+        if kind is float and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be finite, got {text}")
+        if low is not None and (value <= low if low_open else value < low):
+            raise argparse.ArgumentTypeError(f"must be {'>' if low_open else '>='} {low:g}, got {text}")
+        if high is not None and (value >= high if high_open else value > high):
+            raise argparse.ArgumentTypeError(f"must be {'<' if high_open else '<='} {high:g}, got {text}")
+        return value
+
+    return parse
+
+
+_FLOAT32_MAX = 3.4028234663852886e38
+_INT32_MAX = 2**31 - 1
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, description="Train a model on scikit-learn's digits with CANN mixed precision and loss scaling.")
+    p = _Parser(prog=PROG, description="Train a model on the digits data set with CANN mixed precision and loss scaling.")
     p.add_argument("--model", choices=("mlp", "cnn"), default="mlp", help="the digits MLP (64-128-10) or the small CNN (default mlp)")
-    p.add_argument("--precision_mode", "--precision-mode", dest="precision_mode", choices=(*V1_MODES, "none"), default="allow_mix_precision",
-                   help="CANN precision mode of the ascend-precision pass; none trains the fp32 graph (default allow_mix_precision)")  # fmt: skip
+    p.add_argument("--precision_mode", "--precision-mode", dest="precision_mode", choices=(*V1_MODES, "none"), default=None,
+                   help=f"CANN precision mode of the ascend-precision pass; none trains the fp32 graph (default {DEFAULT_MODE}, as CANN trains)")  # fmt: skip
     p.add_argument("--modify_mixlist", metavar="JSON", help="mixed-precision list changes for the precision pass")
     p.add_argument("--keep_dtype", metavar="FILE", help="ops (names or OpType::X) that keep their original dtype")
     p.add_argument("--soc_version", default="ascend910", metavar="SOC", help="SoC of the operator library (default ascend910)")
@@ -47,24 +81,24 @@ def build_parser() -> argparse.ArgumentParser:
     ls = p.add_argument_group("loss scaling (the ascend-loss-scale pass)")
     ls.add_argument("--loss-scale", choices=("dynamic", "fixed", "none"), default="dynamic", help="loss-scale manager (default dynamic)")
     ls.add_argument("--preset", choices=("pytorch", "mindspore", "tensorflow"), help="dynamic defaults (default pytorch: 2^16, x2, x0.5, 2000)")
-    ls.add_argument("--init-scale", type=float, help="dynamic: initial scale")
-    ls.add_argument("--growth-factor", type=float, help="dynamic: scale multiplier after growth-interval clean steps")
-    ls.add_argument("--backoff-factor", type=float, help="dynamic: scale multiplier on overflow")
-    ls.add_argument("--growth-interval", type=int, help="dynamic: clean steps before the scale grows")
-    ls.add_argument("--min-scale", type=float, help="dynamic: floor of the scale")
-    ls.add_argument("--scale", type=float, help="fixed: the loss scale (default 128)")
+    ls.add_argument("--init-scale", type=_number(float, 0, _FLOAT32_MAX, low_open=True), help="dynamic: initial scale")
+    ls.add_argument("--growth-factor", type=_number(float, 1, _FLOAT32_MAX, low_open=True), help="dynamic: scale multiplier after growth-interval clean steps")
+    ls.add_argument("--backoff-factor", type=_number(float, 0, 1, low_open=True, high_open=True), help="dynamic: scale multiplier on overflow")
+    ls.add_argument("--growth-interval", type=_number(int, 1, _INT32_MAX), help="dynamic: clean steps before the scale grows")
+    ls.add_argument("--min-scale", type=_number(float, 0, _FLOAT32_MAX), help="dynamic: floor of the scale")
+    ls.add_argument("--scale", type=_number(float, 0, _FLOAT32_MAX, low_open=True), help="fixed: the loss scale (default 128)")
     ls.add_argument("--no-drop-overflow-update", dest="drop_overflow_update", action="store_false", default=None,
                     help="fixed: apply the update even when gradients overflowed")  # fmt: skip
 
     opt = p.add_argument_group("optimisation")
     opt.add_argument("--optimizer", choices=("sgd", "momentum", "adam"), default="momentum", help="default momentum")
-    opt.add_argument("--lr", type=float, default=0.02, help="learning rate (default 0.02)")
-    opt.add_argument("--momentum", type=float, default=0.9, help="momentum (default 0.9)")
-    opt.add_argument("--epochs", type=int, default=30, help="default 30")
-    opt.add_argument("--batch", type=int, default=32, help="default 32")
-    opt.add_argument("--seed", type=int, default=0, help="initialisation and shuffling seed (default 0)")
-    opt.add_argument("--subset", type=int, metavar="N", help="train on the first N training examples only")
-    opt.add_argument("--stats-every", type=int, default=0, metavar="STEPS", help="steps between gradient underflow samples (default: one per epoch)")
+    opt.add_argument("--lr", type=_number(float, 0, _FLOAT32_MAX, low_open=True), default=0.02, help="learning rate (default 0.02)")
+    opt.add_argument("--momentum", type=_number(float, 0, 1, high_open=True), default=0.9, help="momentum in [0, 1) (default 0.9)")
+    opt.add_argument("--epochs", type=_number(int, 1, _INT32_MAX), default=30, help="default 30")
+    opt.add_argument("--batch", type=_number(int, 1, _INT32_MAX), default=32, help="default 32")
+    opt.add_argument("--seed", type=_number(int, 0, 2**32 - 1), default=0, help="initialisation and shuffling seed, in [0, 2^32) (default 0)")
+    opt.add_argument("--subset", type=_number(int, 1, _INT32_MAX), metavar="N", help="train on the first N training examples only")
+    opt.add_argument("--stats-every", type=_number(int, 0, _INT32_MAX), default=0, metavar="STEPS", help="steps between gradient underflow samples (default: one per epoch)")
 
     io = p.add_argument_group("outputs")
     io.add_argument("--out", metavar="DIR", help="write history.json, loss_scale.png and checkpoint.npz (per epoch) here")
@@ -75,12 +109,17 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _mode(args: argparse.Namespace) -> str:
+    return DEFAULT_MODE if args.precision_mode is None else args.precision_mode
+
+
 def _config(args: argparse.Namespace):
     from ascend_mp.train import TrainConfig
 
+    mode = _mode(args)
     return TrainConfig(
         model=args.model,
-        precision_mode=None if args.precision_mode == "none" else args.precision_mode,
+        precision_mode=None if mode == "none" else mode,
         loss_scale=args.loss_scale,
         preset=args.preset,
         init_scale=args.init_scale,
@@ -98,7 +137,7 @@ def _config(args: argparse.Namespace):
         seed=args.seed,
         subset=args.subset,
         # must_keep_origin_dtype keeps the fp32 loss anyway (and ignores keep_dtype)
-        keep_loss_fp32=not args.loss_fp16 and args.precision_mode != "must_keep_origin_dtype",
+        keep_loss_fp32=not args.loss_fp16 and mode != "must_keep_origin_dtype",
         modify_mixlist=args.modify_mixlist,
         keep_dtype=args.keep_dtype,
         soc=args.soc_version,
@@ -164,13 +203,19 @@ def run(argv: Sequence[str] | None = None) -> None:
 
         cfg = _config(args)
         if args.resume and args.out is None and args.resume is True:
-            raise AscendError("--resume without a checkpoint path needs --out DIR")
+            raise UsageError("--resume without a checkpoint path needs --out DIR")
         _check_paths(args)
+        if not args.quiet:
+            default = " (the default: CANN's for training)" if args.precision_mode is None else ""
+            print(f"precision mode: {_mode(args)}{default}", flush=True)
         compiled = compile_training(cfg)
         if not args.quiet:
-            print(report_summary(compiled.report))
+            print(report_summary(compiled.report), flush=True)
         result = train(cfg, out_dir=args.out, resume=args.resume, progress=False if args.quiet else None, compiled=compiled)
         print(result.summary())
+        if result.diverged:
+            written = " (history and plot written)" if result.outputs else ""
+            raise AscendError(f"training diverged: {result.diverged}{written}")
     finally:
         log.removeHandler(handler)
         log.propagate = True
@@ -179,14 +224,20 @@ def run(argv: Sequence[str] | None = None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    """Exit status: 0, 2 on a usage error, 1 on any other error, 130 on Ctrl-C (quietly)."""
     try:
         run(argv)
+    except UsageError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        sys.exit(2)
     except AscendError as e:
-        sys.exit(f"{PROG}: error: {e}")
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        sys.exit(1)
     except OSError as e:
-        sys.exit(f"{PROG}: error: {e.filename + ': ' if e.filename else ''}{e.strerror or e}")
+        print(f"{PROG}: error: {e.filename + ': ' if e.filename else ''}{e.strerror or e}", file=sys.stderr)
+        sys.exit(1)
     except KeyboardInterrupt:
-        sys.exit(f"{PROG}: error: interrupted")
+        sys.exit(130)
 
 
 if __name__ == "__main__":

@@ -5,12 +5,21 @@ Compilation is the pass pipeline of DESIGN section 7:
     builder @forward -> ascend-autodiff -> ascend-precision{mode} -> ascend-loss-scale
 
 and the loop only threads the state through `@train_step` (the loss scale, the overflow
-skip and the optimizer are in the IR). Outputs are written atomically (temporary file,
-then `os.replace`), so an existing history, plot or checkpoint is never half-written.
+skip and the optimizer are in the IR). The loss ops, the loss-scale machinery and the
+optimizer update carry `keep_dtype`, so they stay fp32 whatever the mode.
+
+Every output goes through :func:`ascend_mp.fileio.write_output` (never half-written;
+devices, pipes and symlinks at the path are written through). Non-finite numbers are
+recorded as the strings `"NaN"`, `"Infinity"`, `"-Infinity"` so `history.json` stays
+valid JSON. A run whose parameters stop being finite, or whose loss scale collapses
+(:data:`COLLAPSE_STOP` consecutive overflows, where MindSpore raises), stops early as
+*diverged* and still writes its history and plot; the checkpoint of the last finite
+epoch is kept.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import math
@@ -18,11 +27,13 @@ import os
 import sys
 import tempfile
 import time
+import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
@@ -30,10 +41,20 @@ from xdsl.dialects.builtin import ModuleOp
 
 from ascend_mp.builder import Sequential, mlp, small_cnn
 from ascend_mp.errors import AscendError
-from ascend_mp.ir import make_context
+from ascend_mp.fileio import write_output
 from ascend_mp.modes import V1_MODES
-from ascend_mp.passes.autodiff import differentiate
-from ascend_mp.passes.loss_scale import LossScalePass, TrainState, initial_state, step_layout
+from ascend_mp.passes.autodiff import differentiate, find_function
+from ascend_mp.passes.loss_scale import (
+    MANAGERS,
+    OPTIMIZERS,
+    PRESETS,
+    LossScaleConfig,
+    LossScalePass,
+    TrainState,
+    build_train_step,
+    initial_state,
+    step_layout,
+)
 from ascend_mp.train.data import Dataset, load_digits
 
 logger = logging.getLogger("ascend_mp.train")
@@ -45,8 +66,27 @@ MODELS: dict[str, Callable[[], Sequential]] = {"mlp": mlp, "cnn": small_cnn}
 LOSS_OPS = ("loss/SoftmaxCrossEntropyWithLogits", "loss/ReduceMean")
 """Op names of the builder's loss, kept in their original dtype (the loss is computed in fp32)."""
 
+DEFAULT_MODE = "allow_fp32_to_fp16"
+"""CANN's default precision mode for training (seed 000, DESIGN section 5)."""
+
+BF16_MODES = frozenset({"allow_mix_precision_bf16", "allow_fp32_to_bf16"})
 FP16_MODES = frozenset({"allow_mix_precision", "allow_mix_precision_fp16", "force_fp16", "allow_fp32_to_fp16"})
 """Modes that run ops in fp16, where gradients need loss scaling."""
+
+COLLAPSE_WARN = 100
+"""Consecutive overflow steps after which the run warns that the loss scale collapsed."""
+COLLAPSE_STOP = 1000
+"""Consecutive overflow steps after which the run stops (MindSpore raises here)."""
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+INT32_MAX = 2**31 - 1
+
+
+def reduced_dtype(mode: str | None) -> str:
+    """The low-precision dtype a mode reduces to: `bf16`, `fp16`, or `fp32` (no precision pass)."""
+    if mode is None:
+        return "fp32"
+    return "bf16" if mode in BF16_MODES else "fp16"
 
 
 @dataclass
@@ -54,7 +94,7 @@ class TrainConfig:
     """One training run. `precision_mode=None` trains the fp32 graph as built (no precision pass)."""
 
     model: str = "mlp"
-    precision_mode: str | None = "allow_mix_precision"
+    precision_mode: str | None = DEFAULT_MODE
     loss_scale: str = "dynamic"
     """Loss-scale manager: `dynamic`, `fixed` or `none`."""
     preset: str | None = None
@@ -79,16 +119,27 @@ class TrainConfig:
     stats_every: int = 0
     """Steps between underflow samples (0: one per epoch)."""
 
-    def validate(self) -> None:
-        if self.model not in MODELS:
+    def validate(self, custom_model: bool = False) -> LossScaleConfig:
+        """Check every field (one-line errors); returns the resolved loss-scale configuration."""
+        if not custom_model and self.model not in MODELS:
             raise AscendError(f"unknown model '{self.model}' (models: {', '.join(MODELS)})")
         if self.precision_mode is not None and self.precision_mode not in V1_MODES:
             raise AscendError(f"unknown precision mode '{self.precision_mode}' (modes: {', '.join(V1_MODES)})")
+        for name, allowed in (("loss_scale", MANAGERS), ("optimizer", OPTIMIZERS)):
+            if getattr(self, name) not in allowed:
+                raise AscendError(f"{name.replace('_', '-')} must be one of {', '.join(allowed)}, got '{getattr(self, name)}'")
+        if self.preset is not None and self.preset not in PRESETS:
+            raise AscendError(f"preset must be one of {', '.join(PRESETS)}, got '{self.preset}'")
         for name in ("epochs", "batch"):
-            if getattr(self, name) < 1:
+            if not 1 <= getattr(self, name) <= INT32_MAX:
                 raise AscendError(f"{name} must be positive, got {getattr(self, name)}")
-        if self.stats_every < 0:
+        if self.subset is not None and self.subset < 1:
+            raise AscendError(f"the training subset must be positive, got {self.subset}")
+        if not 0 <= self.stats_every <= INT32_MAX:
             raise AscendError(f"stats-every must be >= 0, got {self.stats_every}")
+        if not 0 <= self.seed < 2**32:
+            raise AscendError(f"seed must be in [0, 2^32), got {self.seed}")
+        return LossScalePass(**self.loss_scale_options()).config(warn=False)
 
     def loss_scale_options(self) -> dict[str, Any]:
         opts: dict[str, Any] = {"manager": self.loss_scale, "optimizer": self.optimizer, "lr": self.lr, "momentum": self.momentum}
@@ -98,7 +149,10 @@ class TrainConfig:
         return opts
 
     def mode_label(self) -> str:
-        return self.precision_mode or "fp32"
+        """The mode and the dtype it reduces to: `allow_mix_precision (fp16)`, `fp32`."""
+        if self.precision_mode is None:
+            return "fp32"
+        return f"{self.precision_mode} ({reduced_dtype(self.precision_mode)})"
 
 
 # --------------------------------------------------------------------------------------
@@ -117,15 +171,22 @@ class Compiled:
     grad_program: Any
     """The fp32 `@forward_grad` (no precision pass), for the underflow statistics."""
     report: Any = None
+    loss_scale: LossScaleConfig | None = None
+    """The resolved options of the loss-scale pass."""
 
 
 def _function(module: ModuleOp, name: str) -> func.FuncOp:
-    return next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+    fn = find_function(module, name)
+    assert fn is not None, f"@{name} missing"
+    return fn
 
 
 @contextmanager
 def _keep_dtype_file(cfg: TrainConfig) -> Iterator[str | None]:
-    """The keep_dtype file the precision pass gets: the user's entries plus the loss ops."""
+    """The keep_dtype file the precision pass gets: the user's entries plus the loss ops.
+
+    The loss ops also carry the `keep_dtype` mark (builder, autodiff); this file keeps them
+    fp32 for a precision pass that predates the mark."""
     if not cfg.keep_loss_fp32:
         yield cfg.keep_dtype
         return
@@ -148,24 +209,25 @@ def compile_training(cfg: TrainConfig, model: Sequential | None = None) -> Compi
     """Build the model's forward and run autodiff, precision and loss scaling on it."""
     from ascend_mp.interpreter import Program
 
-    cfg.validate()
+    cfg.validate(custom_model=model is not None)
     model = model or MODELS[cfg.model]()
-    module = model.forward_module(cfg.batch)
-    differentiate(module)
+    module = model.forward_module(cfg.batch, keep_loss=cfg.keep_loss_fp32)
+    grad = differentiate(module, keep_loss=cfg.keep_loss_fp32)
     report = None
     if cfg.precision_mode is not None:
         from ascend_mp.passes.precision import run_precision
 
         with _keep_dtype_file(cfg) as keep:
             report = run_precision(module, mode=cfg.precision_mode, keep_dtype=keep, modify_mixlist=cfg.modify_mixlist, soc=cfg.soc)
-    LossScalePass(**cfg.loss_scale_options()).apply(make_context(), module)
+    loss_scale = LossScalePass(**cfg.loss_scale_options()).config()
+    build_train_step(module, grad, loss_scale)
     reference = model.forward_module(cfg.batch)
     differentiate(reference)
-    return Compiled(model, module, _function(module, "train_step"), Program.from_module(module), Program.from_module(reference), report)
+    return Compiled(model, module, _function(module, "train_step"), Program.from_module(module), Program.from_module(reference), report, loss_scale)
 
 
 def report_summary(report: Any) -> str:
-    """One paragraph: how many ops the precision pass reduced, by type, and the casts it added."""
+    """One paragraph: how many ops the precision pass reduced (to fp16 or bf16), by type, and the casts it added."""
     if report is None:
         return "precision: fp32 graph (no precision pass)"
     reduced: dict[str, int] = {}
@@ -174,7 +236,7 @@ def report_summary(report: Any) -> str:
             reduced[d.type] = reduced.get(d.type, 0) + 1
     kinds = ", ".join(f"{t} x{n}" for t, n in sorted(reduced.items(), key=lambda kv: (-kv[1], kv[0])))
     return (
-        f"precision {report.mode}: {report.ops_reduced} of {len(report.ops)} ops reduced to fp16"
+        f"precision {report.mode}: {report.ops_reduced} of {len(report.ops)} ops reduced to {reduced_dtype(report.mode)}"
         f" ({kinds or 'none'}); {report.casts_inserted} casts inserted"
     )
 
@@ -191,65 +253,95 @@ def underflow_stats(grads: list[np.ndarray], scale: float) -> dict[str, float]:
     nonzero = flat[flat != 0]
     if nonzero.size == 0:
         return {"unscaled": 0.0, "scaled": 0.0, "overflow_scaled": 0.0}
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
         scaled = (nonzero * np.float32(scale)).astype(np.float16)
+        unscaled = nonzero.astype(np.float16)
     return {
-        "unscaled": float(np.mean(nonzero.astype(np.float16) == 0)),
+        "unscaled": float(np.mean(unscaled == 0)),
         "scaled": float(np.mean(scaled == 0)),
-        "overflow_scaled": float(np.mean(np.isinf(scaled))),
+        "overflow_scaled": float(np.mean(~np.isfinite(scaled))),
     }
 
 
 # --------------------------------------------------------------------------------------
-# Atomic outputs
+# JSON-safe numbers
 # --------------------------------------------------------------------------------------
 
 
-def atomic_write(path: str | Path, write: Callable[[IO[bytes]], None]) -> None:
-    """Write through a temporary file in the same folder, then rename over `path`."""
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
-    except OSError as e:
-        raise AscendError(f"{path}: cannot write file: {e.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException as e:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        if isinstance(e, OSError):
-            raise AscendError(f"{path}: cannot write file: {e.strerror or e}") from None
-        raise
+def json_number(x: float) -> float | str:
+    """`x`, or `"NaN"` / `"Infinity"` / `"-Infinity"` (valid JSON; `float()` reads them back)."""
+    x = float(x)
+    if math.isfinite(x):
+        return x
+    return "NaN" if math.isnan(x) else "Infinity" if x > 0 else "-Infinity"
+
+
+def _numbers(values: list[Any]) -> np.ndarray:
+    return np.array([float(v) if v is not None else math.nan for v in values], dtype=np.float64)
+
+
+# --------------------------------------------------------------------------------------
+# Outputs
+# --------------------------------------------------------------------------------------
 
 
 def write_plot(path: str | Path, history: dict[str, Any], title: str) -> None:
-    """Loss per step (skipped steps marked) and the loss scale (log2) per step, as a PNG."""
+    """`loss_scale.png`: the loss per step (log axis; skipped steps marked at their loss),
+    the loss scale per step (log2 axis; the initial scale and the overflow steps marked) and
+    the test accuracy per epoch."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     steps = history["steps"]
-    x = np.arange(1, len(steps["loss"]) + 1)
-    loss = np.asarray(steps["loss"], dtype=np.float64)
+    loss = _numbers(steps["loss"])
+    scale = _numbers(steps["scale"])
+    overflow = np.asarray(steps.get("overflow", steps["skipped"]), dtype=bool)
     skipped = np.asarray(steps["skipped"], dtype=bool)
-    fig, (ax1, ax2) = plt.subplots(2, 1, sharex=True, figsize=(8, 6))
-    ax1.plot(x, np.where(np.isfinite(loss), loss, np.nan), lw=0.8, label="loss")
+    n = len(loss)
+    x = np.arange(1, n + 1)
+    init = float(history["config"].get("init_scale") or (scale[0] if n else 1.0))
+    fig, (ax1, ax2, ax3) = plt.subplots(3, 1, sharex=True, figsize=(8, 8.5), height_ratios=[3, 2, 2])
+
+    good = np.isfinite(loss) & (loss > 0)
+    ax1.plot(x, np.where(good, loss, np.nan), lw=0.8, label="training loss")
     if skipped.any():
-        ax1.scatter(x[skipped], np.zeros(int(skipped.sum())), marker="x", color="red", s=12, label="skipped (overflow)")
-    ax1.set_ylabel("training loss")
+        top = float(loss[good].max()) if good.any() else 1.0
+        at = np.where(good, loss, top)  # a non-finite loss is marked at the top of the axis
+        ax1.scatter(x[skipped], at[skipped], marker="x", color="red", s=14, zorder=3, label=f"skipped on overflow ({int(skipped.sum())})")
+    if good.any():
+        ax1.set_yscale("log")
+    ax1.set_ylabel("loss (log)")
     ax1.legend(loc="upper right")
     ax1.set_title(title)
-    ax2.step(x, steps["scale"], where="post", color="tab:orange")
-    ax2.set_yscale("log", base=2)
-    ax2.set_ylabel("loss scale")
-    ax2.set_xlabel("step")
+
+    used = np.concatenate([[init], scale])  # the scale each step ran with, then after the last one
+    positive = np.where(used > 0, used, np.nan)
+    ax2.step(np.arange(0, n + 1), positive, where="post", color="tab:orange", label="loss scale")
+    exponent = math.log2(init) if init > 0 else 0.5
+    shown = f"2^{int(exponent)}" if exponent == int(exponent) else f"{init:g}"
+    ax2.scatter([0], [init], color="tab:orange", marker="o", zorder=3, label=f"initial scale {shown}")
+    if overflow.any():
+        ax2.scatter(x[overflow], positive[:-1][overflow], marker="v", color="red", s=14, zorder=3, label="overflow")
+    if np.isfinite(positive).any():
+        ax2.set_yscale("log", base=2)
+    ax2.set_ylabel("loss scale (log2)")
+    ax2.legend(loc="upper right")
+
+    epochs = history["epochs"]
+    ax3.plot([e.get("step", 0) for e in epochs], [100 * float(e["test_accuracy"]) for e in epochs], marker="o", color="tab:green")
+    ax3.set_ylabel("test accuracy (%)")
+    ax3.set_xlabel("step")
     fig.tight_layout()
-    atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=100))
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
     plt.close(fig)
+    write_output(path, buffer.getvalue())
+
+
+def write_history(path: str | Path, history: dict[str, Any]) -> None:
+    write_output(path, json.dumps(history, indent=1, allow_nan=False) + "\n")
 
 
 # --------------------------------------------------------------------------------------
@@ -260,12 +352,12 @@ def write_plot(path: str | Path, history: dict[str, Any], title: str) -> None:
 def _meta(cfg: TrainConfig, compiled: Compiled) -> dict[str, Any]:
     layout = step_layout(compiled.step_fn)
     return {
-        "model": cfg.model,
+        "model": compiled.model.name,
         "params": [[p.name, list(p.shape)] for p in compiled.model.params],
         "optimizer": layout["optimizer"],
         "slots": layout["state"],
         "loss_scale": layout["manager"],
-        "precision_mode": cfg.mode_label(),
+        "precision_mode": cfg.precision_mode or "fp32",
     }
 
 
@@ -273,32 +365,127 @@ def save_checkpoint(path: str | Path, state: TrainState, meta: dict[str, Any], e
     """fp32 master weights, optimizer slots, scale and counters, the epoch and the history."""
     arrays: dict[str, np.ndarray] = {f"param_{i}": p for i, p in enumerate(state.params)}
     arrays |= {f"slot_{i}": s for i, s in enumerate(state.slots)}
-    arrays |= {"loss_scale": state.loss_scale, "good_steps": state.good_steps, "step": state.step, "epoch": np.array(epoch)}
+    arrays |= {"loss_scale": state.loss_scale, "good_steps": state.good_steps, "step": state.step, "epoch": np.array(epoch, np.int64)}
     arrays["meta"] = np.array(json.dumps(meta))
-    arrays["history"] = np.array(json.dumps(history))
-    atomic_write(path, lambda f: np.savez(f, **arrays))  # pyright: ignore[reportArgumentType]
+    arrays["history"] = np.array(json.dumps(history, allow_nan=False))
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)  # pyright: ignore[reportArgumentType]
+    write_output(path, buffer.getvalue())
+
+
+class _Fields:
+    """Checked access to a checkpoint's arrays: every error names the checkpoint field."""
+
+    def __init__(self, path: str | Path, arrays: dict[str, np.ndarray]):
+        self.path = path
+        self.arrays = arrays
+
+    def fail(self, key: str, what: str) -> AscendError:
+        return AscendError(f"{self.path}: checkpoint field '{key}' {what}")
+
+    def get(self, key: str) -> np.ndarray:
+        if key not in self.arrays:
+            raise AscendError(f"{self.path}: not a readable ascend-train checkpoint (field '{key}' is missing)")
+        return self.arrays[key]
+
+    def integer(self, key: str, high: int) -> int:
+        a = self.get(key)
+        if a.shape != () or a.dtype.kind not in "iu":
+            raise self.fail(key, f"must be an integer scalar, got {a.dtype} of shape {a.shape}")
+        value = int(a)
+        if not 0 <= value <= high:
+            raise self.fail(key, f"must be in [0, {high}], got {value}")
+        return value
+
+    def scale(self, key: str) -> float:
+        a = self.get(key)
+        if a.shape != () or a.dtype.kind != "f":
+            raise self.fail(key, f"must be a float scalar, got {a.dtype} of shape {a.shape}")
+        value = float(a)
+        if not 0 < value <= FLOAT32_MAX:
+            raise self.fail(key, f"must be a positive finite float32 number, got {value}")
+        return value
+
+    def tensor(self, key: str, shape: tuple[int, ...], what: str) -> np.ndarray:
+        a = self.get(key)
+        if a.dtype.kind != "f":
+            raise self.fail(key, f"({what}) must hold floats, got {a.dtype}")
+        if a.shape != shape:
+            raise self.fail(key, f"({what}) has shape {a.shape}, expected {shape}")
+        if not np.all(np.isfinite(a)):
+            raise self.fail(key, f"({what}) holds non-finite values")
+        return np.array(a, np.float32)
+
+    def json(self, key: str) -> Any:
+        a = self.get(key)
+        if a.shape != () or a.dtype.kind != "U":
+            raise self.fail(key, f"must be a JSON string, got {a.dtype} of shape {a.shape}")
+        try:
+            return json.loads(str(a))
+        except (ValueError, RecursionError) as e:
+            raise self.fail(key, f"is not valid JSON ({' '.join(str(e).split())})") from None
+
+
+def _check_history(fields: _Fields, history: Any, epoch: int) -> dict[str, Any]:
+    def bad(what: str) -> AscendError:
+        return fields.fail("history", what)
+
+    if not isinstance(history, dict):
+        raise bad(f"must be a JSON object, got {type(history).__name__}")
+    steps, epochs, underflow = history.get("steps"), history.get("epochs"), history.get("underflow")
+    if not isinstance(steps, dict) or not all(isinstance(steps.get(k), list) for k in ("loss", "scale", "skipped")):
+        raise bad("must hold 'steps' with 'loss', 'scale' and 'skipped' lists")
+    lengths = {len(v) for v in steps.values() if isinstance(v, list)}
+    if len(lengths) != 1:
+        raise bad("has 'steps' lists of different lengths")
+    for key in ("loss", "scale"):
+        for v in steps[key]:
+            if v is not None and not isinstance(v, (int, float)) and v not in ("NaN", "Infinity", "-Infinity"):
+                raise bad(f"has a non-number in 'steps.{key}': {v!r}")
+    if not all(isinstance(v, bool) for v in steps["skipped"]):
+        raise bad("has a non-boolean in 'steps.skipped'")
+    if not isinstance(epochs, list) or not all(isinstance(e, dict) and isinstance(e.get("test_accuracy"), (int, float)) for e in epochs):
+        raise bad("must hold 'epochs', a list of objects with a 'test_accuracy'")
+    if len(epochs) != epoch:
+        raise bad(f"records {len(epochs)} epochs, but the checkpoint is at epoch {epoch}")
+    if not isinstance(underflow, dict) or not isinstance(underflow.get("samples"), list):
+        raise bad("must hold 'underflow' with a 'samples' list")
+    return history
 
 
 def load_checkpoint(path: str | Path, state: TrainState, meta: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    """Restore `state` from a checkpoint written for the same configuration; returns (epoch, history)."""
+    """Restore `state` from a checkpoint written for the same configuration; returns (epoch, history).
+    Every field is checked before anything is used."""
     try:
         with np.load(path, allow_pickle=False) as data:
-            saved_meta = json.loads(str(data["meta"]))
-            if saved_meta != meta:
-                diff = sorted(k for k in set(meta) | set(saved_meta) if meta.get(k) != saved_meta.get(k))
-                raise AscendError(f"{path}: checkpoint does not match this run ({', '.join(diff)} differ)")
-            state.params = [np.array(data[f"param_{i}"], np.float32) for i in range(len(state.params))]
-            state.slots = [np.array(data[f"slot_{i}"], np.float32) for i in range(len(state.slots))]
-            state.loss_scale = np.array(data["loss_scale"], np.float32)
-            state.good_steps = np.array(data["good_steps"], np.int32)
-            state.step = np.array(data["step"], np.int32)
-            return int(data["epoch"]), json.loads(str(data["history"]))
-    except AscendError:
-        raise
+            arrays = {k: np.asarray(data[k]) for k in data.files}
     except FileNotFoundError:
         raise AscendError(f"{path}: no checkpoint to resume from") from None
-    except (OSError, ValueError, KeyError) as e:
-        raise AscendError(f"{path}: not a readable ascend-train checkpoint ({type(e).__name__}: {' '.join(str(e).split())})") from None
+    except IsADirectoryError:
+        raise AscendError(f"{path}: not a readable ascend-train checkpoint (it is a folder)") from None
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+        reason = " ".join(str(e).split()) or type(e).__name__
+        raise AscendError(f"{path}: not a readable ascend-train checkpoint ({type(e).__name__}: {reason})") from None
+    fields = _Fields(path, arrays)
+    saved_meta = fields.json("meta")
+    if not isinstance(saved_meta, dict):
+        raise fields.fail("meta", "must be a JSON object")
+    if saved_meta != meta:
+        diff = sorted(k for k in set(meta) | set(saved_meta) if meta.get(k) != saved_meta.get(k))
+        raise AscendError(f"{path}: checkpoint does not match this run ({', '.join(diff)} differ)")
+    epoch = fields.integer("epoch", INT32_MAX)
+    step = fields.integer("step", INT32_MAX)
+    good_steps = fields.integer("good_steps", INT32_MAX)
+    scale = fields.scale("loss_scale")
+    names = [p[0] for p in meta["params"]]
+    params = [fields.tensor(f"param_{i}", p.shape, names[i]) for i, p in enumerate(state.params)]
+    slots = [fields.tensor(f"slot_{i}", s.shape, meta["slots"][i]) for i, s in enumerate(state.slots)]
+    history = _check_history(fields, fields.json("history"), epoch)
+    state.params, state.slots = params, slots
+    state.loss_scale = np.array(scale, np.float32)
+    state.good_steps = np.array(good_steps, np.int32)
+    state.step = np.array(step, np.int32)
+    return epoch, history
 
 
 # --------------------------------------------------------------------------------------
@@ -311,6 +498,7 @@ class TrainResult:
     """What a run produced."""
 
     config: TrainConfig
+    model_name: str
     history: dict[str, Any]
     test_accuracy: float
     train_loss: float
@@ -321,20 +509,31 @@ class TrainResult:
     """Mean wall time of one `@train_step` run."""
     params: list[np.ndarray] = field(repr=False, default_factory=list[np.ndarray])
     outputs: dict[str, str] = field(default_factory=dict[str, str])
+    diverged: str | None = None
+    """Why the run stopped early (non-finite parameters, a collapsed loss scale), or None."""
+    collapse: str | None = None
+    """The loss-scale collapse warning, if the run had one."""
 
     def summary(self) -> str:
         underflow = self.history.get("underflow", {})
+        cfg = self.config
         lines = [
-            f"model {self.config.model}, {self.config.mode_label()}, loss scale {self.config.loss_scale}, optimizer {self.config.optimizer}",
+            f"model {self.model_name}, {cfg.mode_label()}, loss scale {cfg.loss_scale}, optimizer {cfg.optimizer}",
             f"steps {self.steps} ({self.skipped} skipped on overflow), final loss scale {self.final_scale:g}",
             f"final training loss {self.train_loss:.4f}, test accuracy {100 * self.test_accuracy:.2f}%",
             f"train step {1000 * self.step_seconds:.2f} ms",
         ]
         if underflow.get("samples"):
+            low = reduced_dtype(cfg.precision_mode)
+            low = "fp16" if low == "fp32" else low
             lines.append(
-                f"fp16 underflow of nonzero gradients: {100 * underflow['mean_unscaled']:.3f}% unscaled, "
+                f"{low} underflow of nonzero gradients: {100 * underflow['mean_unscaled']:.3f}% unscaled, "
                 f"{100 * underflow['mean_scaled']:.3f}% with the loss scale"
             )
+        if self.collapse:
+            lines.append(f"loss scale collapsed: {self.collapse}")
+        if self.diverged:
+            lines.append(f"diverged: {self.diverged}")
         lines += [f"wrote {path}" for path in self.outputs.values()]
         return "\n".join(lines)
 
@@ -348,14 +547,43 @@ def evaluate(compiled: Compiled, params: list[np.ndarray], x: np.ndarray, y: np.
         if n < batch:
             chunk = np.concatenate([chunk, np.zeros((batch - n, *chunk.shape[1:]), chunk.dtype)])
         (logits,) = compiled.program.run("predict", *params, chunk)
-        correct += int(np.sum(np.argmax(logits[:n], axis=1) == y[start : start + n]))
+        with np.errstate(invalid="ignore"):
+            correct += int(np.sum(np.argmax(logits[:n], axis=1) == y[start : start + n]))
     return correct / len(x)
 
 
-def _progress(total: int, desc: str, enabled: bool) -> Any:
+def _progress(total: int, initial: int, desc: str, enabled: bool) -> Any:
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, disable=not enabled, leave=False, file=sys.stderr, dynamic_ncols=True)
+    return tqdm(total=total, initial=initial, desc=desc, disable=not enabled, leave=True, file=sys.stderr, dynamic_ncols=True, unit="step")
+
+
+def effective_config(cfg: TrainConfig, model_name: str, ls: LossScaleConfig) -> dict[str, Any]:
+    """The run's configuration with every default resolved (what `history.json` records)."""
+    out = asdict(cfg)
+    out["model"] = model_name
+    out["precision_mode"] = cfg.precision_mode or "fp32"
+    out["reduced_dtype"] = reduced_dtype(cfg.precision_mode)
+    out["init_scale"] = ls.init_scale
+    out["drop_overflow_update"] = ls.manager != "none" and (ls.manager == "dynamic" or ls.drop_overflow_update)
+    if ls.manager == "dynamic":
+        out["preset"] = cfg.preset or "pytorch"
+        out |= {"growth_factor": ls.growth_factor, "backoff_factor": ls.backoff_factor, "growth_interval": ls.growth_interval, "min_scale": ls.min_scale}
+    elif ls.manager == "fixed":
+        out["scale"] = ls.init_scale
+    return {k: json_number(v) if isinstance(v, float) else v for k, v in out.items()}
+
+
+def _data_for(model: Sequential, cfg: TrainConfig) -> Dataset:
+    if model.input_shape == (64,):
+        return load_digits(subset=cfg.subset)
+    if model.input_shape == (1, 8, 8):
+        return load_digits(image=True, subset=cfg.subset)
+    raise AscendError(f"model '{model.name}' takes inputs of shape {model.input_shape}; digits are (64,) or (1, 8, 8)")
+
+
+def _finite(state: TrainState) -> bool:
+    return all(np.all(np.isfinite(a)) for a in (*state.params, *state.slots))
 
 
 def train(
@@ -365,42 +593,52 @@ def train(
     progress: bool | None = None,
     data: Dataset | None = None,
     compiled: Compiled | None = None,
+    model: Sequential | None = None,
 ) -> TrainResult:
     """Train on digits; write `history.json`, `loss_scale.png` and `checkpoint.npz` to `out_dir`.
 
+    `model`: a builder model (`Sequential(..., name=...)`) instead of the built-in `cfg.model`.
     `resume`: True (the out dir's checkpoint) or a checkpoint path. `progress`: None shows a
     tqdm bar only when standard error is a terminal.
     """
-    cfg.validate()
+    if compiled is not None:
+        model = compiled.model
+    ls = cfg.validate(custom_model=model is not None)
+    model = model or MODELS[cfg.model]()
     if cfg.precision_mode in FP16_MODES and cfg.loss_scale == "none":
         logger.warning(
             "training with %s and no loss scaling: small fp16 gradients flush to zero (use --loss-scale dynamic)",
             cfg.precision_mode,
         )
-    data = data or load_digits(image=cfg.model == "cnn", subset=cfg.subset)
+    data = data or _data_for(model, cfg)
+    if data.x_train.shape[1:] != model.input_shape or data.num_classes != model.num_classes:
+        raise AscendError(f"model '{model.name}' takes {model.input_shape} and gives {model.num_classes} classes; the data has {data.x_train.shape[1:]} and {data.num_classes}")
     n_train = len(data.x_train)
     steps_per_epoch = n_train // cfg.batch
     if steps_per_epoch == 0:
         raise AscendError(f"the batch ({cfg.batch}) is larger than the training set ({n_train} examples)")
-    compiled = compiled or compile_training(cfg)
-    model = compiled.model
+    compiled = compiled or compile_training(cfg, model)
+    ls = compiled.loss_scale or ls
     state = initial_state(compiled.step_fn, model.init_params(cfg.seed))
     meta = _meta(cfg, compiled)
+    drops = ls.manager == "dynamic" or (ls.manager == "fixed" and ls.drop_overflow_update)
+    """Whether an overflow step is skipped (else the update is applied anyway)."""
     out = Path(out_dir) if out_dir is not None else None
     checkpoint = out / "checkpoint.npz" if out is not None else None
-    history: dict[str, Any] = {
-        "config": asdict(cfg),
-        "steps": {"loss": [], "scale": [], "skipped": []},
-        "epochs": [],
-        "underflow": {"samples": []},
-    }
+    if out is not None:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise AscendError(f"{out}: cannot make the output folder: {e.strerror}") from None
+    history: dict[str, Any] = {"config": {}, "steps": {"loss": [], "scale": [], "skipped": [], "overflow": []}, "epochs": [], "underflow": {"samples": []}}
     start_epoch = 0
     if resume:
         path = checkpoint if resume is True else Path(resume)
         if path is None:
             raise AscendError("--resume needs an output folder or a checkpoint path")
         start_epoch, history = load_checkpoint(path, state, meta)
-        history["config"] = asdict(cfg)
+        history["steps"].setdefault("overflow", list(history["steps"]["skipped"]))
+    history["config"] = effective_config(cfg, model.name, ls)
 
     labels = data.onehot(data.y_train)
     show = sys.stderr.isatty() if progress is None else progress
@@ -408,60 +646,90 @@ def train(
     step_time = 0.0
     timed = 0
     steps_hist = history["steps"]
-    for epoch in range(start_epoch, cfg.epochs):
-        order = np.random.default_rng([cfg.seed, epoch]).permutation(n_train)
-        bar = _progress(steps_per_epoch, f"epoch {epoch + 1}/{cfg.epochs}", show)
-        t_epoch = time.perf_counter()
-        losses: list[float] = []
-        skipped = 0
-        for b in range(steps_per_epoch):
-            idx = order[b * cfg.batch : (b + 1) * cfg.batch]
-            x, y = data.x_train[idx], labels[idx]
-            scale_before = float(state.loss_scale)
-            t0 = time.perf_counter()
-            results = compiled.program.run("train_step", *state.args(), x, y, state.loss_scale, state.good_steps, state.step)
-            step_time += time.perf_counter() - t0
-            timed += 1
-            params_before = state.params
-            loss, overflow = state.update(results)
-            loss_f = float(loss)
-            steps_hist["loss"].append(loss_f if math.isfinite(loss_f) else None)
-            steps_hist["scale"].append(float(state.loss_scale))
-            steps_hist["skipped"].append(overflow)
-            skipped += overflow
-            if math.isfinite(loss_f):
-                losses.append(loss_f)
-            global_step = len(steps_hist["loss"])
-            if global_step % stats_every == 0:
-                grads = compiled.grad_program.run("forward_grad", *params_before, x, y)[1:]
-                sample = {"step": global_step, "scale": scale_before, **underflow_stats(grads, scale_before)}
-                history["underflow"]["samples"].append(sample)
-            bar.set_postfix(loss=f"{loss_f:.4f}", scale=f"{float(state.loss_scale):g}", refresh=False)
-            bar.update(1)
+    consecutive = 0
+    collapse: str | None = None
+    diverged: str | None = None
+    bar = _progress(cfg.epochs * steps_per_epoch, start_epoch * steps_per_epoch, f"{model.name} {cfg.precision_mode or 'fp32'}", show)
+    try:
+        for epoch in range(start_epoch, cfg.epochs):
+            order = np.random.default_rng([cfg.seed, epoch]).permutation(n_train)
+            t_epoch = time.perf_counter()
+            losses: list[float] = []
+            skipped = 0
+            for b in range(steps_per_epoch):
+                idx = order[b * cfg.batch : (b + 1) * cfg.batch]
+                x, y = data.x_train[idx], labels[idx]
+                scale_before = float(state.loss_scale)
+                t0 = time.perf_counter()
+                results = compiled.program.run("train_step", *state.args(), x, y, state.loss_scale, state.good_steps, state.step)
+                step_time += time.perf_counter() - t0
+                timed += 1
+                params_before = state.params
+                loss, overflow = state.update(results)
+                loss_f = float(loss)
+                skip = overflow and drops
+                steps_hist["loss"].append(json_number(loss_f))
+                steps_hist["scale"].append(json_number(float(state.loss_scale)))
+                steps_hist["skipped"].append(skip)
+                steps_hist["overflow"].append(overflow)
+                skipped += skip
+                if math.isfinite(loss_f):
+                    losses.append(loss_f)
+                global_step = len(steps_hist["loss"])
+                if global_step % stats_every == 0:
+                    grads = compiled.grad_program.run("forward_grad", *params_before, x, y)[1:]
+                    sample = {"step": global_step, "scale": json_number(scale_before), **underflow_stats(grads, scale_before)}
+                    history["underflow"]["samples"].append(sample)
+                bar.set_postfix(epoch=epoch + 1, loss=f"{loss_f:.4f}", scale=f"{float(state.loss_scale):g}", refresh=False)
+                bar.update(1)
+                consecutive = consecutive + 1 if skip else 0
+                if consecutive == COLLAPSE_WARN or (skip and float(state.loss_scale) == 0 and collapse is None):
+                    collapse = (
+                        f"{consecutive} consecutive overflow steps up to step {global_step}, scale now {float(state.loss_scale):g}: "
+                        "every update is skipped (the gradients overflow whatever the scale, or the scale has no floor: set --min-scale)"
+                    )
+                    logger.warning("loss scale collapse: %s", collapse)
+                if consecutive >= COLLAPSE_STOP:
+                    diverged = f"the loss scale collapsed: {COLLAPSE_STOP} consecutive overflow steps up to step {global_step} (MindSpore stops here too)"
+                elif not _finite(state):
+                    diverged = f"the parameters are no longer finite after step {global_step} (epoch {epoch + 1}, loss {loss_f:g}); lower --lr or use loss scaling"
+                if diverged:
+                    break
+            if diverged:
+                history["diverged"] = {"step": len(steps_hist["loss"]), "epoch": epoch + 1, "reason": diverged}
+                break
+            accuracy = evaluate(compiled, state.params, data.x_test, data.y_test, cfg.batch)
+            history["epochs"].append(
+                {
+                    "epoch": epoch + 1,
+                    "step": len(steps_hist["loss"]),
+                    "train_loss": float(np.mean(losses)) if losses else None,
+                    "test_accuracy": accuracy,
+                    "skipped": skipped,
+                    "loss_scale": json_number(float(state.loss_scale)),
+                    "seconds": time.perf_counter() - t_epoch,
+                }
+            )
+            logger.info("epoch %d/%d: loss %.4f, test accuracy %.2f%%", epoch + 1, cfg.epochs, history["epochs"][-1]["train_loss"] or float("nan"), 100 * accuracy)
+            if checkpoint is not None:
+                save_checkpoint(checkpoint, state, meta, epoch + 1, history)
+    finally:
         bar.close()
-        accuracy = evaluate(compiled, state.params, data.x_test, data.y_test, cfg.batch)
-        history["epochs"].append(
-            {
-                "epoch": epoch + 1,
-                "train_loss": float(np.mean(losses)) if losses else None,
-                "test_accuracy": accuracy,
-                "skipped": skipped,
-                "loss_scale": float(state.loss_scale),
-                "seconds": time.perf_counter() - t_epoch,
-            }
-        )
-        logger.info("epoch %d/%d: loss %.4f, test accuracy %.2f%%", epoch + 1, cfg.epochs, history["epochs"][-1]["train_loss"] or float("nan"), 100 * accuracy)
-        if checkpoint is not None:
-            save_checkpoint(checkpoint, state, meta, epoch + 1, history)
 
     samples = history["underflow"]["samples"]
     if samples:
         history["underflow"]["mean_unscaled"] = float(np.mean([s["unscaled"] for s in samples]))
         history["underflow"]["mean_scaled"] = float(np.mean([s["scaled"] for s in samples]))
-    accuracy = history["epochs"][-1]["test_accuracy"] if history["epochs"] else evaluate(compiled, state.params, data.x_test, data.y_test, cfg.batch)
-    finite = [v for v in steps_hist["loss"][-steps_per_epoch:] if v is not None]
+    if history["epochs"]:
+        accuracy = history["epochs"][-1]["test_accuracy"]
+    else:
+        accuracy = evaluate(compiled, state.params, data.x_test, data.y_test, cfg.batch)
+    finite = [float(v) for v in steps_hist["loss"][-steps_per_epoch:] if isinstance(v, float)]
+    if collapse:
+        history["collapse"] = collapse
     result = TrainResult(
         config=cfg,
+        model_name=model.name,
         history=history,
         test_accuracy=accuracy,
         train_loss=float(np.mean(finite)) if finite else float("nan"),
@@ -470,19 +738,21 @@ def train(
         final_scale=float(state.loss_scale),
         step_seconds=step_time / timed if timed else 0.0,
         params=state.params,
+        diverged=diverged,
+        collapse=collapse,
     )
     history["summary"] = {
         "test_accuracy": result.test_accuracy,
-        "train_loss": result.train_loss,
+        "train_loss": json_number(result.train_loss),
         "steps": result.steps,
         "skipped": result.skipped,
-        "final_scale": result.final_scale,
+        "final_scale": json_number(result.final_scale),
         "step_ms": 1000 * result.step_seconds,
+        "diverged": diverged,
     }
     if out is not None:
-        text = json.dumps(history, indent=1, allow_nan=False)
-        atomic_write(out / "history.json", lambda f: f.write(text.encode("utf-8") + b"\n"))
-        title = f"{cfg.model} on digits, {cfg.mode_label()}, {cfg.loss_scale} loss scale"
+        write_history(out / "history.json", history)
+        title = f"{model.name} on digits, {cfg.mode_label()}, {cfg.loss_scale} loss scale" + (" (diverged)" if diverged else "")
         write_plot(out / "loss_scale.png", history, title)
         result.outputs = {"history": str(out / "history.json"), "plot": str(out / "loss_scale.png")}
         if checkpoint is not None and checkpoint.exists():

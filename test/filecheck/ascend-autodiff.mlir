@@ -5,17 +5,20 @@
 // COM: rule, so ascend-opt fails there (after printing the cases before it).
 
 // COM: Dense + ReLU + softmax cross-entropy: the forward stays as it is, the copy is followed by the backward.
+// COM: The loss ops (SoftmaxCrossEntropyWithLogits and the ReduceMean after it), the seed and the loss's
+// COM: gradient ops are marked keep_dtype (fp32 under every precision mode); the network's are not.
 // CHECK-LABEL: func.func @forward(
 // CHECK-NOT: gradients
+// CHECK-NOT: keep_dtype
 // CHECK: func.return
 // CHECK-LABEL: func.func @forward_grad
 // CHECK-SAME: (%[[W:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<3xf32>, %[[X:.*]]: tensor<2x4xf32>, %[[L:.*]]: tensor<2x3xf32>) -> (tensor<f32>, tensor<4x3xf32>, tensor<3xf32>)
 // CHECK: %[[Z:.*]] = ascend.BiasAdd
-// CHECK: %{{.*}}, %[[BP:.*]] = ascend.SoftmaxCrossEntropyWithLogits
-// CHECK: %[[LOSS:.*]] = ascend.ReduceMean
-// CHECK: %[[SEED:.*]] = ascend.Const dense<1.000000e+00> : tensor<f32> {name = "gradients/seed"}
-// CHECK: ascend.RealDiv {{.*}}name = "gradients/loss_grad/RealDiv"
-// CHECK: %[[DZ:.*]] = ascend.Mul %[[BP]], %{{.*}} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+// CHECK: %{{.*}}, %[[BP:.*]] = ascend.SoftmaxCrossEntropyWithLogits %{{.*}}, %{{.*}} {keep_dtype} :
+// CHECK: %[[LOSS:.*]] = ascend.ReduceMean %{{.*}} {axes = array<i64: 0>, name = "loss", keep_dtype} :
+// CHECK: %[[SEED:.*]] = ascend.Const dense<1.000000e+00> : tensor<f32> {name = "gradients/seed", keep_dtype}
+// CHECK: ascend.RealDiv {{.*}}name = "gradients/loss_grad/RealDiv", keep_dtype}
+// CHECK: %[[DZ:.*]] = ascend.Mul %[[BP]], %{{[^ ]*}} {name = "gradients/SoftmaxCrossEntropyWithLogits_grad/Mul", keep_dtype} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
 // CHECK: %[[DR:.*]] = ascend.ReluGrad %[[DZ]], %[[Z]] {name = "gradients/relu_grad/ReluGrad"}
 // CHECK: %[[DB:.*]] = ascend.BiasAddGrad %[[DR]] {{.*}} -> tensor<3xf32>
 // CHECK-NOT: transpose_x2
@@ -57,7 +60,8 @@ func.func @forward(%w: tensor<4x1x3x3xf32>, %x: tensor<2x1x6x6xf32>, %labels: te
 // COM: a broadcast operand's gradient is summed over the broadcast dimension.
 // CHECK-LABEL: func.func @forward_grad
 // CHECK: %[[SEED:.*]] = ascend.Const {{.*}}"gradients/seed"
-// CHECK: ascend.Cast %[[SEED]] {name = "gradients/Cast_grad/Cast"} : (tensor<f32>) -> tensor<f16>
+// COM: Without a loss function the op that returns the loss (the Cast) is the loss op: kept, with its gradient.
+// CHECK: ascend.Cast %[[SEED]] {name = "gradients/Cast_grad/Cast", keep_dtype} : (tensor<f32>) -> tensor<f16>
 // CHECK: %[[G1:[0-9]+]] = ascend.Mul {{.*}}"gradients/Mul_grad/Mul"
 // CHECK: %[[G2:[0-9]+]] = ascend.Mul {{.*}}"gradients/Mul_grad/Mul_1"
 // CHECK: %[[SUM:.*]] = ascend.Add %[[G1]], %[[G2]] {name = "gradients/Mul_grad/Add"}
@@ -89,7 +93,7 @@ func.func @forward(%a: tensor<4xf32>, %b: tensor<5xf32>, %x: tensor<4xf32>, %y: 
 // -----
 
 // COM: GeluGrad (a gradient op) has no gradient rule: a one-line error naming the op and its location.
-// ERR: ascend-opt: error: ascend-autodiff: {{.*}}ascend-autodiff.mlir:[[# @LINE + 3]]:3: no gradient rule for ascend.GeluGrad
+// ERR: ascend-opt: error: {{.*}}ascend-autodiff.mlir:[[# @LINE + 3]]:3: ascend-autodiff: no gradient rule for ascend.GeluGrad
 func.func @forward(%x: tensor<4xf32>, %dy: tensor<4xf32>, %unused: tensor<4xf32>, %labels: tensor<4xf32>) -> tensor<f32> {
   %y = ascend.Gelu %x : (tensor<4xf32>) -> tensor<4xf32>
   %g = ascend.GeluGrad %dy, %x, %y : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>

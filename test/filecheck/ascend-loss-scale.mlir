@@ -15,33 +15,33 @@
 // CHECK-NEXT: %[[CL:.*]] = ascend.NPUClearFloatStatus %[[ST]]
 // CHECK-NEXT: ascend.MatMulV2 %[[X]], %[[W]] {name = "fc"}
 // CHECK: %[[SEED:.*]] = ascend.Const {{.*}}"gradients/seed"
-// CHECK-NEXT: ascend.Mul %[[SEED]], %[[S]] {name = "loss_scale/scale_seed"}
+// CHECK-NEXT: ascend.Mul %[[SEED]], %[[S]] {name = "loss_scale/scale_seed", keep_dtype}
 // CHECK: %[[DW:.*]] = ascend.MatMulV2 %[[X]], %{{.*}} {transpose_x1 = true
-// CHECK-NEXT: %[[G:.*]] = ascend.RealDiv %[[DW]], %[[S]] {name = "loss_scale/unscale/w"}
+// CHECK-NEXT: %[[G:.*]] = ascend.RealDiv %[[DW]], %[[S]] {name = "loss_scale/unscale/w", keep_dtype}
 // CHECK-NEXT: %[[GOT:.*]] = ascend.NPUGetFloatStatus %[[CL]]
-// CHECK-NEXT: %[[SUM:.*]] = ascend.ReduceSum %[[GOT]] {axes = array<i64: 0>, name = "loss_scale/overflow/ReduceSum"} : (tensor<8xf32>) -> tensor<f32>
+// CHECK-NEXT: %[[SUM:.*]] = ascend.ReduceSum %[[GOT]] {axes = array<i64: 0>, name = "loss_scale/overflow/ReduceSum", keep_dtype} : (tensor<8xf32>) -> tensor<f32>
 // CHECK-NEXT: %[[ZERO:.*]] = ascend.Const dense<0.000000e+00> : tensor<f32>
-// CHECK-NEXT: %[[OV:.*]] = ascend.Greater %[[SUM]], %[[ZERO]] {name = "loss_scale/overflow/Greater"} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+// CHECK-NEXT: %[[OV:.*]] = ascend.Greater %[[SUM]], %[[ZERO]] {name = "loss_scale/overflow/Greater", keep_dtype} : (tensor<f32>, tensor<f32>) -> tensor<i1>
 // COM: No finite check of the gradients besides the float status (the unscale RealDiv sets it).
 // CHECK-NOT: ascend.Mul %[[G]]
 // CHECK: %[[UPD:.*]] = ascend.ApplyGradientDescent %[[W]], %{{.*}}, %[[G]]
-// CHECK-NEXT: %[[NEWW:.*]] = ascend.Select %[[OV]], %[[W]], %[[UPD]] {name = "loss_scale/keep_on_overflow/w/Select"} : (tensor<i1>, tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+// CHECK-NEXT: %[[NEWW:.*]] = ascend.Select %[[OV]], %[[W]], %[[UPD]] {name = "loss_scale/keep_on_overflow/w/Select", keep_dtype} : (tensor<i1>, tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
 // CHECK-NEXT: %[[ONE:.*]] = ascend.Const dense<1> : tensor<i32>
 // CHECK-NEXT: %[[NEXT:.*]] = ascend.Add %[[STEP]], %[[ONE]]
-// CHECK-NEXT: %[[NSTEP:.*]] = ascend.Select %[[OV]], %[[STEP]], %[[NEXT]] {name = "loss_scale/step/Select"}
+// CHECK-NEXT: %[[NSTEP:.*]] = ascend.Select %[[OV]], %[[STEP]], %[[NEXT]] {name = "loss_scale/step/Select", keep_dtype}
 // CHECK-NEXT: %[[GOOD1:.*]] = ascend.Add %[[GOOD]], %[[ONE]]
-// CHECK-NEXT: %[[INTERVAL:.*]] = ascend.Const dense<2000> : tensor<i32> {name = "loss_scale/growth_interval"}
+// CHECK-NEXT: %[[INTERVAL:.*]] = ascend.Const dense<2000> : tensor<i32> {name = "loss_scale/growth_interval", keep_dtype}
 // CHECK-NEXT: %[[COUNTING:.*]] = ascend.Greater %[[INTERVAL]], %[[GOOD1]] {{.*}} : (tensor<i32>, tensor<i32>) -> tensor<i1>
 // CHECK-NEXT: %[[ZEROI:.*]] = ascend.Const dense<0> : tensor<i32>
 // CHECK-NEXT: %[[KEPT:.*]] = ascend.Select %[[COUNTING]], %[[GOOD1]], %[[ZEROI]]
 // CHECK-NEXT: %[[NGOOD:.*]] = ascend.Select %[[OV]], %[[ZEROI]], %[[KEPT]]
-// CHECK-NEXT: %[[GF:.*]] = ascend.Const dense<2.000000e+00> : tensor<f32> {name = "loss_scale/growth_factor"}
+// CHECK-NEXT: %[[GF:.*]] = ascend.Const dense<2.000000e+00> : tensor<f32> {name = "loss_scale/growth_factor", keep_dtype}
 // CHECK-NEXT: %[[UP:.*]] = ascend.Mul %[[S]], %[[GF]]
 // CHECK-NEXT: %[[GROWN:.*]] = ascend.Select %[[COUNTING]], %[[S]], %[[UP]]
-// CHECK-NEXT: %[[BF:.*]] = ascend.Const dense<5.000000e-01> : tensor<f32> {name = "loss_scale/backoff_factor"}
+// CHECK-NEXT: %[[BF:.*]] = ascend.Const dense<5.000000e-01> : tensor<f32> {name = "loss_scale/backoff_factor", keep_dtype}
 // CHECK-NEXT: %[[DOWN:.*]] = ascend.Mul %[[S]], %[[BF]]
 // CHECK-NOT: min_scale
-// CHECK-NEXT: %[[NS:.*]] = ascend.Select %[[OV]], %[[DOWN]], %[[GROWN]] {name = "loss_scale/update_scale/Select_1"}
+// CHECK-NEXT: %[[NS:.*]] = ascend.Select %[[OV]], %[[DOWN]], %[[GROWN]] {name = "loss_scale/update_scale/Select_1", keep_dtype}
 // CHECK-NEXT: func.return %[[NEWW]], %{{.*}}, %[[NS]], %[[NGOOD]], %[[NSTEP]], %[[OV]]
 
 // COM: The fixed manager without drop-overflow-update always applies the update: no Select, the scale
@@ -52,7 +52,7 @@
 // FIXED: %[[OV:.*]] = ascend.Greater
 // FIXED: %[[NW:.*]], %[[NACC:.*]] = ascend.ApplyMomentumD %w, %w_accum,
 // FIXED-NOT: ascend.Select
-// FIXED: %[[NSTEP:.*]] = ascend.Add %step, %{{.*}} {name = "loss_scale/step/Add"}
+// FIXED: %[[NSTEP:.*]] = ascend.Add %step, %{{.*}} {name = "loss_scale/step/Add", keep_dtype}
 // FIXED-NOT: ascend.Select
 // FIXED: func.return %[[NW]], %[[NACC]], %{{.*}}, %loss_scale, %good_steps, %[[NSTEP]], %[[OV]] :
 
@@ -60,15 +60,15 @@
 // MS-LABEL: func.func @train_step
 // MS-SAME: %w_m: tensor<4x3xf32>, %w_v: tensor<4x3xf32>, %beta1_power: tensor<f32>, %beta2_power: tensor<f32>
 // MS-SAME: state = ["zeros:0", "zeros:0", "value:0.9", "value:0.999"], optimizer = "adam", manager = "dynamic", init_scale = "16777216.0"
-// MS: ascend.Const dense<1.000000e-03> : tensor<f32> {name = "optimizer/lr"}
+// MS: ascend.Const dense<1.000000e-03> : tensor<f32> {name = "optimizer/lr", keep_dtype}
 // MS: ascend.ApplyAdamD %w, %w_m, %w_v, %beta1_power, %beta2_power
-// MS: %[[B1P:.*]] = ascend.Mul %beta1_power, %{{.*}} {name = "optimizer/beta_power/Mul"}
-// MS: ascend.Select %[[OV:.*]], %beta1_power, %[[B1P]] {name = "loss_scale/keep_on_overflow/beta1_power/Select"}
-// MS: {name = "loss_scale/backoff_factor"}
+// MS: %[[B1P:.*]] = ascend.Mul %beta1_power, %{{.*}} {name = "optimizer/beta_power/Mul", keep_dtype}
+// MS: ascend.Select %[[OV:.*]], %beta1_power, %[[B1P]] {name = "loss_scale/keep_on_overflow/beta1_power/Select", keep_dtype}
+// MS: {name = "loss_scale/backoff_factor", keep_dtype}
 // MS-NEXT: %[[DOWN:.*]] = ascend.Mul %loss_scale
-// MS-NEXT: %[[FLOOR:.*]] = ascend.Const dense<1.000000e+00> : tensor<f32> {name = "loss_scale/min_scale"}
+// MS-NEXT: %[[FLOOR:.*]] = ascend.Const dense<1.000000e+00> : tensor<f32> {name = "loss_scale/min_scale", keep_dtype}
 // MS-NEXT: %[[BACKED:.*]] = ascend.Maximum %[[DOWN]], %[[FLOOR]]
-// MS-NEXT: ascend.Select %[[OV]], %[[BACKED]], %{{.*}} {name = "loss_scale/update_scale/Select_1"}
+// MS-NEXT: ascend.Select %[[OV]], %[[BACKED]], %{{.*}} {name = "loss_scale/update_scale/Select_1", keep_dtype}
 
 // COM: Without a manager the scale is 1: the seed is not multiplied, the gradients are not divided, the
 // COM: update is always applied and the scale passes through; the overflow flag is still returned.
@@ -96,13 +96,13 @@ func.func @forward(%w: tensor<4x3xf32>, %x: tensor<2x4xf32>, %labels: tensor<2x3
 // COM: cast for the fp16 seed, and the fp16 gradients are cast to fp32 before unscaling.
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME: (%[[W:.*]]: tensor<4x3xf32>, %{{.*}}: tensor<2x4xf16>
-// CHECK: %[[WH:.*]] = ascend.Cast %[[W]] : (tensor<4x3xf32>) -> tensor<4x3xf16>
+// CHECK: %[[WH:.*]] = ascend.Cast %[[W]] {keep_dtype} : (tensor<4x3xf32>) -> tensor<4x3xf16>
 // CHECK: ascend.MatMulV2 %{{.*}}, %[[WH]]
-// CHECK: %[[SEED:.*]] = ascend.Const dense<1.000000e+00> : tensor<f16> {name = "gradients/seed"}
-// CHECK-NEXT: %[[SH:.*]] = ascend.Cast %{{.*}} : (tensor<f32>) -> tensor<f16>
-// CHECK-NEXT: ascend.Mul %[[SEED]], %[[SH]] {name = "loss_scale/scale_seed"} : (tensor<f16>, tensor<f16>) -> tensor<f16>
-// CHECK: %[[G32:.*]] = ascend.Cast %{{.*}} : (tensor<4x3xf16>) -> tensor<4x3xf32>
-// CHECK-NEXT: ascend.RealDiv %[[G32]], %{{.*}} {name = "loss_scale/unscale/w"}
+// CHECK: %[[SEED:.*]] = ascend.Const dense<1.000000e+00> : tensor<f16> {name = "gradients/seed", keep_dtype}
+// CHECK-NEXT: %[[SH:.*]] = ascend.Cast %{{.*}} {keep_dtype} : (tensor<f32>) -> tensor<f16>
+// CHECK-NEXT: ascend.Mul %[[SEED]], %[[SH]] {name = "loss_scale/scale_seed", keep_dtype} : (tensor<f16>, tensor<f16>) -> tensor<f16>
+// CHECK: %[[G32:.*]] = ascend.Cast %{{.*}} {keep_dtype} : (tensor<4x3xf16>) -> tensor<4x3xf32>
+// CHECK-NEXT: ascend.RealDiv %[[G32]], %{{.*}} {name = "loss_scale/unscale/w", keep_dtype}
 func.func @forward(%w: tensor<4x3xf16>, %x: tensor<2x4xf16>, %labels: tensor<2x3xf16>) -> tensor<f16> {
   %y = ascend.MatMulV2 %x, %w : (tensor<2x4xf16>, tensor<4x3xf16>) -> tensor<2x3xf16>
   %l, %bp = ascend.SoftmaxCrossEntropyWithLogits %y, %labels : (tensor<2x3xf16>, tensor<2x3xf16>) -> (tensor<2xf16>, tensor<2x3xf16>)

@@ -1,0 +1,32 @@
+"""Frontends: models from other formats as ascend IR (today ONNX, as ATC's `--framework=5`).
+
+```python
+from ascend_mp.frontend import import_onnx
+
+module = import_onnx("resnet18.onnx", input_shape="input:1,3,224,224")
+```
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ascend_mp.errors import AscendError
+from ascend_mp.frontend.model import InputShapes, parse_input_shape
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+
+
+def import_onnx(source: Any, input_shape: Any = None, name: str | None = None) -> ModuleOp:
+    """Import an ONNX model as a module (see `ascend_mp.frontend.onnx_import.import_onnx`)."""
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        raise AscendError("reading ONNX models needs the onnx package (pip install 'ascend-mp[onnx]')") from None
+    from ascend_mp.frontend.onnx_import import import_onnx as run
+
+    return run(source, input_shape, name)
+
+
+__all__ = ["InputShapes", "import_onnx", "parse_input_shape"]

@@ -1,0 +1,429 @@
+"""One small converter per ONNX op type: `CONVERTERS[op_type](cx, node)`.
+
+A converter reads the node's inputs (`cx.value`, or `cx.const` for the ones that must
+be known at import: shapes, axes, filters to re-layout), emits ascend ops named after
+the node (`cx.emit`) and binds the node's outputs. Opset differences (attributes that
+became inputs) are handled where they matter, with `cx.opset`. The research behind the
+mapping is DESIGN section 10 (Gemm -> MatMulV2 + BiasAdd, Conv -> Conv2D /
+DepthwiseConv2D, MaxPool with pads -> MaxPoolV3, BatchNormalization -> BNInfer,
+Clip -> ClipByValue / Relu6, ...); an op the dialect does not have yet is composed
+from ops it has, exactly (Clip as Maximum + Minimum, HardSigmoid as Mul, Add, Clip).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from ascend_mp.dialects import ascend
+from ascend_mp.dtypes import tensor_dtype
+from ascend_mp.frontend.onnx_import import Converter, Node, Unsupported
+
+Convert = Callable[[Converter, Node], None]
+CONVERTERS: dict[str, Convert] = {}
+
+
+def converter(*op_types: str) -> Callable[[Convert], Convert]:
+    def register(fn: Convert) -> Convert:
+        for t in op_types:
+            CONVERTERS[t] = fn
+        return fn
+
+    return register
+
+
+def _op(name: str) -> type[ascend.AscendOp] | None:
+    """The dialect's op class for a CANN type, None if this build's dialect lacks it."""
+    return ascend.OPS_BY_TYPE.get(name)
+
+
+def _unsupported(cx: Converter, node: Node, why: str) -> Unsupported:
+    return Unsupported(f"{cx.label}: node '{node.name}' ({node.op_type}): {why}")
+
+
+def _need_const(cx: Converter, node: Node, index: int, what: str) -> np.ndarray[Any, Any]:
+    value = cx.const(node.input(index))
+    if value is None:
+        raise _unsupported(cx, node, f"{what} (input {index}) must be a constant")
+    return value
+
+
+def _dtype(v: SSAValue) -> str:
+    d = tensor_dtype(v.type)
+    assert d is not None
+    return d
+
+
+def _scalar(cx: Converter, value: float, like: SSAValue, name: str) -> SSAValue:
+    """A 0-d constant of `like`'s dtype."""
+    return cx.new_const(np.array(value), name, _dtype(like))
+
+
+# --------------------------------------------------------------------------------------
+# Pass-through, shapes and layout
+# --------------------------------------------------------------------------------------
+
+
+@converter("Identity", "Dropout")
+def _identity(cx: Converter, node: Node) -> None:
+    cx.bind(node.outputs[0], cx.value(node.inputs[0]))
+
+
+@converter("Reshape", "Squeeze", "Unsqueeze", "Flatten")
+def _reshape(cx: Converter, node: Node) -> None:
+    """All four only change the shape, which folding and shape inference already know."""
+    cx.emit(ascend.ReshapeOp, [cx.value(node.inputs[0])], node.outputs[0])
+
+
+@converter("Transpose")
+def _transpose(cx: Converter, node: Node) -> None:
+    x = cx.value(node.inputs[0])
+    rank = len(ascend.shape_of(x))
+    perm = node.attr("perm") or list(reversed(range(rank)))
+    cx.emit(ascend.TransposeOp, [x], node.outputs[0], perm=[int(p) for p in perm])
+
+
+@converter("Concat")
+def _concat(cx: Converter, node: Node) -> None:
+    xs = [cx.value(n) for n in node.inputs if n]
+    cx.emit(ascend.ConcatV2DOp, [xs], node.outputs[0], concat_dim=int(node.attr("axis")))  # pyright: ignore[reportArgumentType]
+
+
+@converter("Cast")
+def _cast(cx: Converter, node: Node) -> None:
+    x = cx.value(node.inputs[0])
+    out = cx.type_of(node.outputs[0])
+    if out == x.type:
+        cx.bind(node.outputs[0], x)
+    else:
+        cx.emit(ascend.CastOp, [x], node.outputs[0])
+
+
+# --------------------------------------------------------------------------------------
+# Elementwise
+# --------------------------------------------------------------------------------------
+
+_BINARY = {"Add": ascend.AddOp, "Sub": ascend.SubOp, "Mul": ascend.MulOp, "Div": ascend.RealDivOp,
+           "Pow": ascend.PowOp, "Max": ascend.MaximumOp, "Min": ascend.MinimumOp}
+_UNARY = {"Relu": ascend.ReluOp, "Sigmoid": ascend.SigmoidOp, "Tanh": ascend.TanhOp, "Exp": ascend.ExpOp,
+          "Log": ascend.LogOp, "Sqrt": ascend.SqrtOp, "Neg": ascend.NegOp, "Floor": ascend.FloorOp}
+
+
+@converter(*_BINARY)
+def _binary(cx: Converter, node: Node) -> None:
+    cls = _BINARY[node.op_type]
+    xs = [cx.value(n) for n in node.inputs if n]
+    if len(xs) == 1:
+        cx.bind(node.outputs[0], xs[0])
+        return
+    acc = xs[0]
+    for i, x in enumerate(xs[1:], start=1):
+        last = i == len(xs) - 1
+        if last:
+            acc = cx.emit(cls, [acc, x], node.outputs[0])
+        else:
+            from ascend_mp.dialects.ascend import broadcast_shape
+
+            shape = broadcast_shape(ascend.shape_of(acc), ascend.shape_of(x))
+            assert shape is not None
+            acc = cx.emit(cls, [acc, x], cx.tensor(shape, _dtype(acc)))
+
+
+@converter(*_UNARY)
+def _unary(cx: Converter, node: Node) -> None:
+    cx.emit(_UNARY[node.op_type], [cx.value(node.inputs[0])], node.outputs[0])
+
+
+@converter("Reciprocal")
+def _reciprocal(cx: Converter, node: Node) -> None:
+    x = cx.value(node.inputs[0])
+    cx.emit(ascend.RealDivOp, [_scalar(cx, 1.0, x, f"{node.name}/one"), x], node.outputs[0])
+
+
+@converter("LeakyRelu")
+def _leaky_relu(cx: Converter, node: Node) -> None:
+    cx.emit(ascend.LeakyReluOp, [cx.value(node.inputs[0])], node.outputs[0], negative_slope=float(node.attr("alpha", 0.01)))
+
+
+def _clip(cx: Converter, node: Node, x: SSAValue, low: float | None, high: float | None, out: str | Any) -> SSAValue:
+    """Clip as the dialect can say it: Relu6 for [0, 6], ClipByValue, else Maximum/Minimum."""
+    relu6, clip = _op("Relu6"), _op("ClipByValue")
+    if relu6 is not None and low == 0.0 and high == 6.0:
+        return cx.emit(relu6, [x], out)
+    if clip is not None and low is not None and high is not None:
+        lo, hi = _scalar(cx, low, x, f"{node.name}/min"), _scalar(cx, high, x, f"{node.name}/max")
+        return cx.emit(clip, [x, lo, hi], out)
+    if low is not None and high is not None:
+        y = cx.emit(ascend.MaximumOp, [x, _scalar(cx, low, x, f"{node.name}/min")], x.type)  # pyright: ignore[reportArgumentType]
+        return cx.emit(ascend.MinimumOp, [y, _scalar(cx, high, x, f"{node.name}/max")], out)
+    if low is not None:
+        return cx.emit(ascend.MaximumOp, [x, _scalar(cx, low, x, f"{node.name}/min")], out)
+    if high is not None:
+        return cx.emit(ascend.MinimumOp, [x, _scalar(cx, high, x, f"{node.name}/max")], out)
+    cx.bind(out, x)
+    return x
+
+
+@converter("Clip")
+def _clip_node(cx: Converter, node: Node) -> None:
+    x = cx.value(node.inputs[0])
+    if cx.opset < 11:
+        low, high = node.attr("min"), node.attr("max")
+    else:
+        lo, hi = node.input(1), node.input(2)
+        low = None if lo is None else float(_need_const(cx, node, 1, "min"))
+        high = None if hi is None else float(_need_const(cx, node, 2, "max"))
+    _clip(cx, node, x, None if low is None else float(low), None if high is None else float(high), node.outputs[0])
+
+
+def _hard_sigmoid(cx: Converter, node: Node, x: SSAValue, alpha: float, beta: float, out: str | Any) -> SSAValue:
+    op = _op("HardSigmoid")
+    if op is not None:
+        return cx.emit(op, [x], out, alpha=alpha, beta=beta)
+    y = cx.emit(ascend.MulOp, [x, _scalar(cx, alpha, x, f"{node.name}/alpha")], x.type)  # pyright: ignore[reportArgumentType]
+    y = cx.emit(ascend.AddOp, [y, _scalar(cx, beta, x, f"{node.name}/beta")], x.type)  # pyright: ignore[reportArgumentType]
+    return _clip(cx, node, y, 0.0, 1.0, out)
+
+
+@converter("HardSigmoid")
+def _hard_sigmoid_node(cx: Converter, node: Node) -> None:
+    x = cx.value(node.inputs[0])
+    _hard_sigmoid(cx, node, x, float(node.attr("alpha", 0.2)), float(node.attr("beta", 0.5)), node.outputs[0])
+
+
+@converter("HardSwish")
+def _hard_swish(cx: Converter, node: Node) -> None:
+    x = cx.value(node.inputs[0])
+    op = _op("HardSwish")
+    if op is not None:
+        cx.emit(op, [x], node.outputs[0])
+        return
+    gate = _hard_sigmoid(cx, node, x, 1.0 / 6.0, 0.5, x.type)
+    cx.emit(ascend.MulOp, [x, gate], node.outputs[0])
+
+
+# --------------------------------------------------------------------------------------
+# Matrix products
+# --------------------------------------------------------------------------------------
+
+
+@converter("MatMul")
+def _matmul(cx: Converter, node: Node) -> None:
+    a, b = cx.value(node.inputs[0]), cx.value(node.inputs[1])
+    sa, sb = ascend.shape_of(a), ascend.shape_of(b)
+    out = cx.type_of(node.outputs[0])
+    if len(sa) == 2 and len(sb) == 2:
+        cx.emit(ascend.MatMulV2Op, [a, b], node.outputs[0])
+    elif len(sa) > 2 and len(sb) == 2:  # N-D x 2-D: fold the leading dimensions into the rows
+        flat = cx.emit(ascend.ReshapeOp, [a], cx.tensor((math.prod(sa[:-1]), sa[-1]), _dtype(a)))
+        y = cx.emit(ascend.MatMulV2Op, [flat, b], cx.tensor((math.prod(sa[:-1]), sb[-1]), _dtype(a)))
+        cx.emit(ascend.ReshapeOp, [y], node.outputs[0])
+    elif len(sa) >= 3 and len(sb) >= 3:
+        cx.emit(ascend.BatchMatMulOp, [a, b], node.outputs[0])
+    else:
+        raise _unsupported(cx, node, f"operand ranks {len(sa)} and {len(sb)} are not supported")
+
+
+@converter("Gemm")
+def _gemm(cx: Converter, node: Node) -> None:
+    a, b = cx.value(node.inputs[0]), cx.value(node.inputs[1])
+    ta, tb = bool(node.attr("transA", 0)), bool(node.attr("transB", 0))
+    alpha, beta = float(node.attr("alpha", 1.0)), float(node.attr("beta", 1.0))
+    out = cx.type_of(node.outputs[0])
+    c_name = node.input(2)
+    last = c_name is None and alpha == 1.0
+    y = cx.emit(ascend.MatMulV2Op, [a, b], node.outputs[0] if last else out, transpose_x1=ta, transpose_x2=tb)
+    if last:
+        return
+    if alpha != 1.0:
+        last = c_name is None
+        y = cx.emit(ascend.MulOp, [y, _scalar(cx, alpha, y, f"{node.name}/alpha")], node.outputs[0] if last else out)
+        if last:
+            return
+    assert c_name is not None
+    c_const = cx.const(c_name)
+    if c_const is not None and beta != 1.0:
+        c = cx.new_const((c_const * np.asarray(beta, c_const.dtype)).astype(c_const.dtype), f"{c_name}/beta")
+    else:
+        c = cx.value(c_name)
+        if beta != 1.0:
+            c = cx.emit(ascend.MulOp, [c, _scalar(cx, beta, c, f"{node.name}/beta")], c.type)  # pyright: ignore[reportArgumentType]
+    sc, sy = ascend.shape_of(c), ascend.shape_of(y)
+    if len(sc) == 1 and sc[0] == sy[1] and sy[1] != 1:
+        cx.emit(ascend.BiasAddOp, [y, c], node.outputs[0])
+    else:
+        cx.emit(ascend.AddOp, [y, c], node.outputs[0])
+
+
+# --------------------------------------------------------------------------------------
+# Convolution and pooling
+# --------------------------------------------------------------------------------------
+
+
+def _spatial_attrs(cx: Converter, node: Node, in_hw: Sequence[int], kernel: Sequence[int]) -> tuple[list[int], list[int], list[int]]:
+    """(strides, dilations, pads [top, bottom, left, right]) of a 2-d conv/pool node."""
+    if len(kernel) != 2:
+        raise _unsupported(cx, node, f"only 2-d windows are supported, got kernel {list(kernel)}")
+    strides = [int(s) for s in node.attr("strides", [1, 1])]
+    dilations = [int(d) for d in node.attr("dilations", [1, 1])]
+    auto = node.attr("auto_pad", "NOTSET")
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        pads: list[int] = []
+        for size, k, s, d in zip(in_hw, kernel, strides, dilations):
+            out = -(-size // s)
+            total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+            small, big = total // 2, total - total // 2
+            pads += [small, big] if auto == "SAME_UPPER" else [big, small]
+        return strides, dilations, pads
+    if auto == "VALID":
+        return strides, dilations, [0, 0, 0, 0]
+    p = [int(v) for v in node.attr("pads", [0, 0, 0, 0])]
+    return strides, dilations, [p[0], p[2], p[1], p[3]]
+
+
+@converter("Conv")
+def _conv(cx: Converter, node: Node) -> None:
+    x, w_name = cx.value(node.inputs[0]), node.inputs[1]
+    sx = ascend.shape_of(x)
+    w_shape = cx.shape(w_name) if w_name not in cx.graph.consts else cx.graph.consts[w_name].shape
+    if len(sx) != 4:
+        raise _unsupported(cx, node, f"only 2-d convolutions (rank-4 input) are supported, got rank {len(sx)}")
+    kernel = node.attr("kernel_shape") or list(w_shape[2:])
+    strides, dilations, pads = _spatial_attrs(cx, node, sx[2:], kernel)
+    group = int(node.attr("group", 1))
+    bias = cx.value(node.inputs[2]) if node.input(2) is not None else None
+    props: dict[str, Any] = {"strides": [1, 1, *strides], "dilations": [1, 1, *dilations], "pads": pads}
+    w_const = cx.const(w_name)
+    channels = sx[1]
+    if group > 1 and group == channels and w_shape[1] == 1 and w_const is not None:
+        # depthwise: ONNX [C*M, 1, KH, KW] -> the dialect's [KH, KW, C, M]
+        m = w_shape[0] // channels
+        hwcm = np.ascontiguousarray(w_const.reshape(channels, m, *w_shape[2:]).transpose(2, 3, 0, 1))
+        w = cx.new_const(hwcm, f"{w_name}/hwcm")
+        cx.emit(ascend.DepthwiseConv2DOp, [x, w, bias], node.outputs[0], **props)
+        return
+    cx.emit(ascend.Conv2DOp, [x, cx.value(w_name), bias], node.outputs[0], groups=group if group != 1 else None, **props)
+
+
+def _pool_window(cx: Converter, node: Node, x: SSAValue) -> tuple[list[int], list[int], list[int]]:
+    sx = ascend.shape_of(x)
+    if len(sx) != 4:
+        raise _unsupported(cx, node, f"only 2-d pooling (rank-4 input) is supported, got rank {len(sx)}")
+    kernel = [int(k) for k in node.attr("kernel_shape")]
+    strides, dilations, pads = _spatial_attrs(cx, node, sx[2:], kernel)
+    if dilations != [1, 1]:
+        raise _unsupported(cx, node, f"dilations {dilations} are not supported")
+    if node.attr("storage_order", 0):
+        raise _unsupported(cx, node, "storage_order=1 is not supported")
+    return kernel, strides, pads
+
+
+def _tf_padding(in_hw: Sequence[int], out_hw: Sequence[int], kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int]) -> str | None:
+    """'VALID' or 'SAME' if TF's padding gives these exact pads and output, else None."""
+    if not any(pads) and all(o == (i - k) // s + 1 for i, o, k, s in zip(in_hw, out_hw, kernel, strides)):
+        return "VALID"
+    same: list[int] = []
+    for i, o, k, s in zip(in_hw, out_hw, kernel, strides):
+        if o != -(-i // s):
+            return None
+        total = max((o - 1) * s + k - i, 0)
+        same += [total // 2, total - total // 2]
+    return "SAME" if list(pads) == same else None
+
+
+@converter("MaxPool", "AveragePool")
+def _pool(cx: Converter, node: Node) -> None:
+    if len(node.outputs) > 1 and node.outputs[1]:
+        raise _unsupported(cx, node, "the Indices output is not supported")
+    x = cx.value(node.inputs[0])
+    kernel, strides, pads = _pool_window(cx, node, x)
+    out_hw = cx.shape(node.outputs[0])[2:]
+    in_hw = ascend.shape_of(x)[2:]
+    ceil = bool(node.attr("ceil_mode", 0))
+    is_max = node.op_type == "MaxPool"
+    include = bool(node.attr("count_include_pad", 0))
+    padding = _tf_padding(in_hw, out_hw, kernel, strides, pads)
+    # TF's SAME average pooling excludes the padding: right for count_include_pad=0 only
+    if padding == "VALID" or (padding == "SAME" and (is_max or not include)):
+        cls = ascend.MaxPoolOp if is_max else ascend.AvgPoolOp
+        cx.emit(cls, [x], node.outputs[0], ksize=[1, 1, *kernel], strides=[1, 1, *strides], padding=padding)
+        return
+    explicit = _op("MaxPoolV3" if is_max else "AvgPoolV2")
+    if explicit is None:
+        raise _unsupported(cx, node, f"pads {pads} need the explicit-padding pool op, which this dialect lacks")
+    props: dict[str, Any] = {"ksize": [1, 1, *kernel], "strides": [1, 1, *strides], "padding_mode": "CALCULATED",
+                             "pads": pads, "ceil_mode": ceil}
+    if not is_max:
+        props["exclusive"] = not include
+    cx.emit(explicit, [x], node.outputs[0], **props)
+
+
+@converter("GlobalAveragePool", "GlobalMaxPool")
+def _global_pool(cx: Converter, node: Node) -> None:
+    x = cx.value(node.inputs[0])
+    rank = len(ascend.shape_of(x))
+    cls = ascend.ReduceMeanOp if node.op_type == "GlobalAveragePool" else ascend.ReduceMaxOp
+    cx.emit(cls, [x], node.outputs[0], axes=list(range(2, rank)), keep_dims=True)
+
+
+@converter("BatchNormalization")
+def _batch_norm(cx: Converter, node: Node) -> None:
+    if int(node.attr("training_mode", 0)) or any(node.outputs[1:]):
+        raise _unsupported(cx, node, "only inference (training_mode=0, one output) is supported")
+    x = cx.value(node.inputs[0])
+    stats = [cx.value(n) for n in node.inputs[1:5]]
+    eps = float(node.attr("epsilon", 1e-5))
+    bn_infer = _op("BNInfer")
+    if bn_infer is not None:
+        cx.emit(bn_infer, [x, *stats], node.outputs[0], epsilon=eps)
+        return
+    types = [cx.type_of(node.outputs[0]), stats[2].type, stats[3].type]
+    op = ascend.BatchNormOp(x, *stats, result_types=types, name=node.name, epsilon=eps, is_training=False)
+    assert cx.block is not None
+    cx.block.add_op(op)
+    cx.bind(node.outputs[0], op.results[0])
+
+
+# --------------------------------------------------------------------------------------
+# Softmax and reductions
+# --------------------------------------------------------------------------------------
+
+
+@converter("Softmax", "LogSoftmax")
+def _softmax(cx: Converter, node: Node) -> None:
+    x = cx.value(node.inputs[0])
+    shape = ascend.shape_of(x)
+    rank = len(shape)
+    cls = ascend.SoftmaxV2Op if node.op_type == "Softmax" else ascend.LogSoftmaxV2Op
+    axis = int(node.attr("axis", -1 if cx.opset >= 13 else 1)) % max(rank, 1)
+    if cx.opset >= 13 or axis == rank - 1:
+        cx.emit(cls, [x], node.outputs[0], axes=[axis])
+        return
+    # opset < 13: softmax over the dimensions from `axis` on, flattened
+    flat = cx.tensor((math.prod(shape[:axis]), math.prod(shape[axis:])), _dtype(x))
+    y = cx.emit(cls, [cx.emit(ascend.ReshapeOp, [x], flat)], flat, axes=[1])
+    cx.emit(ascend.ReshapeOp, [y], node.outputs[0])
+
+
+_REDUCE = {"ReduceMean": ascend.ReduceMeanOp, "ReduceSum": ascend.ReduceSumOp, "ReduceMax": ascend.ReduceMaxOp}
+_AXES_INPUT_SINCE = {"ReduceSum": 13}
+
+
+@converter(*_REDUCE)
+def _reduce(cx: Converter, node: Node) -> None:
+    x = cx.value(node.inputs[0])
+    since = _AXES_INPUT_SINCE.get(node.op_type, 18)
+    if cx.opset >= since:
+        axes = None if node.input(1) is None else [int(a) for a in _need_const(cx, node, 1, "axes").reshape(-1)]
+    else:
+        axes = node.attr("axes")
+    if not axes:
+        if node.attr("noop_with_empty_axes", 0):
+            cx.bind(node.outputs[0], x)
+            return
+        axes = list(range(len(ascend.shape_of(x))))
+    cx.emit(_REDUCE[node.op_type], [x], node.outputs[0], axes=[int(a) for a in axes], keep_dims=bool(node.attr("keepdims", 1)))

@@ -1,0 +1,350 @@
+"""Import-time folding: constants, Identity and the shape subgraphs exporters emit.
+
+This is its own step before conversion. It alternates onnx's shape inference (with
+the graph inputs made static by `--input_shape`) and folding every node whose inputs
+are all known, with numpy (`FOLDERS`), until nothing changes; a `Shape` of a tensor
+whose shape is known is known. What is left is the graph to convert: its nodes, the
+constants (initializers and folded values), and the static type of every value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from ascend_mp.errors import AscendError
+
+Array = np.ndarray[Any, Any]
+ValueType = tuple[int, tuple[int | None, ...] | None]
+"""(ONNX element type, shape with None for an unknown dimension, or None if the rank is unknown)."""
+
+SMALL = 4096
+"""Constants with at most this many elements stay initializers during shape inference
+(the ones shape inference reads: shapes, axes, pads); larger ones become typed inputs."""
+
+
+@dataclass
+class Graph:
+    """A graph after folding: the nodes to convert, the constants, every value's type."""
+
+    nodes: list[onnx.NodeProto]
+    consts: dict[str, Array]
+    types: dict[str, ValueType]
+    inputs: list[str]
+    outputs: list[str]
+    aliases: dict[str, str] = field(default_factory=dict[str, str])
+
+
+def attrs_of(node: onnx.NodeProto) -> dict[str, Any]:
+    """A node's attributes as Python values (ints, floats, bytes->str, lists, tensors->arrays)."""
+    out: dict[str, Any] = {}
+    for a in node.attribute:
+        value = helper.get_attribute_value(a)
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", "replace")
+        elif isinstance(value, onnx.TensorProto):
+            value = numpy_helper.to_array(value)
+        out[a.name] = value
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# numpy evaluators of the foldable ops
+# --------------------------------------------------------------------------------------
+
+Folder = Callable[[dict[str, Any], list[Array | None], int], list[Array]]
+FOLDERS: dict[str, Folder] = {}
+
+
+def folder(*names: str) -> Callable[[Folder], Folder]:
+    def register(fn: Folder) -> Folder:
+        for n in names:
+            FOLDERS[n] = fn
+        return fn
+
+    return register
+
+
+def _axes(attrs: dict[str, Any], ins: list[Array | None], index: int) -> list[int] | None:
+    if len(ins) > index and ins[index] is not None:
+        return [int(a) for a in np.asarray(ins[index]).reshape(-1)]
+    if "axes" in attrs:
+        return [int(a) for a in attrs["axes"]]
+    return None
+
+
+@folder("Identity", "Dropout")
+def _identity(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    x = ins[0]
+    assert x is not None
+    return [x]
+
+
+@folder("Cast")
+def _cast(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    return [np.asarray(ins[0]).astype(helper.tensor_dtype_to_np_dtype(attrs["to"]))]
+
+
+@folder("Gather")
+def _gather(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    data, idx = np.asarray(ins[0]), np.asarray(ins[1])
+    axis = int(attrs.get("axis", 0))
+    idx = np.where(idx < 0, idx + data.shape[axis], idx)
+    return [np.take(data, idx, axis=axis)]
+
+
+@folder("Unsqueeze")
+def _unsqueeze(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    x = np.asarray(ins[0])
+    axes = _axes(attrs, ins, 1) or []
+    rank = x.ndim + len(axes)
+    shape = list(x.shape)
+    for a in sorted(a % rank for a in axes):
+        shape.insert(a, 1)
+    return [x.reshape(shape)]
+
+
+@folder("Squeeze")
+def _squeeze(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    x = np.asarray(ins[0])
+    axes = _axes(attrs, ins, 1)
+    if axes is None:
+        return [np.squeeze(x)]
+    return [np.squeeze(x, axis=tuple(a % x.ndim for a in axes))]
+
+
+@folder("Concat")
+def _concat(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    return [np.concatenate([np.asarray(x) for x in ins], axis=int(attrs["axis"]))]
+
+
+@folder("ConstantOfShape")
+def _constant_of_shape(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    value = attrs.get("value", np.zeros(1, np.float32))
+    shape = tuple(int(d) for d in np.asarray(ins[0]).reshape(-1))
+    return [np.full(shape, np.asarray(value).reshape(-1)[0], np.asarray(value).dtype)]
+
+
+@folder("Range")
+def _range(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    start, limit, delta = (np.asarray(x) for x in ins)
+    return [np.arange(start, limit, delta).astype(start.dtype)]
+
+
+@folder("Equal")
+def _equal(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    return [np.equal(ins[0], ins[1])]
+
+
+@folder("Where")
+def _where(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    return [np.where(np.asarray(ins[0]), ins[1], ins[2])]  # pyright: ignore[reportCallIssue, reportArgumentType]
+
+
+@folder("Expand")
+def _expand(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    x = np.asarray(ins[0])
+    shape = tuple(int(d) for d in np.asarray(ins[1]).reshape(-1))
+    out = np.broadcast_shapes(x.shape, shape)
+    return [np.broadcast_to(x, out).copy()]
+
+
+@folder("Reshape")
+def _reshape(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    x = np.asarray(ins[0])
+    return [x.reshape(reshape_target(x.shape, np.asarray(ins[1]), int(attrs.get("allowzero", 0))))]
+
+
+def reshape_target(shape: Sequence[int], target: Array, allowzero: int = 0) -> tuple[int, ...]:
+    """ONNX Reshape's output shape (0 copies the input dimension unless allowzero, -1 is inferred)."""
+    dims = [int(d) for d in target.reshape(-1)]
+    if not allowzero:
+        dims = [shape[i] if d == 0 else d for i, d in enumerate(dims)]
+    if -1 in dims:
+        known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
+        total = int(np.prod(shape, dtype=np.int64))
+        dims[dims.index(-1)] = total // known if known else 0
+    return tuple(dims)
+
+
+@folder("Slice")
+def _slice(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    x = np.asarray(ins[0])
+    if opset < 10:
+        starts, ends = attrs["starts"], attrs["ends"]
+        axes = attrs.get("axes", list(range(len(starts))))
+        steps = [1] * len(starts)
+    else:
+        starts, ends = (np.asarray(v).reshape(-1).tolist() for v in ins[1:3])
+        axes = np.asarray(ins[3]).reshape(-1).tolist() if len(ins) > 3 and ins[3] is not None else list(range(len(starts)))
+        steps = np.asarray(ins[4]).reshape(-1).tolist() if len(ins) > 4 and ins[4] is not None else [1] * len(starts)
+    index: list[slice] = [slice(None)] * x.ndim
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        index[int(a) % x.ndim] = slice(int(s), int(e), int(st))
+    return [x[tuple(index)]]
+
+
+@folder("Transpose")
+def _transpose(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    x = np.asarray(ins[0])
+    perm = attrs.get("perm")
+    return [np.transpose(x, perm).copy()]
+
+
+_BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Less": np.less, "Greater": np.greater,
+           "And": np.logical_and, "Or": np.logical_or, "Max": np.maximum, "Min": np.minimum}
+
+
+def _make_binary(fn: Callable[..., Any]) -> Folder:
+    def fold(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+        a, b = np.asarray(ins[0]), np.asarray(ins[1])
+        out = np.asarray(fn(a, b))
+        return [out.astype(a.dtype) if out.dtype.kind == a.dtype.kind else out]
+
+    return fold
+
+
+for _name, _fn in _BINARY.items():
+    FOLDERS[_name] = _make_binary(_fn)
+
+
+@folder("Div")
+def _div(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    a, b = np.asarray(ins[0]), np.asarray(ins[1])
+    if a.dtype.kind in "iu":
+        return [np.trunc(a / b).astype(a.dtype)]
+    return [(a / b).astype(a.dtype)]
+
+
+@folder("Not")
+def _not(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    return [np.logical_not(ins[0])]
+
+
+def _make_unary(fn: Callable[..., Any]) -> Folder:
+    def fold(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+        x = np.asarray(ins[0])
+        return [np.asarray(fn(x)).astype(x.dtype)]
+
+    return fold
+
+
+for _name, _fn in {"Sqrt": np.sqrt, "Neg": np.negative, "Floor": np.floor, "Ceil": np.ceil, "Abs": np.abs}.items():
+    FOLDERS[_name] = _make_unary(_fn)
+
+
+# --------------------------------------------------------------------------------------
+# Shape inference
+# --------------------------------------------------------------------------------------
+
+
+def _value_type(vi: onnx.ValueInfoProto) -> ValueType:
+    t = vi.type.tensor_type
+    if not t.HasField("shape"):
+        return (t.elem_type, None)
+    dims: list[int | None] = []
+    for d in t.shape.dim:
+        dims.append(d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else None)
+    return (t.elem_type, tuple(dims))
+
+
+def infer_types(model: onnx.ModelProto, graph: Graph, opset_imports: Sequence[onnx.OperatorSetIdProto]) -> dict[str, ValueType]:
+    """Types of every value: the inputs', the constants', and onnx's shape inference for the rest."""
+    types: dict[str, ValueType] = {n: graph.types[n] for n in graph.inputs}
+    inputs = [helper.make_tensor_value_info(n, t[0], list(t[1]) if t[1] is not None else None) for n, t in types.items()]
+    inits = []
+    for name, value in graph.consts.items():
+        elem = helper.np_dtype_to_tensor_dtype(value.dtype)
+        types[name] = (elem, tuple(value.shape))
+        if value.size <= SMALL:
+            inits.append(numpy_helper.from_array(value, name))
+        else:
+            inputs.append(helper.make_tensor_value_info(name, elem, list(value.shape)))
+    g = helper.make_graph(graph.nodes, "fold", inputs, [helper.make_empty_tensor_value_info(o) for o in graph.outputs], inits)
+    m = helper.make_model(g, opset_imports=list(opset_imports), ir_version=model.ir_version)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(m, data_prop=True)
+    except Exception:  # noqa: BLE001 - shape inference is a help, not a requirement: fall back to what we know
+        inferred = m
+    for vi in (*inferred.graph.value_info, *inferred.graph.output):
+        t = _value_type(vi)
+        if t[0] != 0 and vi.name not in types:
+            types[vi.name] = t
+    return types
+
+
+def is_static(t: ValueType | None) -> bool:
+    return t is not None and t[1] is not None and all(d is not None for d in t[1])
+
+
+# --------------------------------------------------------------------------------------
+# The folding loop
+# --------------------------------------------------------------------------------------
+
+
+def fold_graph(model: onnx.ModelProto, graph: Graph, opset: int) -> Graph:
+    """Fold constants, Identity and shape subgraphs until a fixed point (see the module doc)."""
+    opsets = list(model.opset_import)
+    while True:
+        graph.types = infer_types(model, graph, opsets)
+        remaining: list[onnx.NodeProto] = []
+        changed = False
+        for node in graph.nodes:
+            if _fold_node(node, graph, opset):
+                changed = True
+            else:
+                remaining.append(node)
+        graph.nodes = remaining
+        if not changed:
+            return graph
+
+
+def _fold_node(node: onnx.NodeProto, graph: Graph, opset: int) -> bool:
+    consts = graph.consts
+    attrs = attrs_of(node)
+    if node.op_type == "Constant":
+        consts[node.output[0]] = _constant_value(node, attrs)
+        return True
+    if node.op_type in ("Shape", "Size"):
+        t = graph.types.get(node.input[0])
+        if not is_static(t):
+            return False
+        assert t is not None and t[1] is not None
+        shape = np.array(t[1], np.int64)
+        if node.op_type == "Size":
+            consts[node.output[0]] = np.array(np.prod(shape), np.int64)
+        else:
+            start, end = int(attrs.get("start", 0)), attrs.get("end")
+            consts[node.output[0]] = shape[start : None if end is None else int(end)]
+        return True
+    fn = FOLDERS.get(node.op_type)
+    if fn is None or node.domain not in ("", "ai.onnx"):
+        return False
+    ins: list[Array | None] = []
+    for name in node.input:
+        if not name:
+            ins.append(None)
+        elif name in consts:
+            ins.append(consts[name])
+        else:
+            return False
+    outs = fn(attrs, ins, opset)
+    for name, value in zip(node.output, outs):
+        if name:
+            consts[name] = np.asarray(value)
+    if node.op_type == "Dropout" and len(node.output) > 1 and node.output[1]:
+        consts[node.output[1]] = np.ones(np.asarray(ins[0]).shape, np.bool_)
+    return True
+
+
+def _constant_value(node: onnx.NodeProto, attrs: dict[str, Any]) -> Array:
+    for key, kind in (("value", None), ("value_float", np.float32), ("value_floats", np.float32),
+                      ("value_int", np.int64), ("value_ints", np.int64)):
+        if key in attrs:
+            return np.asarray(attrs[key], kind) if kind is not None else np.asarray(attrs[key])
+    raise AscendError(f"node '{node.name}' (Constant): unsupported value attribute {sorted(attrs)}")

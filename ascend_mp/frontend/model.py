@@ -1,0 +1,190 @@
+"""Reading an ONNX model: the file, its external data, opsets and `--input_shape` (ATC syntax).
+
+Everything here fails with a one-line :class:`AscendError` naming the file (and the
+tensor, input or node) and what was expected.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ascend_mp.errors import AscendError
+
+if TYPE_CHECKING:
+    import onnx
+
+SUPPORTED_DOMAINS = ("", "ai.onnx")
+MIN_OPSET, MAX_OPSET = 7, 23
+
+Dim = int | str
+"""A static size, or a string for a dimension that stays dynamic (`-1`, `1~10`, `?`, a symbol)."""
+
+
+# --------------------------------------------------------------------------------------
+# --input_shape
+# --------------------------------------------------------------------------------------
+
+_DIM = re.compile(r"^(-1|\d+|\d+~\d+|\d+~-1)$")
+
+
+@dataclass(frozen=True)
+class InputShapes:
+    """Parsed `--input_shape`: by input name, or by position when no entry names an input."""
+
+    by_name: Mapping[str, tuple[Dim, ...]]
+    by_index: tuple[tuple[Dim, ...], ...] = ()
+
+    def for_input(self, name: str, index: int) -> tuple[Dim, ...] | None:
+        if name in self.by_name:
+            return self.by_name[name]
+        if index < len(self.by_index):
+            return self.by_index[index]
+        return None
+
+
+def parse_input_shape(text: str | Mapping[str, object] | None) -> InputShapes:
+    """ATC's `--input_shape`: `"input:1,3,224,224;mask:1,128"`.
+
+    A dimension is a size, `-1` (dynamic) or a range `1~10` (dynamic, ATC's shape range);
+    `name:` with nothing after the colon is a scalar. Without names, entries go to the
+    inputs in order (`"1,3,224,224;1,128"`). A name may itself contain `:` (the last
+    colon separates it). A dict `{name: (1, 3, 224, 224)}` is accepted from Python.
+    """
+    if text is None:
+        return InputShapes({})
+    if isinstance(text, Mapping):
+        return InputShapes({str(k): tuple(int(d) for d in v) for k, v in text.items()})  # pyright: ignore[reportGeneralTypeIssues]
+    entries = [e.strip() for e in text.strip().strip('"').split(";")]
+    entries = [e for e in entries if e] if len(entries) > 1 else entries
+    if not entries or not entries[0]:
+        raise AscendError(f"--input_shape: empty value; expected \"name:d1,d2,...;name2:...\" (e.g. \"input:1,3,224,224\")")
+    named = [":" in e for e in entries]
+    if any(named) and not all(named):
+        raise AscendError(f"--input_shape: '{text}' mixes named and unnamed entries; expected \"name:d1,d2,...;name2:...\"")
+    by_name: dict[str, tuple[Dim, ...]] = {}
+    by_index: list[tuple[Dim, ...]] = []
+    for entry in entries:
+        name, _, dims_text = entry.rpartition(":") if ":" in entry else ("", "", entry)
+        name = name.strip()
+        if ":" in entry and not name:
+            raise AscendError(f"--input_shape: entry '{entry}' has no input name before ':'")
+        dims = _parse_dims(dims_text, entry)
+        if name:
+            if name in by_name:
+                raise AscendError(f"--input_shape: input '{name}' is given twice")
+            by_name[name] = dims
+        else:
+            by_index.append(dims)
+    return InputShapes(by_name, tuple(by_index))
+
+
+def _parse_dims(text: str, entry: str) -> tuple[Dim, ...]:
+    text = text.strip()
+    if not text:
+        return ()  # a scalar, as ATC writes it ("name:")
+    dims: list[Dim] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not _DIM.match(part):
+            raise AscendError(
+                f"--input_shape: bad dimension '{part}' in '{entry}'; expected a size, -1 or a range like 1~10"
+            )
+        dims.append(int(part) if part.isdigit() else part)
+    return tuple(dims)
+
+
+# --------------------------------------------------------------------------------------
+# Loading
+# --------------------------------------------------------------------------------------
+
+
+def load_model(source: str | os.PathLike[str] | bytes | onnx.ModelProto, name: str | None = None) -> tuple[onnx.ModelProto, str]:
+    """The model with its external data loaded, and the name used in error messages."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    if isinstance(source, onnx.ModelProto):
+        return source, name or source.graph.name or "<model>"
+    base = None
+    if isinstance(source, bytes):
+        data, label = source, name or "<model>"
+    else:
+        label = name or os.fspath(source)
+        base = os.path.dirname(os.path.abspath(os.fspath(source)))
+        try:
+            with open(source, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise AscendError(f"{label}: cannot read file: {e.strerror or e}") from None
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except (DecodeError, ValueError, RuntimeError) as e:
+        raise AscendError(f"{label}: not an ONNX model (the protobuf does not decode: {_one_line(e)})") from None
+    if model.ir_version <= 0 or not model.HasField("graph") or not model.graph.output:
+        raise AscendError(f"{label}: not an ONNX model (no ir_version or no graph with outputs; is the file truncated?)")
+    _load_external(model, base, label)
+    return model, label
+
+
+def _load_external(model: onnx.ModelProto, base: str | None, label: str) -> None:
+    from onnx import external_data_helper as ext
+
+    tensors = [t for t in ext._get_all_tensors(model) if ext.uses_external_data(t)]  # pyright: ignore[reportPrivateUsage]
+    if not tensors:
+        return
+    if base is None:
+        raise AscendError(f"{label}: tensor '{tensors[0].name}' has external data, but the model was given without its folder")
+    for tensor in tensors:
+        info = ext.ExternalDataInfo(tensor)
+        path = os.path.join(base, info.location)
+        if not os.path.isfile(path):
+            raise AscendError(f"{label}: external data file '{info.location}' of tensor '{tensor.name}' not found (looked in {base})")
+        try:
+            ext.load_external_data_for_tensor(tensor, base)
+        except (OSError, ValueError) as e:
+            raise AscendError(f"{label}: cannot read external data '{info.location}' of tensor '{tensor.name}': {_one_line(e)}") from None
+        want = _expected_bytes(tensor)
+        if want is not None and len(tensor.raw_data) != want:
+            raise AscendError(
+                f"{label}: external data of tensor '{tensor.name}' in '{info.location}' has {len(tensor.raw_data)} bytes, expected {want}"
+            )
+        del tensor.external_data[:]
+        tensor.data_location = 0
+
+
+def _expected_bytes(tensor: onnx.TensorProto) -> int | None:
+    import numpy as np
+    from onnx import helper
+
+    try:
+        itemsize = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.data_type)).itemsize
+    except (KeyError, TypeError, ValueError):
+        return None
+    return itemsize * int(np.prod(tensor.dims, dtype=np.int64))
+
+
+def check_opsets(model: onnx.ModelProto, label: str) -> int:
+    """The default-domain opset version; unknown domains used by nodes are an error."""
+    versions = {o.domain: o.version for o in model.opset_import}
+    opset = versions.get("", versions.get("ai.onnx"))
+    local = {f.domain for f in model.functions}
+    for node in model.graph.node:
+        if node.domain not in SUPPORTED_DOMAINS and node.domain not in local:
+            raise AscendError(
+                f"{label}: node '{node.name or node.op_type}' ({node.op_type}) uses unknown opset domain '{node.domain}' "
+                f"(supported: the default ONNX domain)"
+            )
+    if opset is None:
+        raise AscendError(f"{label}: the model imports no version of the default ONNX opset")
+    if not MIN_OPSET <= opset <= MAX_OPSET:
+        raise AscendError(f"{label}: ONNX opset {opset} is not supported (supported: {MIN_OPSET} to {MAX_OPSET})")
+    return opset
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split()) or type(e).__name__

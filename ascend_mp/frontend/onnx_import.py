@@ -1,0 +1,361 @@
+"""`import_onnx`: an ONNX model as one `func.func @main` of ascend ops.
+
+Steps: read the model (`model.py`: file, external data, opsets), fix the input
+shapes (`--input_shape`, ATC syntax), fold constants and shape subgraphs
+(`fold.py`), check every op type has a converter (all unsupported ops reported in
+one line), then convert node by node (`converters.py`, one small converter per
+ONNX op type).
+
+The function's arguments and results are the graph's inputs and outputs in order;
+their ONNX names are kept as SSA name hints (where valid) and, exactly, as the
+`onnx.name` argument/result attribute. Every op carries `name` = its ONNX node name.
+Initializers become `ascend.Const` ops named after the initializer, holding a
+`dense_resource` blob (tiny ones stay `dense<...>`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from ascend_mp.dialects import ascend
+from ascend_mp.dtypes import element_type
+from ascend_mp.errors import AscendError
+from ascend_mp.frontend.fold import Graph, ValueType, attrs_of, fold_graph, is_static
+from ascend_mp.frontend.model import InputShapes, check_opsets, load_model, parse_input_shape
+
+TINY = 16
+"""Constants with at most this many elements are printed inline as `dense<...>`."""
+
+ONNX_TO_DTYPE = {
+    onnx.TensorProto.FLOAT: "f32",
+    onnx.TensorProto.FLOAT16: "f16",
+    onnx.TensorProto.BFLOAT16: "bf16",
+    onnx.TensorProto.DOUBLE: "f64",
+    onnx.TensorProto.BOOL: "i1",
+    onnx.TensorProto.INT8: "i8",
+    onnx.TensorProto.INT16: "i16",
+    onnx.TensorProto.INT32: "i32",
+    onnx.TensorProto.INT64: "i64",
+    onnx.TensorProto.UINT8: "ui8",
+    onnx.TensorProto.UINT16: "ui16",
+    onnx.TensorProto.UINT32: "ui32",
+    onnx.TensorProto.UINT64: "ui64",
+}
+NAME_ATTR = "onnx.name"
+_VALID_HINT = re.compile(r"[A-Za-z_$.-][\w$.-]*")
+
+
+class Unsupported(AscendError):
+    """A node a converter cannot express (an attribute combination, a non-constant operand)."""
+
+
+def import_onnx(
+    source: str | os.PathLike[str] | bytes | onnx.ModelProto,
+    input_shape: str | Mapping[str, Sequence[int]] | InputShapes | None = None,
+    name: str | None = None,
+) -> ModuleOp:
+    """Import an ONNX model (a path, the file's bytes or a `ModelProto`) as a module.
+
+    `input_shape` fixes dynamic input dimensions, in ATC's syntax
+    (`"input:1,3,224,224;mask:1,128"`) or as a dict. Errors are :class:`AscendError`s
+    with one line naming the file and the input or node at fault.
+    """
+    model, label = load_model(source, name)
+    opset = check_opsets(model, label)
+    if model.functions:
+        model = onnx.inliner.inline_local_functions(model)
+    shapes = input_shape if isinstance(input_shape, InputShapes) else parse_input_shape(input_shape)  # pyright: ignore[reportArgumentType]
+    graph = _initial_graph(model, shapes, label)
+    graph = fold_graph(model, graph, opset)
+    _check_supported(graph, label)
+    return Converter(graph, opset, label).convert()
+
+
+# --------------------------------------------------------------------------------------
+# Inputs and their shapes
+# --------------------------------------------------------------------------------------
+
+
+def _initial_graph(model: onnx.ModelProto, shapes: InputShapes, label: str) -> Graph:
+    from onnx import numpy_helper
+
+    g = model.graph
+    consts: dict[str, np.ndarray[Any, Any]] = {}
+    for init in g.initializer:
+        try:
+            consts[init.name] = numpy_helper.to_array(init)
+        except (ValueError, TypeError) as e:
+            raise AscendError(f"{label}: initializer '{init.name}' cannot be read: {' '.join(str(e).split())}") from None
+    for init in g.sparse_initializer:
+        raise AscendError(f"{label}: sparse initializer '{init.values.name}' is not supported")
+    inputs = [i for i in g.input if i.name not in consts]
+    names = [i.name for i in inputs]
+    for given in shapes.by_name:
+        if given not in names:
+            listed = ", ".join(names) or "none"
+            raise AscendError(f"--input_shape: '{given}' is not an input of {label} (inputs: {listed})")
+    if len(shapes.by_index) > len(inputs):
+        raise AscendError(f"--input_shape: {len(shapes.by_index)} shapes given, but {label} has {len(inputs)} inputs")
+    types: dict[str, ValueType] = {}
+    for index, vi in enumerate(inputs):
+        t = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type") or t.elem_type not in ONNX_TO_DTYPE:
+            raise AscendError(f"{label}: input '{vi.name}' is not a tensor of a supported element type")
+        declared: list[int | str | None] = []
+        if t.HasField("shape"):
+            for d in t.shape.dim:
+                declared.append(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?"))
+        given = shapes.for_input(vi.name, index)
+        if given is not None:
+            if t.HasField("shape") and len(given) != len(declared):
+                raise AscendError(
+                    f"--input_shape: input '{vi.name}' has rank {len(declared)} in {label} {_shape_str(declared)}, "
+                    f"got {len(given)} dimensions {_shape_str(list(given))}"
+                )
+            for i, (g_dim, d_dim) in enumerate(zip(given, declared)):
+                if isinstance(g_dim, int) and isinstance(d_dim, int) and g_dim != d_dim:
+                    raise AscendError(
+                        f"--input_shape: input '{vi.name}' dimension {i} is {d_dim} in {label}, got {g_dim}"
+                    )
+            declared = list(given)
+        elif not t.HasField("shape"):
+            raise AscendError(f"{label}: input '{vi.name}' has no shape; give it with --input_shape=\"{vi.name}:d1,d2,...\"")
+        dims = tuple(d if isinstance(d, int) else None for d in declared)
+        if None in dims:
+            user = _first_user(g.node, vi.name)
+            fixed = ",".join(str(d) if isinstance(d, int) else "<size>" for d in declared)
+            raise AscendError(
+                f"{label}: input '{vi.name}' has a dynamic shape {_shape_str(declared)}, so the shape of node "
+                f"'{user}' is unknown; fix it with --input_shape=\"{vi.name}:{fixed}\""
+            )
+        types[vi.name] = (t.elem_type, dims)
+    outputs = [o.name for o in g.output]
+    return Graph(list(g.node), consts, types, names, outputs)
+
+
+def _first_user(nodes: Sequence[onnx.NodeProto], name: str) -> str:
+    for node in nodes:
+        if name in node.input:
+            return node.name or node.op_type
+    return "(none)"
+
+
+def _shape_str(dims: Sequence[object]) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+
+
+def _check_supported(graph: Graph, label: str) -> None:
+    from ascend_mp.frontend.converters import CONVERTERS
+
+    missing: Counter[str] = Counter()
+    first: dict[str, str] = {}
+    for node in graph.nodes:
+        if node.op_type not in CONVERTERS or node.domain not in ("", "ai.onnx"):
+            missing[node.op_type] += 1
+            first.setdefault(node.op_type, node.name or "(unnamed)")
+    if missing:
+        listed = ", ".join(f"{op} x{n} (first: '{first[op]}')" for op, n in sorted(missing.items()))
+        raise AscendError(f"{label}: unsupported ONNX ops: {listed}")
+
+
+# --------------------------------------------------------------------------------------
+# Conversion
+# --------------------------------------------------------------------------------------
+
+
+class Node:
+    """An ONNX node as a converter sees it."""
+
+    def __init__(self, proto: onnx.NodeProto):
+        self.proto = proto
+        self.op_type = proto.op_type
+        self.name = proto.name or f"{proto.op_type}_{proto.output[0]}"
+        self.inputs = list(proto.input)
+        self.outputs = list(proto.output)
+        self.attrs = attrs_of(proto)
+
+    def attr(self, key: str, default: Any = None) -> Any:
+        return self.attrs.get(key, default)
+
+    def input(self, i: int) -> str | None:
+        """The i-th input name, None when absent or empty (an omitted optional input)."""
+        return self.inputs[i] if i < len(self.inputs) and self.inputs[i] else None
+
+
+class Converter:
+    """Builds `@main` from a folded graph; converters call back into it (`value`, `emit`, ...)."""
+
+    def __init__(self, graph: Graph, opset: int, label: str):
+        self.graph, self.opset, self.label = graph, opset, label
+        self.values: dict[str, SSAValue] = {}
+        self.const_values: dict[str, SSAValue] = {}
+        self.block: Block | None = None
+        self.node: Node | None = None
+
+    # -- types -------------------------------------------------------------------------
+    def type_of(self, name: str) -> TensorType:
+        t = self.graph.types.get(name)
+        if t is None and name in self.graph.consts:
+            c = self.graph.consts[name]
+            return self.tensor(c.shape, _dtype_of_numpy(c.dtype, name, self))
+        if not is_static(t):
+            node = self.node.name if self.node is not None else "?"
+            dyn = ", ".join(f"'{n}'" for n in self.graph.inputs) or "none"
+            raise AscendError(
+                f"{self.label}: the shape of '{name}' (output of node '{node}') is unknown after folding; "
+                f"the graph stays dynamic (inputs: {dyn}; fix them with --input_shape)"
+            )
+        assert t is not None and t[1] is not None
+        if t[0] not in ONNX_TO_DTYPE:
+            raise AscendError(f"{self.label}: value '{name}' has an unsupported element type ({onnx.TensorProto.DataType.Name(t[0])})")
+        return self.tensor([int(d) for d in t[1]], ONNX_TO_DTYPE[t[0]])  # pyright: ignore[reportArgumentType]
+
+    @staticmethod
+    def tensor(shape: Sequence[int], dtype: str) -> TensorType:
+        return TensorType(element_type(dtype), [int(d) for d in shape])
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        if name in self.values:
+            return ascend.shape_of(self.values[name])
+        return tuple(self.type_of(name).get_shape())
+
+    # -- values --------------------------------------------------------------------------
+    def const(self, name: str | None) -> np.ndarray[Any, Any] | None:
+        """The value of a constant input (None if it is computed at run time, or absent)."""
+        if name is None:
+            return None
+        name = self.graph.aliases.get(name, name)
+        return self.graph.consts.get(name)
+
+    def value(self, name: str) -> SSAValue:
+        """The SSA value of an ONNX tensor (a constant becomes an `ascend.Const` at first use)."""
+        if name in self.values:
+            return self.values[name]
+        if name in self.graph.consts:
+            v = self.new_const(self.graph.consts[name], name)
+            self.values[name] = v
+            return v
+        raise AscendError(f"{self.label}: value '{name}' used by node '{self.node.name if self.node else '?'}' is not defined")
+
+    def new_const(self, array: np.ndarray[Any, Any], name: str, dtype: str | None = None) -> SSAValue:
+        """An `ascend.Const` holding `array` (dense_resource blob unless tiny)."""
+        from ascend_mp.resources import resource_attr
+
+        dtype = dtype or _dtype_of_numpy(array.dtype, name, self)
+        type_ = self.tensor(array.shape, dtype)
+        value: Attribute
+        if array.size <= TINY:
+            value = _dense(np.asarray(array), type_)
+        else:
+            value = resource_attr(name, array, type_)
+        op = ascend.ConstOp(value, name=name)  # pyright: ignore[reportArgumentType]
+        assert self.block is not None
+        self.block.add_op(op)
+        _hint(op.results[0], name)
+        return op.results[0]
+
+    def bind(self, name: str, value: SSAValue) -> None:
+        self.values[name] = value
+
+    def emit(self, cls: type[ascend.AscendOp], operands: Sequence[SSAValue | None], out: str | TensorType | Sequence[TensorType], **props: Any) -> SSAValue:
+        """Append an op named after the current node; `out` is the ONNX output it defines, or its type."""
+        if isinstance(out, str):
+            types: list[Attribute] = [self.type_of(out)]
+        elif isinstance(out, TensorType):
+            types = [out]
+        else:
+            types = list(out)
+        assert self.node is not None
+        props = {k: v for k, v in props.items() if v is not None}
+        slots: list[Any] = list(operands) + [None] * (len(cls.get_irdl_definition().operands) - len(operands))
+        op = cls(*[[] if o is None else o for o in slots], result_types=types, name=self.node.name, **props)
+        assert self.block is not None
+        self.block.add_op(op)
+        if isinstance(out, str):
+            self.bind(out, op.results[0])
+            _hint(op.results[0], out)
+        return op.results[0]
+
+    # -- driver --------------------------------------------------------------------------
+    def convert(self) -> ModuleOp:
+        from ascend_mp.frontend.converters import CONVERTERS
+
+        g = self.graph
+        in_types = [self.type_of(n) for n in g.inputs]
+        block = Block(arg_types=in_types)
+        self.block = block
+        for name, arg in zip(g.inputs, block.args):
+            _hint(arg, name)
+            self.values[name] = arg
+        for proto in g.nodes:
+            node = Node(proto)
+            self.node = node
+            CONVERTERS[node.op_type](self, node)
+        self.node = None
+        results = [self.value(o) for o in g.outputs]
+        block.add_op(func.ReturnOp(*results))
+        fn = func.FuncOp(
+            "main",
+            (in_types, [r.type for r in results]),
+            Region(block),
+            arg_attrs=_name_attrs(g.inputs),
+            res_attrs=_name_attrs(g.outputs),
+        )
+        module = ModuleOp([fn])
+        try:
+            module.verify()
+        except Exception as e:  # noqa: BLE001 - a converter bug or an inconsistent model: one line
+            from ascend_mp.ir import first_invalid_op
+
+            found = first_invalid_op(module)
+            where = f"node '{found[0].attributes.get('name') or getattr(found[0], 'node_name', None)}'" if found else "the module"
+            msg = found[1] if found else e
+            raise AscendError(f"{self.label}: {where}: {' '.join(str(msg).split())}") from None
+        return module
+
+
+def _name_attrs(names: Sequence[str]) -> Any:
+    from xdsl.dialects.builtin import ArrayAttr
+
+    return ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n in names])
+
+
+def _hint(value: SSAValue, name: str) -> None:
+    hint = re.sub(r"[^\w$.-]", "_", name)
+    if not _VALID_HINT.fullmatch(hint):
+        hint = "v" + hint
+    try:
+        value.name_hint = hint
+    except ValueError:
+        pass
+
+
+def _dtype_of_numpy(dtype: np.dtype[Any], name: str, cx: Converter) -> str:
+    from onnx import helper
+
+    try:
+        elem = helper.np_dtype_to_tensor_dtype(dtype)
+    except (KeyError, TypeError, ValueError):
+        elem = -1
+    if elem not in ONNX_TO_DTYPE:
+        raise AscendError(f"{cx.label}: constant '{name}' has an unsupported dtype {dtype}")
+    return ONNX_TO_DTYPE[elem]
+
+
+def _dense(array: np.ndarray[Any, Any], type_: TensorType) -> DenseIntOrFPElementsAttr:
+    flat = array.reshape(-1)
+    if flat.dtype.kind in "iub":
+        values: list[Any] = [int(v) for v in flat]
+    else:
+        values = [float(v) for v in flat]
+    return DenseIntOrFPElementsAttr.from_list(type_, values)

@@ -1,0 +1,69 @@
+"""What `ascend-opt` and `ascend-run` need to read ONNX models (their hooks call these)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import IO, Any
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
+
+ONNX_EXTENSIONS = ("onnx",)
+
+
+def add_frontend_arguments(parser: argparse.ArgumentParser | Any) -> None:
+    """`--input_shape` (ATC syntax), used when the input is an ONNX model."""
+    parser.add_argument(
+        "--input_shape", metavar="SHAPES",
+        help='ONNX input shapes, ATC syntax: "input:1,3,224,224;mask:1,128" (fixes dynamic dimensions)',
+    )
+
+
+def is_onnx(path: str | None) -> bool:
+    return path is not None and path.rsplit(".", 1)[-1].lower() in ONNX_EXTENSIONS
+
+
+def onnx_frontend(path: str | None, stream: IO[bytes], input_shape: str | None, ctx: Context | None = None) -> ModuleOp:
+    """The module of an ONNX model read by a tool: from its path (so external data is found), else the stream.
+
+    The dialects the module uses are loaded into `ctx`, so that the printer finds the
+    builtin dialect's resource blobs (it prints the resources of loaded dialects)."""
+    from ascend_mp.frontend import import_onnx
+
+    if ctx is not None:
+        for dialect in ("builtin", "func", "ascend"):
+            ctx.get_optional_dialect(dialect)
+
+    if path is not None and path != "-":
+        stream.close()
+        return import_onnx(path, input_shape)
+    return import_onnx(stream.read(), input_shape, name="<stdin>")
+
+
+def _names(attrs: ArrayAttr[DictionaryAttr] | None, count: int) -> list[str | None]:
+    from ascend_mp.frontend.onnx_import import NAME_ATTR
+
+    if attrs is None:
+        return [None] * count
+    out: list[str | None] = []
+    for d in attrs.data:
+        name = d.data.get(NAME_ATTR)
+        out.append(name.data if isinstance(name, StringAttr) else None)
+    return out
+
+
+def io_names(module: ModuleOp, function: str) -> tuple[list[str | None], list[str | None]]:
+    """The ONNX names (`onnx.name` arg/result attributes) of a function's arguments and results."""
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == function:
+            n_in, n_out = len(op.function_type.inputs), len(op.function_type.outputs)
+            return _names(op.arg_attrs, n_in), _names(op.res_attrs, n_out)
+    return [], []
+
+
+def rename_specs(specs: Sequence[Any], names: Sequence[str | None]) -> list[Any]:
+    """Argument specs named by their ONNX names where the function records them."""
+    return [replace(s, name=n) if n else s for s, n in zip(specs, list(names) + [None] * len(specs))]

@@ -1,0 +1,119 @@
+"""Tensor payloads as MLIR `dense_resource<...>` blobs.
+
+Weights are not printed as decimal literals: an `ascend.Const` holds
+`dense_resource<conv1.weight> : tensor<64x3x7x7xf32>`, and the bytes live in the
+file's trailing metadata section, exactly as MLIR writes them:
+
+```mlir
+{-#
+  dialect_resources: {
+    builtin: {
+      conv1.weight: "0x04000000..."
+    }
+  }
+#-}
+```
+
+A blob is `0x`, the alignment as a little-endian uint32, then the raw little-endian
+element bytes (MLIR's format), so printing and parsing are bit-exact. xDSL 0.74
+keeps the blobs (hex strings) in the builtin dialect's `OpAsmDialectInterface`,
+which its parser fills from that section and its printer writes back; this module
+adds a decoded-array cache so that a model imported in-process is not decoded again.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from typing import Any
+
+import numpy as np
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+from xdsl.dialects.builtin import Builtin, DenseResourceAttr, TensorType
+
+from ascend_mp.dtypes import NUMPY, tensor_dtype
+
+_BAD_CHARS = re.compile(r"[^\w.$]")
+_CACHE: dict[str, tuple[str, np.ndarray[Any, Any]]] = {}
+"""handle -> (the blob string it was decoded from, the read-only array)."""
+
+
+def storage() -> OpAsmDialectInterface:
+    """The builtin dialect's resource storage (shared by every context of the process)."""
+    interface = Builtin.get_interface(OpAsmDialectInterface)
+    assert interface is not None
+    return interface
+
+
+def handle_for(name: str) -> str:
+    """A valid resource handle (an MLIR bare identifier) made from a tensor name."""
+    handle = _BAD_CHARS.sub("_", name) or "blob"
+    return handle if handle[0].isalpha() or handle[0] == "_" else "_" + handle
+
+
+def numpy_dtype(type_: TensorType) -> np.dtype[Any]:
+    dtype = tensor_dtype(type_)
+    if dtype is None:
+        raise ValueError(f"no numpy dtype for {type_}")
+    return NUMPY[dtype]
+
+
+def resource_attr(name: str, array: np.ndarray[Any, Any], type_: TensorType) -> DenseResourceAttr:
+    """A new `dense_resource` attribute holding `array` (converted to `type_`'s dtype)."""
+    dtype = numpy_dtype(type_)
+    data = np.ascontiguousarray(array, dtype=dtype)  # hosts are little-endian, as the blob format is
+    interface = storage()
+    blob = "0x" + struct.pack("<I", max(dtype.itemsize, 1)).hex() + data.tobytes().hex()
+    handle = handle_for(name)
+    if interface.lookup(handle) != blob:  # the same bytes under the same name share the handle
+        handle = interface.declare_resource(handle)  # else a fresh one (`name_0`, ...): handles are process-wide
+        interface.parse_resource(handle, blob)
+    cached = data.view().reshape(type_.get_shape())
+    cached.setflags(write=False)
+    _CACHE[handle] = (blob, cached)
+    return DenseResourceAttr.from_params(handle, type_)
+
+
+def resource_problem(attr: DenseResourceAttr) -> str | None:
+    """Why the attribute's blob cannot be read (None if it can)."""
+    handle = attr.resource_handle.data
+    blob = storage().lookup(handle)
+    if not blob:
+        return f"dense_resource '{handle}' has no blob in the dialect_resources section"
+    if not isinstance(attr.type, TensorType):
+        return f"dense_resource '{handle}' must have a tensor type"
+    try:
+        dtype = numpy_dtype(attr.type)
+    except ValueError as e:
+        return str(e)
+    want = 2 + 8 + 2 * dtype.itemsize * attr.type.element_count()
+    if len(blob) != want:
+        got = max(len(blob) - 10, 0) // 2
+        return (f"dense_resource '{handle}' holds {got} bytes, but {attr.type} needs "
+                f"{want // 2 - 5} bytes")
+    return None
+
+
+def resource_array(attr: DenseResourceAttr) -> np.ndarray[Any, Any]:
+    """The tensor a `dense_resource` attribute names, as a read-only numpy array."""
+    handle = attr.resource_handle.data
+    blob = storage().lookup(handle) or ""
+    hit = _CACHE.get(handle)
+    if hit is not None and hit[0] is blob:
+        return hit[1]
+    problem = resource_problem(attr)
+    if problem is not None:
+        raise ValueError(problem)
+    assert isinstance(attr.type, TensorType)
+    dtype = numpy_dtype(attr.type)
+    raw = bytes.fromhex(blob[10:])
+    array = np.frombuffer(raw, dtype)
+    array = array.reshape(attr.type.get_shape())
+    array.setflags(write=False)
+    _CACHE[handle] = (blob, array)
+    return array
+
+
+def nbytes(type_: TensorType) -> int:
+    """Bytes of a tensor of this type."""
+    return numpy_dtype(type_).itemsize * type_.element_count()

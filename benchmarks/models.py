@@ -1,0 +1,86 @@
+"""`make bench` section `models`: real exported models (models/out, from `make models`).
+
+Per model and exporter: import time, allow_mix_precision pass time, interpreter time in
+fp32 and mixed against onnxruntime single-threaded, the fp32 and mixed errors against
+onnxruntime (`max|y-r| / max|r|`), and the weight bytes in fp32 and after
+allow_mix_precision with weights stored in fp16 (ascend-store-low-weights).
+Budgets (issue 9): import + allow_mix_precision of resnet50 under 10 s; the fp32
+interpreter on resnet50 within 2x onnxruntime's single-threaded time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ZOO = Path(__file__).resolve().parent.parent / "models" / "out"
+QUICK = ("lenet", "resnet18")
+
+
+def _best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, out
+
+
+def _err(y: np.ndarray[Any, Any], r: np.ndarray[Any, Any]) -> float:
+    return float(np.abs(y.astype(np.float64) - r).max() / np.abs(r.astype(np.float64)).max())
+
+
+def bench_models(quick: bool, report: Callable[[Any], None], row: Callable[..., Any]) -> None:
+    """Rows for every model in models/out (a note when there are none)."""
+    print("models: real exports (models/out) vs onnxruntime, single-threaded")
+    paths = sorted(ZOO.glob("*.onnx")) if ZOO.is_dir() else []
+    if quick:
+        paths = [p for p in paths if p.name.split(".")[0] in QUICK]
+    if not paths:
+        print("  no exported models in models/out: run `make models` first")
+        return
+    import onnxruntime as ort
+
+    from ascend_mp.frontend import import_onnx
+    from ascend_mp.interpreter.runner import Program
+    from ascend_mp.ir import make_context
+    from ascend_mp.passes import PASSES
+    from passes.store_weights import store_low_weights, weight_bytes
+
+    for path in paths:
+        name, exporter = path.name.split(".")[:2]
+        label = f"{name} ({exporter})"
+        x = np.load(ZOO / f"{name}.inputs.npz")["input"]
+        repeat = 1 if path.stat().st_size > 50e6 else 3
+        t_import, module = _best(lambda: import_onnx(str(path)), 1)
+        fp32 = Program.from_module(module)
+        t_fp32, (y,) = _best(lambda: fp32.run("main", x), repeat)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        feed = {session.get_inputs()[0].name: x}
+        t_ort, (ref,) = _best(lambda: session.run(None, feed), max(repeat, 3))
+        bytes_fp32 = weight_bytes(module)
+        start = time.perf_counter()
+        PASSES["ascend-precision"]()(mode="allow_mix_precision").apply(make_context(), module)  # pyright: ignore[reportCallIssue]
+        t_pass = time.perf_counter() - start
+        stored = store_low_weights(module)
+        mixed = Program.from_module(module)
+        t_mixed, (y_mixed,) = _best(lambda: mixed.run("main", x), repeat)
+        budget_compile = 10.0 if name == "resnet50" else None
+        budget_interp = 2.0 if name == "resnet50" else None
+        report(row(f"{label}: import", t_import, "s"))
+        report(row(f"{label}: import + allow_mix_precision", t_import + t_pass, "s", budget_compile))
+        report(row(f"{label}: onnxruntime (1 thread)", t_ort * 1e3, "ms"))
+        report(row(f"{label}: interpreter fp32 / onnxruntime", t_fp32 / t_ort, "x", budget_interp,
+                   note=f"({t_fp32 * 1e3:.1f} ms)"))
+        report(row(f"{label}: interpreter mixed / onnxruntime", t_mixed / t_ort, "x", note=f"({t_mixed * 1e3:.1f} ms)"))
+        report(row(f"{label}: fp32 error vs onnxruntime", _err(y, ref), "rel", 1e-5 if name != "resnet50" else None))
+        report(row(f"{label}: allow_mix_precision error vs onnxruntime", _err(y_mixed, ref), "rel"))
+        report(row(f"{label}: weight MB fp32 -> mixed (fp16 stored)", stored.after / 1e6, "MB",
+                   note=f"(from {bytes_fp32 / 1e6:.2f} MB, {len(stored.narrowed)} constants narrowed)"))

@@ -1,0 +1,134 @@
+"""`ascend-store-low-weights`: store constants in the low dtype they are only used in.
+
+After `ascend-precision`, a weight that feeds fp16 kernels is an fp32 `ascend.Const`
+followed by `ascend.Cast`s to f16. ATC stores such weights in fp16; so does this pass:
+a Const whose every use is a Cast to the same lower-precision float dtype becomes a
+Const of that dtype (rounded to nearest even, exactly as the Cast would), and the
+Casts go. Values are unchanged bit for bit; the stored bytes shrink.
+
+```mlir
+%w = ascend.Const dense_resource<w> : tensor<64x3x7x7xf32> {name = "w"}
+%0 = ascend.Cast %w : (tensor<64x3x7x7xf32>) -> tensor<64x3x7x7xf16>
+// becomes
+%w = ascend.Const dense_resource<w_f16> : tensor<64x3x7x7xf16> {name = "w"}
+```
+
+:func:`store_low_weights` returns the weight bytes before and after (for reports).
+The pass is idempotent and leaves every other op alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, ModuleOp, TensorType
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+
+from ascend_mp.dialects.ascend import CastOp, ConstOp
+from ascend_mp.dtypes import LOW_FLOATS, NUMPY, PRECISION_RANK, tensor_dtype, with_dtype
+
+TINY = 16
+"""Constants with at most this many elements stay inline `dense<...>` literals."""
+
+
+@dataclass
+class WeightBytes:
+    """Bytes held by `ascend.Const` ops before and after narrowing, and the constants narrowed."""
+
+    before: int = 0
+    after: int = 0
+    narrowed: list[str] = field(default_factory=list[str])
+
+    def as_json(self) -> dict[str, Any]:
+        return {"weight_bytes_before": self.before, "weight_bytes_after": self.after, "narrowed_constants": len(self.narrowed)}
+
+
+def const_array(op: ConstOp) -> np.ndarray[Any, Any]:
+    """The value of a Const as a numpy array."""
+    value = op.value
+    assert isinstance(op.y.type, TensorType)
+    dtype = NUMPY[tensor_dtype(op.y.type) or "f32"]
+    if isinstance(value, DenseResourceAttr):
+        from ascend_mp.resources import resource_array
+
+        return resource_array(value)
+    shape = tuple(op.y.type.get_shape())
+    values = np.asarray(value.get_values(), dtype)  # pyright: ignore[reportUnknownMemberType]
+    return np.broadcast_to(values, shape) if values.size == 1 else values.reshape(shape)
+
+
+def weight_bytes(module: Operation) -> int:
+    """Bytes of every `ascend.Const` result in the module."""
+    from ascend_mp.resources import nbytes
+
+    return sum(nbytes(op.y.type) for op in module.walk() if isinstance(op, ConstOp) and isinstance(op.y.type, TensorType))  # pyright: ignore[reportArgumentType]
+
+
+def _narrow_target(op: ConstOp) -> str | None:
+    """The low dtype every use of the Const casts it to, if narrowing applies."""
+    src = tensor_dtype(op.y.type)
+    uses = list(op.y.uses)
+    if src not in PRECISION_RANK or not uses:
+        return None
+    targets = set()
+    for use in uses:
+        cast = use.operation
+        if not isinstance(cast, CastOp) or cast.keep_dtype is not None:
+            return None
+        targets.add(tensor_dtype(cast.y.type))
+    if len(targets) != 1:
+        return None
+    (low,) = targets
+    if low not in LOW_FLOATS or PRECISION_RANK[low] >= PRECISION_RANK[src]:  # pyright: ignore[reportArgumentType]
+        return None
+    return low
+
+
+def store_low_weights(module: ModuleOp) -> WeightBytes:
+    """Narrow every constant used only through casts to one low float dtype (see the module doc)."""
+    from ascend_mp.resources import resource_attr
+
+    report = WeightBytes(before=weight_bytes(module))
+    for op in [o for o in module.walk() if isinstance(o, ConstOp)]:
+        low = _narrow_target(op)
+        if low is None:
+            continue
+        assert isinstance(op.y.type, TensorType)
+        new_type = with_dtype(op.y.type, low)
+        array = np.asarray(const_array(op)).astype(NUMPY[low])
+        name = op.node_name.data if op.node_name is not None else "const"
+        if array.size <= TINY and not isinstance(op.value, DenseResourceAttr):
+            value: Any = DenseIntOrFPElementsAttr.from_list(new_type, [float(v) for v in array.reshape(-1)])
+        else:
+            handle = op.value.resource_handle.data if isinstance(op.value, DenseResourceAttr) else name
+            value = resource_attr(f"{handle}_{low}", array, new_type)
+        props = {k: v for k, v in op.properties.items() if k != "value"}
+        new = ConstOp(value)
+        new.properties.update(props)
+        new.attributes.update(op.attributes)
+        assert op.parent is not None
+        op.parent.insert_op_before(new, op)
+        for use in list(op.y.uses):
+            cast = use.operation
+            cast.results[0].replace_all_uses_with(new.y)
+            cast.detach()
+            cast.erase()
+        op.detach()
+        op.erase()
+        report.narrowed.append(name)
+    report.after = weight_bytes(module)
+    return report
+
+
+@dataclass(frozen=True)
+class StoreLowWeightsPass(ModulePass):
+    """Store constants in the low float dtype their only uses cast them to (ATC's fp16 weights)."""
+
+    name = "ascend-store-low-weights"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        store_low_weights(op)

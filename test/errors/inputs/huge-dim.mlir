@@ -1,0 +1,3 @@
+func.func @f(%x: tensor<100000000000000000000xf16>) -> tensor<100000000000000000000xf16> {
+  func.return %x : tensor<100000000000000000000xf16>
+}

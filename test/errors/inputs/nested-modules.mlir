@@ -1,0 +1,300 @@
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
