@@ -29,9 +29,15 @@ Options: `func` (default `forward`), `wrt` (the number of leading arguments to
 differentiate; default all but the last two, i.e. every argument before the inputs and
 labels), `grad-func` (the new function's name; default `<func>_grad`).
 
+The loss is computed in fp32 under every precision mode: the loss ops (:func:`loss_ops`:
+the `SoftmaxCrossEntropyWithLogits` the loss depends on and every op between it and the
+returned loss), the seed and their gradient ops get the unit `keep_dtype` property, as does
+the backward of any op already marked (option `keep-loss=false` adds no marks).
+
 Every op on a path from a `wrt` argument to the loss needs a rule in :data:`RULES`;
-ops whose outputs carry no gradient are listed in :data:`NO_GRADIENT`. An op without a
-rule is a one-line error naming its type and location.
+ops whose outputs carry no gradient are listed in :data:`NO_GRADIENT`. Errors are
+:class:`~ascend_mp.errors.AscendPassError` (xDSL diagnostics) whose one-line message starts
+with the op's location, e.g. `model.mlir:3:3: ascend-autodiff: no gradient rule for ascend.GeluGrad`.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ascend_mp.dialects import ascend as A

@@ -54,6 +54,12 @@ Loss-scale managers (option `manager`):
   (the `loss_scale` argument, 1, passes through), updates are always applied; the
   overflow flag is still computed.
 
+Every op the pass emits (not the inlined forward and backward) carries the unit
+`keep_dtype` property, so a precision pass run afterwards leaves the scaling, the unscale,
+the overflow check, the state updates and the fp32 optimizer update as they are. Errors are
+:class:`~ascend_mp.errors.AscendPassError`s starting with the op's location;
+:func:`order_training_passes` is how `ascend-opt` orders a pipeline holding these passes.
+
 The initial state for the runtime is described by the function's `ascend.train_step`
 attribute and built by :func:`initial_state`.
 """

@@ -213,7 +213,7 @@ def test_cli_trains_quietly_without_a_tty(tmp_path: Path, capsys: pytest.Capture
     assert code == 0
     assert "precision allow_mix_precision:" in out and "test accuracy" in out and "wrote" in out
     assert "it/s" not in err  # no progress bar when stderr is not a terminal
-    assert err.startswith("ascend-train: epoch 1/1: loss ") and len(err.strip().splitlines()) == 1
+    assert err.startswith("ascend-train: info: epoch 1/1: loss ") and len(err.strip().splitlines()) == 1
     assert (tmp_path / "run" / "history.json").exists()
     code, out, err = run_cli(capsys, "--subset", "96", "--epochs", "2", "--out", str(tmp_path / "run"), "--resume", "-q", "--precision_mode", "allow_mix_precision")
     assert code == 0 and err == "" and "steps 6" in out
@@ -278,9 +278,13 @@ def test_more_config_and_output_errors(tmp_path: Path) -> None:
     assert blocker.read_text() == "not a folder"
 
 
-def test_user_keep_dtype_is_merged_with_the_loss_ops(tmp_path: Path) -> None:
+def test_user_keep_dtype_and_the_marked_loss_ops(tmp_path: Path) -> None:
+    """The user's keep_dtype file goes to the precision pass as it is; the loss ops are kept by their marks."""
     keep = tmp_path / "keep.txt"
     keep.write_text("dense_1/MatMulV2\n")
     compiled = compile_training(small(keep_dtype=str(keep)))
     assert compiled.report.by_name("dense_1/MatMulV2").reason == "keep_dtype"
-    assert compiled.report.by_name("loss/ReduceMean").reason == "keep_dtype"
+    assert compiled.report.by_name("loss/ReduceMean").reason == "keep_dtype (marked)"
+    assert compiled.report.by_name("loss/SoftmaxCrossEntropyWithLogits").reason == "keep_dtype (marked)"
+    unmarked = compile_training(small(keep_loss_fp32=False))
+    assert unmarked.report.by_name("loss/ReduceMean").reason != "keep_dtype (marked)"

@@ -291,6 +291,21 @@ def test_ctrl_c_exits_130_quietly(capsys: pytest.CaptureFixture[str], monkeypatc
     assert code == 130 and err == "" and out == ""
 
 
+def test_sigterm_exits_143_and_leaves_no_temporary_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+
+    real = trainer_mod.write_history
+
+    def terminated(path: Path, history: dict[str, Any]) -> None:
+        real(path, history)
+        os.kill(os.getpid(), signal.SIGTERM)  # arrives while the plot is still to be written
+
+    monkeypatch.setattr(trainer_mod, "write_history", terminated)
+    code, _, err = run_cli(capsys, "--subset", "64", "--epochs", "1", "-q", "--out", str(tmp_path))
+    assert code == 143 and err == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.npz", "history.json"]
+
+
 def test_custom_models_are_first_class(tmp_path: Path) -> None:
     model = Sequential([Dense(64, 32), Relu(), Dense(32, 10)], name="my-net")
     result = train(cfg(), out_dir=tmp_path, progress=False, model=model)

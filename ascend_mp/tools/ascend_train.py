@@ -11,7 +11,7 @@
 A progress bar for the whole run (loss, scale) shows when standard error is a terminal,
 unless --quiet. Errors are one line, `ascend-train: error: ...`, no traceback: exit status 2
 for a usage error (a bad option or value), 1 for any other error (also a run that diverged,
-after writing its history and plot), 130 on Ctrl-C. Outputs go through
+after writing its history and plot), 130 on Ctrl-C, 143 on SIGTERM. Outputs go through
 `ascend_mp.fileio.write_output`: never half-written; a device, pipe or symlink at an output
 path is written through, not replaced.
 """
@@ -22,27 +22,18 @@ import argparse
 import logging
 import math
 import os
+import signal
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 from ascend_mp.errors import AscendError
 from ascend_mp.modes import V1_MODES
+from ascend_mp.tools.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, UsageParser, add_log_argument, fail, flush_warnings, setup_logging
 
 PROG = "ascend-train"
 DEFAULT_MODE = "allow_fp32_to_fp16"
 """CANN's default precision mode for training (`ascend_mp.train.trainer.DEFAULT_MODE`)."""
-
-
-class UsageError(AscendError):
-    """A bad command line: one line, exit status 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """Usage errors as one-line UsageErrors (exit 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
 
 
 def _number(kind: type, low: float | None = None, high: float | None = None, low_open: bool = False, high_open: bool = False) -> Any:
@@ -69,7 +60,7 @@ _INT32_MAX = 2**31 - 1
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, description="Train a model on the digits data set with CANN mixed precision and loss scaling.")
+    p = UsageParser(prog=PROG, description="Train a model on the digits data set with CANN mixed precision and loss scaling.")
     p.add_argument("--model", choices=("mlp", "cnn"), default="mlp", help="the digits MLP (64-128-10) or the small CNN (default mlp)")
     p.add_argument("--precision_mode", "--precision-mode", dest="precision_mode", choices=(*V1_MODES, "none"), default=None,
                    help=f"CANN precision mode of the ascend-precision pass; none trains the fp32 graph (default {DEFAULT_MODE}, as CANN trains)")  # fmt: skip
@@ -105,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--resume", nargs="?", const=True, default=False, metavar="CHECKPOINT",
                     help="continue from a checkpoint (default: DIR/checkpoint.npz of --out)")  # fmt: skip
     io.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no per-epoch lines")
+    add_log_argument(io)
     io.add_argument("--demo", action="store_true", help="run make demo's training part and exit")
     return p
 
@@ -157,7 +149,7 @@ def _check_paths(args: argparse.Namespace) -> None:
                 if not os.access(folder, os.W_OK | os.X_OK):
                     raise AscendError(f"{args.out}: cannot write the outputs there: '{folder}' is not writable")
                 break
-    if args.keep_dtype is not None:  # errors name the user's file, not the copy the trainer extends
+    if args.keep_dtype is not None:  # fail before compiling
         from ascend_mp.config import load_keep_dtype
 
         load_keep_dtype(args.keep_dtype)
@@ -176,23 +168,14 @@ def _check_paths(args: argparse.Namespace) -> None:
             raise AscendError(f"{resume}: not a readable ascend-train checkpoint (not an .npz file)")
 
 
-class _OneLine(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        kind = "warning" if record.levelno >= logging.WARNING else "info"
-        text = " ".join(record.getMessage().split())
-        return f"{PROG}: {text}" if kind == "info" else f"{PROG}: {kind}: {text}"
-
-
 def run(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_OneLine())
-    log = logging.getLogger("ascend_mp")
-    log.addHandler(handler)
-    log.propagate = False
-    levels = (log.level, logging.getLogger("ascend_mp.train").level)
-    log.setLevel(logging.WARNING)  # the passes' per-op INFO lines are for ascend-opt
-    logging.getLogger("ascend_mp.train").setLevel(logging.WARNING if args.quiet else logging.INFO)
+    setup_logging(PROG, args.log)  # `ascend-train: warning: ...`; the passes' per-op INFO lines need --log=info
+    base = logging.getLogger("ascend_mp").getEffectiveLevel()
+    train_log = logging.getLogger("ascend_mp.train")
+    previous = train_log.level
+    # one INFO line per epoch, unless --quiet or a --log level above warning
+    train_log.setLevel(max(logging.WARNING, base) if args.quiet else logging.INFO if base <= logging.WARNING else base)
     try:
         if args.demo:
             from ascend_mp.train import demo
@@ -212,32 +195,42 @@ def run(argv: Sequence[str] | None = None) -> None:
         if not args.quiet:
             print(report_summary(compiled.report), flush=True)
         result = train(cfg, out_dir=args.out, resume=args.resume, progress=False if args.quiet else None, compiled=compiled)
-        print(result.summary())
+        print(result.summary(), flush=True)
         if result.diverged:
             written = " (history and plot written)" if result.outputs else ""
             raise AscendError(f"training diverged: {result.diverged}{written}")
     finally:
-        log.removeHandler(handler)
-        log.propagate = True
-        log.setLevel(levels[0])
-        logging.getLogger("ascend_mp.train").setLevel(levels[1])
+        train_log.setLevel(previous)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Exit status: 0, 2 on a usage error, 1 on any other error, 130 on Ctrl-C (quietly)."""
+    """Exit status (`ascend_mp.tools.cli`'s convention): 0; 2 on a usage error; 1 on any other
+    error; 130 on Ctrl-C, quietly. Not `cli.run_tool`: its outputs must not wait for the end of
+    the run (a checkpoint per epoch; a diverged run still writes its history and plot)."""
+    previous = None
+    try:  # SIGTERM exits 143 through the finally clauses (no temporary file is left behind)
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread
+        pass
     try:
         run(argv)
     except UsageError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        sys.exit(2)
+        fail(PROG, e, EXIT_USAGE)
     except AscendError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        sys.exit(1)
+        fail(PROG, e)
     except OSError as e:
-        print(f"{PROG}: error: {e.filename + ': ' if e.filename else ''}{e.strerror or e}", file=sys.stderr)
-        sys.exit(1)
+        fail(PROG, f"{e.filename + ': ' if e.filename else ''}{e.strerror or e}")
     except KeyboardInterrupt:
-        sys.exit(130)
+        sys.stderr.flush()
+        sys.exit(EXIT_INTERRUPTED)
+    finally:
+        flush_warnings(PROG)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 if __name__ == "__main__":

@@ -23,14 +23,11 @@ import io
 import json
 import logging
 import math
-import os
 import sys
-import tempfile
 import time
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,9 +59,6 @@ logger = logging.getLogger("ascend_mp.train")
 
 MODELS: dict[str, Callable[[], Sequential]] = {"mlp": mlp, "cnn": small_cnn}
 """Built-in models: the digits MLP (64-128-10) and the small CNN (1x8x8 input)."""
-
-LOSS_OPS = ("loss/SoftmaxCrossEntropyWithLogits", "loss/ReduceMean")
-"""Op names of the builder's loss, kept in their original dtype (the loss is computed in fp32)."""
 
 DEFAULT_MODE = "allow_fp32_to_fp16"
 """CANN's default precision mode for training (seed 000, DESIGN section 5)."""
@@ -181,30 +175,6 @@ def _function(module: ModuleOp, name: str) -> func.FuncOp:
     return fn
 
 
-@contextmanager
-def _keep_dtype_file(cfg: TrainConfig) -> Iterator[str | None]:
-    """The keep_dtype file the precision pass gets: the user's entries plus the loss ops.
-
-    The loss ops also carry the `keep_dtype` mark (builder, autodiff); this file keeps them
-    fp32 for a precision pass that predates the mark."""
-    if not cfg.keep_loss_fp32:
-        yield cfg.keep_dtype
-        return
-    lines: list[str] = []
-    if cfg.keep_dtype is not None:
-        try:
-            lines = Path(cfg.keep_dtype).read_text(encoding="utf-8").splitlines()
-        except OSError as e:
-            raise AscendError(f"{cfg.keep_dtype}: cannot read file: {e.strerror}") from None
-    fd, path = tempfile.mkstemp(prefix="ascend-train-keep-", suffix=".txt")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write("\n".join([*lines, *LOSS_OPS]) + "\n")
-        yield path
-    finally:
-        os.unlink(path)
-
-
 def compile_training(cfg: TrainConfig, model: Sequential | None = None) -> Compiled:
     """Build the model's forward and run autodiff, precision and loss scaling on it."""
     from ascend_mp.interpreter import Program
@@ -217,8 +187,7 @@ def compile_training(cfg: TrainConfig, model: Sequential | None = None) -> Compi
     if cfg.precision_mode is not None:
         from ascend_mp.passes.precision import run_precision
 
-        with _keep_dtype_file(cfg) as keep:
-            report = run_precision(module, mode=cfg.precision_mode, keep_dtype=keep, modify_mixlist=cfg.modify_mixlist, soc=cfg.soc)
+        report = run_precision(module, mode=cfg.precision_mode, keep_dtype=cfg.keep_dtype, modify_mixlist=cfg.modify_mixlist, soc=cfg.soc)
     loss_scale = LossScalePass(**cfg.loss_scale_options()).config()
     build_train_step(module, grad, loss_scale)
     reference = model.forward_module(cfg.batch)
