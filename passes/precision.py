@@ -102,7 +102,6 @@ from ascend_mp.modes import DEFAULT_MODE, V1_MODES, V2_MODES, V2_TO_V1
 from ascend_mp.opinfo import OpLibrary, load_library
 from ascend_mp.policies import (
     AICORE,
-    AICPU,
     BF16,
     F16,
     F32,
@@ -114,7 +113,6 @@ from ascend_mp.policies import (
     amp_dtype,
     keep_steps,
     policy_rule,
-    short,
 )
 from ascend_mp.policies.scopes import ToFloat, load_to_float
 
