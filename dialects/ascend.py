@@ -56,6 +56,8 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Data, Dialect, Operation, OpTraits, SSAValue, TypeAttribute
+
+from ascend_mp.cast_patterns import CastCanonicalization
 from xdsl.irdl import (
     IRDLOperation,
     OptionalDef,
@@ -785,6 +787,7 @@ class CastOp(AscendOp):
     x = operand_def(TensorType)
     y = result_def(TensorType)
     dst_type = opt_prop_def(TypeAttribute)
+    traits = traits_def(Pure(), CastCanonicalization())  # identity casts, exact round trips, casts of constants
 
     def verify_shapes(self) -> None:
         if not _dims_match(shape_of(self.x), shape_of(self.y)):

@@ -1,4 +1,9 @@
-"""`ascend-precision`: CANN's precision modes as an xDSL pass (DESIGN.md section 5).
+"""`ascend-precision`: CANN's precision modes and the framework policies as an xDSL pass (DESIGN.md 5, 11).
+
+What to try for each op comes from a rule object (`ascend_mp.policies`: one per CANN mode in
+`CANN_MODES`, the `tf`, `mindspore` and `torch` policies in `POLICIES`); everything else is here,
+once: signatures, kernel choice, gray-op voting, the overrides (customize_dtypes, the `keep_dtype`
+unit property, keep_dtype, to_float), casts and the report.
 
 The pass decides, for every ascend op, which of its kernels runs (a dtype per
 operand definition and per result, an engine), then rewrites the IR to match:
@@ -31,8 +36,9 @@ It works in two steps, both linear in the number of ops:
    (`customize_dtypes` > `keep_dtype` > `modify_mixlist` > library lists > mode).
    Gray ops in the mix modes follow the dtypes their producers were given.
    Kernel lookups are cached per kernel set, original signature and vote.
-2. The patterns of :func:`populate_precision_patterns` apply the resulting
-   :class:`PrecisionPlan` in one walk (no DCE): at most one cast per
+2. :func:`apply_plan` applies the resulting :class:`PrecisionPlan` in one program-order loop
+   (the patterns of :func:`populate_precision_patterns` do the same inside other pipelines;
+   no DCE), retyping results in place: at most one cast per
    (value, dtype), shared by every consumer; an exact round trip through a user
    cast (f16->f32->f16, bf16->f32->bf16) is folded instead of adding a cast.
 
@@ -52,7 +58,7 @@ import gc
 import json
 import logging
 import os
-import tempfile
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -64,13 +70,11 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAVal
 from xdsl.irdl import OptionalDef, VariadicDef
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import ConstantLike
 
 from ascend_mp.config import (
@@ -98,7 +102,6 @@ from ascend_mp.modes import DEFAULT_MODE, V1_MODES, V2_MODES, V2_TO_V1
 from ascend_mp.opinfo import OpLibrary, load_library
 from ascend_mp.policies import (
     AICORE,
-    AICPU,
     BF16,
     F16,
     F32,
@@ -110,7 +113,6 @@ from ascend_mp.policies import (
     amp_dtype,
     keep_steps,
     policy_rule,
-    short,
 )
 from ascend_mp.policies.scopes import ToFloat, load_to_float
 
@@ -1003,14 +1005,23 @@ class _Planner:
             if scoped is not None:
                 return self.overridden(cands, scoped)
         facts = OpFacts(op, op_type, name, orig, kind, mix_reason, None, type(op).UNIT == Unit.CUBE)
+        if rule.needs_inputs:
+            facts = facts._replace(inputs=tuple(d for v in op.operands if (d := self.dtype(v)) in PRECISION_RANK))
         follows = ""
         if rule.wants_vote(facts):
             vote, follows = self.votes(op, cands)
             facts = facts._replace(vote=vote)
-        steps = rule.steps(facts)
-        choice = cands.memo.get(steps)
+        # A context-free rule's steps depend only on these facts (the original dtype and the cube flag are fixed
+        # per candidate set): its choice is memoised per (list kind, modify_mixlist reason, vote).
+        key: object = (kind, mix_reason, facts.vote) if rule.context_free else None
+        choice = cands.memo.get(key) if key is not None else None
         if choice is None:
-            choice = cands.memo[steps] = self.fallback(cands, steps, op, op_type, name, position)
+            steps = rule.steps(facts)
+            if key is None:
+                key = steps
+                choice = cands.memo.get(key)
+            if choice is None:
+                choice = cands.memo[key] = self.fallback(cands, steps, op, op_type, name, position)
         if follows and choice.reason.endswith("gray"):
             choice = choice._replace(reason=choice.reason + follows)
         return choice
@@ -1110,7 +1121,35 @@ def decide_precision(module: Operation, config: PrecisionConfig) -> PrecisionPla
 # ======================================================================================
 
 
-def _cast_operands(op: Operation, plan: PrecisionPlan, rewriter: PatternRewriter) -> None:
+class _DirectRewriter:
+    """What the plan's rewrite needs of a rewriter (insert a cast, hear of modified ops), without the
+    generic driver's worklist: :func:`apply_plan` visits each op once, in program order."""
+
+    def insert(self, op: Operation, point: InsertPoint) -> None:
+        Rewriter.insert_op(op, point)
+
+    def notify_op_modified(self, op: Operation) -> None:
+        pass
+
+    def handle_operation_modification(self, op: Operation) -> None:
+        pass
+
+
+def _apply_ascend(op: AscendOp, plan: PrecisionPlan, rewriter: PatternRewriter | _DirectRewriter) -> None:
+    _cast_operands(op, plan, rewriter)
+    new = plan.results.get(op)
+    if new is None:
+        return
+    for j, dtype in enumerate(new):
+        if dtype is not None:
+            # Retype in place (the uses see the new type; xDSL's replace_value_with_new_type would build a
+            # new result and move every use, about 10x the cost): the plan already decided every consumer.
+            result = op.results[j]
+            result._type = plan.retyped(result.type, dtype)  # pyright: ignore[reportPrivateUsage]
+    rewriter.handle_operation_modification(op)
+
+
+def _cast_operands(op: Operation, plan: PrecisionPlan, rewriter: PatternRewriter | _DirectRewriter) -> None:
     wanted = plan.operands.get(op)
     if wanted is None:
         return
@@ -1135,14 +1174,7 @@ class ApplyAscendDecision(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AscendOp, rewriter: PatternRewriter) -> None:
-        _cast_operands(op, self.plan, rewriter)
-        new = self.plan.results.get(op)
-        if new is None:
-            return
-        for j, dtype in enumerate(new):
-            if dtype is not None:
-                result = op.results[j]
-                rewriter.replace_value_with_new_type(result, self.plan.retyped(result.type, dtype))
+        _apply_ascend(op, self.plan, rewriter)
 
 
 @dataclass(eq=False)
@@ -1162,13 +1194,17 @@ def populate_precision_patterns(plan: PrecisionPlan) -> list[RewritePattern]:
 
 
 def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan) -> None:
-    """Apply a plan with the patterns, in one program-order walk, without dead-code elimination."""
-    walker = PatternRewriteWalker(
-        GreedyRewritePatternApplier(populate_precision_patterns(plan), dce_enabled=False),
-        apply_recursively=False,
-    )
-    for region in module.regions:
-        walker.rewrite_region(region)
+    """Apply a plan in one program-order loop over the input's ops, without dead-code elimination (what the
+    patterns of :func:`populate_precision_patterns` do under xDSL's walker, without its worklist's cost)."""
+    rewriter = _DirectRewriter()
+    for op in list(module.walk()):  # the casts the loop inserts are not visited (they need nothing)
+        if op is module:
+            continue
+        if isinstance(op, AscendOp):
+            if op in plan.operands or op in plan.results:
+                _apply_ascend(op, plan, rewriter)
+        elif op in plan.operands:
+            _cast_operands(op, plan, rewriter)
 
 
 # ======================================================================================
@@ -1267,13 +1303,17 @@ class AscendPrecisionPass(ModulePass):
         plan = precision_rewrite(op, config)
         if self.report is not None:
             done = _REPORTS.get(id(self))
-            report = plan.report() if done is None or done[0] is not self else done[1].merge(plan.report())
-            _REPORTS[id(self)] = (self, report)
+            if done is not None and done[0]() is self:
+                report = done[1].merge(plan.report())
+            else:
+                report = plan.report()
+                weakref.finalize(self, _REPORTS.pop, id(self), None)
+            _REPORTS[id(self)] = (weakref.ref(self), report)
             report.write(self.report)
 
 
-_REPORTS: dict[int, tuple[AscendPrecisionPass, PrecisionReport]] = {}
-"""The report each pass object has written so far (it keeps the object, so the id stays its own)."""
+_REPORTS: dict[int, tuple[weakref.ref[AscendPrecisionPass], PrecisionReport]] = {}
+"""The report each live pass object has written so far (dropped with the object)."""
 
 
 __all__ = [

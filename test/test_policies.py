@@ -24,8 +24,6 @@ POLICY_RUNS: list[dict[str, str]] = [
     *({"mode": m} for m in V1_MODES),
     {"policy": "tf"},
     {"policy": "tf", "amp_dtype": "bf16"},
-]
-_LATER = [
     *({"policy": "mindspore", "level": lv} for lv in ("O0", "O1", "O2", "O3")),
     {"policy": "torch"},
     {"policy": "torch", "amp_dtype": "bf16"},
@@ -309,3 +307,246 @@ def test_tf_lists_are_data_and_every_entry_names_a_known_mapping() -> None:
     assert {"MatMul", "Conv2D", "BatchMatMulV2"} <= set(fp16["allow"])
     assert {"Exp", "Mean", "Sum", "Pow", "SoftmaxCrossEntropyWithLogits"} <= set(fp16["deny"])
     assert "Mean" in data["lists"]["bf16"]["infer"] and "Mean" not in data["lists"]["bf16"]["deny"]
+
+
+# ---------------------------------------------------------------------------------------------------- mindspore, torch, to_float
+
+SEED_004 = """func.func @net(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %b: tensor<4xf32>) -> tensor<8x4xf32> {
+  %y = ascend.MatMulV2 %x, %w {name = "Default/dense-Dense/MatMul-op0"} : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %z = ascend.BiasAdd %y, %b {name = "Default/dense-Dense/BiasAdd-op1"} : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<8x4xf32>
+  %r = ascend.Relu %z {name = "Default/ReLU-op2"} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %s = ascend.SoftmaxV2 %r {name = "Default/head/SoftmaxV2-op3"} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  func.return %s : tensor<8x4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("policy", [{"policy": "mindspore", "level": "O0"}, {"mode": "force_fp32"}, {"mode": "allow_mix_precision"}])
+def test_to_float_scopes_innermost_wins(tmp_path: object, policy: dict[str, str]) -> None:
+    """seed 004: net.to_float(float16); net.dense.to_float(float32); also with CANN modes (a scoped customize_dtypes)."""
+    path = f"{tmp_path}/scopes.txt"
+    with open(path, "w") as f:
+        f.write("# net.to_float(float16); net.dense.to_float(float32)\nDefault = fp16\nDefault/dense = fp32\n")
+    for spec in (path, "Default=fp16;Default/dense=fp32"):
+        report = run_precision(parse_module(SEED_004), to_float=spec, **policy)  # type: ignore[arg-type]
+        got = _dtypes(report)
+        assert got == {
+            "Default/dense-Dense/MatMul-op0": "f32",
+            "Default/dense-Dense/BiasAdd-op1": "f32",
+            "Default/ReLU-op2": "f16",
+            "Default/head/SoftmaxV2-op3": "f16",
+        }, (spec, got)
+        assert report.by_name("Default/ReLU-op2").reason == "to_float Default: fp16"
+        assert report.by_name("Default/dense-Dense/MatMul-op0").reason == "to_float Default/dense: fp32"
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("Default=fp8", "to_float entry 1: unknown dtype 'fp8' for scope 'Default'; expected fp16, bf16 or fp32"),
+        ("Default=fp16;=fp32", "to_float entry 2: expected 'scope = dtype'"),
+        ("Default=fp16;Default/=fp32", "to_float entry 2: scope 'Default/' is given twice"),
+        ("no-such-file.txt", "no-such-file.txt: cannot read file"),
+    ],
+)
+def test_bad_to_float_entries_are_one_line_errors(spec: str, message: str) -> None:
+    with pytest.raises(AscendError, match=message.replace("(", r"\(")):
+        load_config(to_float=spec)
+
+
+def test_bad_to_float_file_line_is_named(tmp_path: object) -> None:
+    path = f"{tmp_path}/s.txt"
+    with open(path, "w") as f:
+        f.write("Default = fp16\n\nDefault/fc1 fp32\n")
+    with pytest.raises(AscendError, match=f"{path}:3: expected 'scope = dtype'"):
+        load_config(to_float=path)
+
+
+def test_mindspore_and_torch_lists_are_data_with_known_mappings() -> None:
+    from ascend_mp.dialects.ascend import OPS_BY_TYPE
+    from ascend_mp.policies.frameworks import load
+
+    ms = load("mindspore")
+    for key in ("white_cells", "white_primitives", "black_cells", "loss_primitives"):
+        for name in ms[key]:
+            assert name in ms["cann"], (key, name)
+    assert {"Dense", "Conv2d"} <= set(ms["white_cells"]) and {"BatchNorm1d", "LayerNorm"} <= set(ms["black_cells"])
+    torch = load("torch")
+    for key in ("lower_precision", "fp32", "promote"):
+        for name in torch[key]:
+            assert name in torch["cann"], (key, name)
+    assert {"softmax", "log_softmax", "layer_norm", "exp", "log", "pow", "sum"} <= set(torch["fp32"])
+    for data in (ms, torch):
+        for name, types in data["cann"].items():
+            assert all(t in OPS_BY_TYPE for t in types), (name, types)
+
+
+def test_unknown_mindspore_level_is_an_error() -> None:
+    with pytest.raises(AscendError, match="unknown amp_level 'O4' for amp_policy mindspore; expected one of O0, O1, O2, O3"):
+        load_config(policy="mindspore", level="O4")
+    with pytest.raises(AscendError, match="amp_level 'O1' applies to the mindspore policy only"):
+        load_config(policy="torch", level="O1")
+
+
+# ---------------------------------------------------------------------------------------------------- side by side
+
+
+COMPARE = """func.func @g(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
+  %y = ascend.MatMulV2 %x, %w {name = "fc"} : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %s = ascend.SoftmaxV2 %y {name = "softmax"} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  func.return %s : tensor<8x4xf32>
+}
+"""
+
+
+def test_compare_policies_table_json_and_dot(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from ascend_mp.tools.ascend_opt import main
+
+    src = f"{tmp_path}/m.mlir"
+    with open(src, "w") as f:
+        f.write(COMPARE)
+    out_json, out_dot = f"{tmp_path}/c.json", f"{tmp_path}/g.dot"
+    main([src, "--compare-policies", f"--compare-json={out_json}", f"--precision-dot={out_dot}", "--amp_policy=tf"])
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["op", "type", "cann", "allow_mix_precision", "tf", "mindspore", "O2", "torch"]
+    # MatMul is low under every policy; Softmax: CANN gray follows the fp16 MatMul, TF infer not between allow
+    # ops stays fp32, MindSpore O2 fp16 (not black), torch's fp32 list.
+    assert table[1].split() == ["fc", "MatMulV2", "fp16", "fp16", "fp16", "fp16"]
+    assert table[2].split() == ["softmax", "SoftmaxV2", "fp16", "fp32", "fp16", "fp32", "<-", "differ"]
+    assert table[-1] == "1 of 2 ops differ between the policies"
+    data = json.load(open(out_json))
+    assert data["differ"] == 1 and data["ops"][1]["reasons"]["torch"] == "torch: fp32 op"
+    dot = open(out_dot).read()
+    assert dot.startswith("digraph precision {") and dot.rstrip().endswith("}")
+    assert 'label="tf"' in dot
+    assert dot.count("shape=diamond") == 3  # x and w cast to fp16, the MatMul result back to fp32
+    assert dot.count('fillcolor="#cccccc"') == 3  # all inserted
+    assert 'fillcolor="#f4a261", label="MatMulV2\\nfc\\nfp16"' in dot
+    assert 'fillcolor="#8ecae6", label="SoftmaxV2\\nsoftmax\\nfp32"' in dot
+
+
+def test_amp_flags_on_the_command_line(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+    from ascend_mp.tools.ascend_opt import main
+
+    src = f"{tmp_path}/m.mlir"
+    with open(src, "w") as f:
+        f.write(SEED_004)
+    main([src, "--amp_policy=mindspore", "--amp_level=O1"])
+    out = capsys.readouterr().out
+    assert "ascend.MatMulV2" in out and "-> tensor<8x4xf16>" in out
+    with pytest.raises(SystemExit) as e:
+        main([src, "--amp_policy=mindspore", "--amp_level=O9"])
+    message = e.value.code if isinstance(e.value.code, str) else capsys.readouterr().err.strip()
+    assert e.value.code != 0 and "\n" not in message
+    assert message.startswith("ascend-opt: error: unknown amp_level 'O9' for amp_policy mindspore"), message
+
+
+# ---------------------------------------------------------------------------------------------------- the report
+
+
+def test_report_covers_every_chunk_of_split_input_file(tmp_path: object) -> None:
+    import json
+
+    from ascend_mp.tools.ascend_opt import main
+
+    src, report = f"{tmp_path}/m.mlir", f"{tmp_path}/r.json"
+    with open(src, "w") as f:
+        f.write(COMPARE.replace("@g", "@first") + "\n// -----\n" + SEED_004)
+    for args in (["--precision_mode=allow_mix_precision", f"--precision-report={report}"],
+                 ["-p", f'ascend-precision{{mode=allow_mix_precision report="{report}"}}']):
+        main([src, "--split-input-file", "-o", f"{tmp_path}/out.mlir", *args])
+        data = json.load(open(report))
+        names = [o["name"] for o in data["ops"]]
+        assert names[:2] == ["fc", "softmax"] and "Default/ReLU-op2" in names, (args, names)
+        assert data["totals"]["ops"] == len(names) == 6
+
+
+def test_mixlist_to_remove_warning_reaches_the_report(tmp_path: object) -> None:
+    path = f"{tmp_path}/mix.json"
+    with open(path, "w") as f:
+        f.write('{"black-list": {"to-remove": ["MatMulV2"]}}')
+    report = run_precision(parse_module(COMPARE), mode="allow_mix_precision", modify_mixlist=path)
+    assert any("'MatMulV2' is not on the black-list; to-remove has no effect" in w for w in report.warnings), report.warnings
+
+
+def test_a_gray_op_after_an_fp16_bf16_join_names_the_join() -> None:
+    text = """func.func @g(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %a = ascend.MatMulV2 %x, %x {name = "mm"} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %b = ascend.Relu %x {name = "rb", caps = #ascend.caps<(bf16) -> bf16>, list = #ascend.list<white>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s = ascend.Add %a, %b {name = "join"} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return %s : tensor<4x4xf32>
+}
+"""
+    report = run_precision(parse_module(text), mode="allow_mix_precision", soc="ascend910b")
+    assert report.by_name("mm").chosen.outputs == ("f16",) and report.by_name("rb").chosen.outputs == ("bf16",)
+    join = report.by_name("join")
+    assert join.chosen.outputs == ("f32",)
+    assert join.reason == "gray: follows the fp16/bf16 join of MatMulV2/mm and Relu/rb"
+
+
+def test_mindspore_o2_keeps_the_loss_not_the_backward_in_fp32() -> None:
+    from pathlib import Path
+
+    from ascend_mp.ir import read_module
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "run_mlp_train.mlir"
+    report = run_precision(read_module(str(example)), policy="mindspore", level="O2")
+    got = {d.name: d.chosen.outputs[0] for d in report.ops if d.name}
+    assert got["xent"] == "f32" and got["loss"] == "f32"  # the loss and its mean
+    assert report.by_name("loss").reason == "mindspore O2: the loss"
+    assert got["fc1"] == got["fc2/w_grad"] == got["fc2/x_grad"] == "f16"  # forward and backward in fp16
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(graph=st.deferred(lambda: __import__("strategies").graphs()), run=st.sampled_from(POLICY_RUNS[len(V1_MODES):]))
+def test_framework_policies_on_the_fuzz_graphs(graph: tuple[str, object], run: dict[str, str]) -> None:
+    """The fuzz harness's random DAGs (test/strategies.py) under every framework policy: the output verifies,
+    keeps the signature, the user's ops (none deleted or reordered) and every integer tensor; idempotent."""
+    soc, module = graph
+    fn = next(op for op in module.walk() if isinstance(op, func.FuncOp))  # type: ignore[attr-defined]
+    signature, ints = fn.function_type, _int_values(module)
+    user_ops = [op for op in module.walk() if isinstance(op, AscendOp)]  # type: ignore[attr-defined]
+    if run.get("amp_dtype") == "bf16" and soc != "ascend910b":
+        soc = "ascend910b"
+    report = run_precision(module, soc=soc, **run)  # type: ignore[arg-type]
+    module.verify()  # type: ignore[attr-defined]
+    assert fn.function_type == signature
+    after = [op for op in module.walk() if isinstance(op, AscendOp)]  # type: ignore[attr-defined]
+    inserted = set(after) - set(user_ops)
+    assert [op for op in after if op not in inserted] == user_ops
+    assert all(isinstance(op, CastOp) for op in inserted)
+    assert _int_values(module) == ints
+    assert len(report.ops) == len(user_ops)
+    once = print_module(module)  # type: ignore[arg-type]
+    run_precision(module, soc=soc, **run)  # type: ignore[arg-type]
+    assert print_module(module) == once, f"not idempotent under {run}"  # type: ignore[arg-type]
+
+
+def _int_values(module: object) -> list[str]:
+    """The types of every integer/bool operand and result, op by op (casts the pass inserts carry no ints)."""
+    out = []
+    for op in module.walk():  # type: ignore[attr-defined]
+        if isinstance(op, AscendOp):
+            for v in (*op.operands, *op.results):
+                d = tensor_dtype(v.type)
+                if d is not None and d[0] in "iu":
+                    out.append(f"{op.name}:{v.type}")
+    return out
+
+
+def test_tf_cast_on_a_list_is_painted_like_any_op() -> None:
+    """With Cast added to the clear list, a user's Cast to fp32 next to an allow op is painted allow and
+    retargeted to fp16, although one of its consumers is not allow."""
+    text = """func.func @g(%x: tensor<4x4xi32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %c = ascend.Cast %x {name = "cst"} : (tensor<4x4xi32>) -> tensor<4x4xf32>
+  %m = ascend.MatMulV2 %c, %c {name = "mm"} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %e = ascend.Exp %c {name = "e"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return %m, %e : tensor<4x4xf32>, tensor<4x4xf32>
+}
+"""
+    plain = run_precision(parse_module(text), policy="tf")
+    assert plain.by_name("cst").chosen.outputs == ("f32",)  # Exp (deny) also reads it
+    listed = run_precision(parse_module(text), policy="tf", tf_lists="CLEARLIST_ADD=Cast")
+    assert listed.by_name("cst").chosen.outputs == ("f16",) and listed.by_name("e").chosen.outputs == ("f32",)

@@ -81,6 +81,8 @@ class OpFacts(NamedTuple):
     """What the op's data producers voted for (only when the rule asked, see `Rule.wants_vote`)."""
     cube: bool
     """Whether the op runs on the Cube unit (MatMul*, Conv2D*, ...)."""
+    inputs: tuple[str, ...] = ()
+    """The float dtypes its operands arrive in (only when the rule has `needs_inputs`)."""
 
 
 class Rule(ABC):
@@ -92,6 +94,11 @@ class Rule(ABC):
     """Whether `modify_mixlist` (CANN's list edits) applies."""
     keeps_origin: bool = False
     """must_keep_origin_dtype: no kernel for the original dtype is an error, keep_dtype is moot."""
+    needs_inputs: bool = False
+    """Whether the rule reads `OpFacts.inputs` (torch's type promotion)."""
+    context_free: bool = False
+    """Whether `steps` reads only `orig`, `kind`, `list_reason`, `vote` and `cube` (the CANN modes): the pass
+    then memoises the choice per candidate set, list kind, reason and vote."""
 
     def wants_vote(self, f: OpFacts) -> bool:
         """Whether the pass should collect the producers' vote for this op (gray ops)."""
@@ -156,6 +163,7 @@ class ForceFp16(Rule):
     """force_fp16 (ATC's default): fp16 wherever an fp16 kernel exists; otherwise the
     original dtype if supported, else fp32 (then bf16, then fp32 on the AI CPU)."""
 
+    context_free: bool = True
     label: str = "force_fp16"
 
     def steps(self, f: OpFacts) -> Steps:
@@ -173,6 +181,7 @@ class ForceFp32(Rule):
     """force_fp32 (seed 001): the most precise kernel: fp32 in/out; a black op without an fp32
     AI Core kernel takes the AI CPU's fp32 one; else fp16 in with the most precise outputs."""
 
+    context_free: bool = True
     label: str = "force_fp32"
 
     def steps(self, f: OpFacts) -> Steps:
@@ -191,6 +200,7 @@ class CubeFp16InFp32Out(Rule):
     """cube_fp16in_fp32out (current CANN): cube ops prefer fp16 inputs with fp32 outputs, then
     fp32/fp32, then fp16/fp16; every other op as force_fp32 (fp32 where supported)."""
 
+    context_free: bool = True
     label: str = "cube_fp16in_fp32out"
 
     def steps(self, f: OpFacts) -> Steps:
@@ -212,6 +222,7 @@ class AllowFp32ToLow(Rule):
 
     label: str
     low: str
+    context_free: bool = True
 
     def steps(self, f: OpFacts) -> Steps:
         low, orig = self.low, f.orig
@@ -231,6 +242,7 @@ class KeepOrigin(Rule):
     """must_keep_origin_dtype: the original dtype; unsupported fp16 rises to fp32, unsupported
     fp32 runs on the AI CPU, else the pass fails (keep_dtype has no effect)."""
 
+    context_free: bool = True
     label: str = "must_keep_origin_dtype"
     keeps_origin: bool = True
 
@@ -253,6 +265,7 @@ class Mix(Rule):
 
     label: str
     low: str
+    context_free: bool = True
     uses_mixlist: bool = True
 
     def wants_vote(self, f: OpFacts) -> bool:

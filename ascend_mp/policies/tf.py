@@ -231,12 +231,13 @@ class TfRule(Rule):
             for i in range(n):
                 if i not in why:
                     why[i] = _idle_reason(kind[i], i in deny)
-            # 7) user casts to fp32 whose consumers are all allow.
+            # 7) user casts to fp32 whose consumers are all allow, or that a list edit put on a list and the
+            #    painting made allow (Cast is on TF's lists like any op).
             for i, op in enumerate(g.ops):
+                if not isinstance(op, CastOp) or tensor_dtype(op.results[0].type) != F32 or not process[i]:
+                    continue
                 users = consumers.get(i, [])
-                if isinstance(op, CastOp) and tensor_dtype(op.results[0].type) == F32 and users and all(
-                    u in g.index and g.index[u] in allow for u in users
-                ):
+                if i in allow or (users and all(u in g.index and g.index[u] in allow for u in users)):
                     self.cast_targets[op] = self.low
         for i, op in enumerate(g.ops):
             self.paint[op] = why.get(i) or _idle_reason(kind[i], False)

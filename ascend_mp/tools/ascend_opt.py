@@ -94,6 +94,9 @@ class AscendOptMain(xDSLOptMain):
         from ascend_mp.frontend.tools import add_frontend_arguments
 
         add_frontend_arguments(arg_parser)
+        from ascend_mp.policies import compare
+
+        compare.add_arguments(arg_parser)
 
     def setup_pipeline(self):
         setup_logging(PROG, self.args.log)
@@ -134,6 +137,17 @@ class AscendOptMain(xDSLOptMain):
     def prepare_output(self) -> IO[str]:
         return sys.stdout if self.args.output_file is None else _Deferred()
 
+    def read_input_module(self) -> ModuleOp:
+        """The input file parsed by its frontend (`.mlir`, `.onnx`), as the driver would."""
+        stream, ext = self.get_input_stream()
+        try:
+            module = self.parse_chunk(stream, ext)
+        finally:
+            if stream is not sys.stdin.buffer:
+                stream.close()
+        assert module is not None
+        return module
+
     def run(self):
         from ascend_mp.fileio import check_input_file
 
@@ -141,6 +155,11 @@ class AscendOptMain(xDSLOptMain):
             check_input_file(self.args.input_file)
         if self.args.output_file is not None:
             check_writable(self.args.output_file)
+        from ascend_mp.policies import compare
+
+        if compare.wanted(self.args):
+            compare.run(self.args, self.read_input_module)
+            return
         output = None
         original = self.prepare_output
 

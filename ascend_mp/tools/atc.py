@@ -20,6 +20,10 @@ ATC_FLAGS = {
     "soc_version": "soc",
     "op_info": "op_info",
     "precision_report": "report",
+    "amp_policy": "policy",
+    "amp_level": "level",
+    "amp_dtype": "amp_dtype",
+    "to_float": "to_float",
 }
 
 
@@ -57,6 +61,10 @@ def add_atc_arguments(parser: argparse.ArgumentParser, title: str, report: bool 
                      help="SoC whose operator library is used: CANN's names (Ascend910A, Ascend910B1, ...) or ascend910, ascend910b")
     atc.add_argument("--op_info", metavar="JSON_OR_DIR", action=_Once,
                      help="a CANN aic-<soc>-ops-info.json table, or a folder of them, overriding the built-in one")
+    atc.add_argument("--amp_policy", choices=("cann", "tf", "mindspore", "torch"), help="precision policy (default cann: the ATC modes)")
+    atc.add_argument("--amp_level", metavar="LEVEL", help="MindSpore amp level O0-O3 (with --amp_policy=mindspore; default O2)")
+    atc.add_argument("--amp_dtype", choices=("fp16", "bf16"), help="low dtype of the tf, mindspore and torch policies (default fp16)")
+    atc.add_argument("--to_float", metavar="FILE", help="to_float scopes: 'scope = dtype' lines (name prefixes, MindSpore cells)")
     if report:
         atc.add_argument("--precision-report", "--precision_report", dest="precision_report", metavar="FILE",
                          action=_Once, help="write the per-op precision decisions as JSON")
