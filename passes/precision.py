@@ -1097,10 +1097,18 @@ class _Planner:
             ("keep_dtype", *_entries(config.keep_dtype)),
             ("customize_dtypes", *_entries(config.customize_dtypes)),
         ):
-            for n in sorted(names - self.used_names):
-                self.warn(f"{path}: {what} entry '{n}' matches no op")
-            for t in sorted(types - self.used_types):
-                self.warn(f"{path}: {what} entry 'OpType::{t}' matches no op")
+            unmatched = [f"'{n}'" for n in sorted(names - self.used_names)]
+            unmatched += [f"'OpType::{t}'" for t in sorted(types - self.used_types)]
+            if len(unmatched) <= UNMATCHED_SHOWN:
+                for entry in unmatched:
+                    self.warn(f"{path}: {what} entry {entry} matches no op")
+            else:  # one summary line, however large the file (a warning per entry costs linear output)
+                shown = ", ".join(unmatched[:UNMATCHED_SHOWN])
+                self.warn(f"{path}: {len(unmatched)} {what} entries match no op: {shown} and {len(unmatched) - UNMATCHED_SHOWN} more")
+
+
+UNMATCHED_SHOWN = 5
+"""Unmatched keep_dtype/customize_dtypes entries listed one warning each; more are summarised in one."""
 
 
 def _entries(cfg: KeepDtype | CustomizeDtypes | None) -> tuple[set[str], set[str], str]:

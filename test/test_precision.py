@@ -803,3 +803,17 @@ def test_filecheck_inputs_idempotent_in_every_mode(path: Path) -> None:
                 once = print_module(module)
                 run_precision(module, mode=mode, soc=soc)
                 assert print_module(module) == once, (path.name, mode, soc)
+
+
+def test_a_large_keep_dtype_file_that_matches_nothing_gives_one_summary_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 14.15: 20,000 unmatched names are one warning line naming the count and the first few."""
+    names = [f"ghost_{i:05d}" for i in range(20_000)]
+    write(tmp_path, "keep.txt", "\n".join(names) + "\nOpType::Conv2D\n")
+    with caplog.at_level(logging.WARNING, logger="ascend_mp"):
+        _, report = run(MLP, mode="force_fp16", keep_dtype=str(tmp_path / "keep.txt"))
+    unmatched = [w for w in report.warnings if "match no op" in w or "matches no op" in w]
+    assert len(unmatched) == 1, unmatched[:3]
+    assert "20001 keep_dtype entries match no op: 'ghost_00000', 'ghost_00001'" in unmatched[0]
+    assert unmatched[0].endswith("and 19996 more")
