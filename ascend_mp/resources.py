@@ -23,8 +23,10 @@ adds a decoded-array cache so that a model imported in-process is not decoded ag
 
 from __future__ import annotations
 
+import contextlib
 import re
 import struct
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -117,3 +119,20 @@ def resource_array(attr: DenseResourceAttr) -> np.ndarray[Any, Any]:
 def nbytes(type_: TensorType) -> int:
     """Bytes of a tensor of this type."""
     return numpy_dtype(type_).itemsize * type_.element_count()
+
+
+@contextlib.contextmanager
+def isolated_store() -> Iterator[None]:
+    """Run a block with an empty resource store, as a new process starts, and restore the store
+    afterwards (for running the tools in-process, e.g. in tests: blob handles are process-wide)."""
+    store = storage()
+    saved = (dict(store._blob_storage), dict(_CACHE))  # pyright: ignore[reportPrivateUsage]
+    store._blob_storage.clear()  # pyright: ignore[reportPrivateUsage]
+    _CACHE.clear()
+    try:
+        yield
+    finally:
+        store._blob_storage.clear()  # pyright: ignore[reportPrivateUsage]
+        store._blob_storage.update(saved[0])  # pyright: ignore[reportPrivateUsage]
+        _CACHE.clear()
+        _CACHE.update(saved[1])

@@ -315,18 +315,8 @@ def bench_memory(quick: bool) -> None:
                    note=f"({peaks['fp32'][0]} -> {peaks['mixed'][0]} bytes)"))
         report(Row(f"{model} training step (batch 64): mixed / fp32 activations", peaks["mixed"][1] / peaks["fp32"][1], "x", 0.55,
                    note=f"({peaks['fp32'][1]} -> {peaks['mixed'][1]} bytes)"))
-        report(Row(f"  the same graph: mixed / fp32 with dynamic loss scaling, activations", peaks["mixed"][1] / peaks["fp32+dynamic"][1], "x",
+        report(Row("  the same graph: mixed / fp32 with dynamic loss scaling, activations", peaks["mixed"][1] / peaks["fp32+dynamic"][1], "x",
                    note=f"({peaks['fp32+dynamic'][1]} -> {peaks['mixed'][1]} bytes)"))
-
-
-def bench_models(quick: bool) -> None:
-    """Imported real models: benchmarks/models.py (the ONNX frontend's section) reports its own rows."""
-    try:
-        from benchmarks import models  # noqa: PLC0415
-    except ImportError:
-        print("models: benchmarks/models.py is not present (no imported real models)")
-        return
-    models.bench(quick, report, Row)
 
 
 def bench_accuracy(quick: bool) -> None:
@@ -354,7 +344,6 @@ SECTIONS: dict[str, Callable[[bool], None]] = {
     "memory": bench_memory,
     "models": bench_models,
     "accuracy": bench_accuracy,
-    "models": bench_models,
 }
 
 

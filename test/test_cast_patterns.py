@@ -10,7 +10,7 @@ from xdsl.transforms.canonicalize import CanonicalizePass
 from ascend_mp.dialects.ascend import CastOp, ConstOp
 from ascend_mp.dtypes import tensor_dtype
 from ascend_mp.interpreter import Program
-from ascend_mp.ir import make_context, parse_module, print_module
+from ascend_mp.ir import make_context, parse_module
 
 CASTS = """func.func @f(%x: tensor<4xf16>, %b: tensor<4xbf16>, %y: tensor<4xf32>) -> (tensor<4xf16>, tensor<4xbf16>, tensor<4xf32>, tensor<4xf16>, tensor<4xf32>, tensor<4xbf16>) {
   %w = ascend.Cast %x : (tensor<4xf16>) -> tensor<4xf32>

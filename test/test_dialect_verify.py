@@ -39,12 +39,12 @@ CASES: dict[str, tuple[str, str, str]] = {
         "'ascend.MaxPool' op pools only over H and W",
     ),
     "conv_window": (
-        f"%x: tensor<1x3x2x2xf32>, %w: tensor<4x3x3x3xf32>",
+        "%x: tensor<1x3x2x2xf32>, %w: tensor<4x3x3x3xf32>",
         "ascend.Conv2D %x, %w {strides = array<i64: 1, 1, 1, 1>} : (tensor<1x3x2x2xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x1x1xf32>",
         "'ascend.Conv2D' op filter window 3 (dilated) is larger than the padded input 2",
     ),
     "conv_dilated_window": (
-        f"%x: tensor<1x3x4x4xf32>, %w: tensor<4x3x3x3xf32>",
+        "%x: tensor<1x3x4x4xf32>, %w: tensor<4x3x3x3xf32>",
         "ascend.Conv2D %x, %w {strides = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1, 2, 2>} : (tensor<1x3x4x4xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x?x?xf32>",
         "'ascend.Conv2D' op filter window 5 (dilated) is larger than the padded input 4",
     ),
@@ -79,7 +79,7 @@ CASES: dict[str, tuple[str, str, str]] = {
         "'ascend.Conv2DBackpropFilter' op expects a static filter_size, got [4, 3, -1, 3]",
     ),
     "depthwise_window": (
-        f"%x: tensor<1x3x2x2xf32>, %w: tensor<3x3x3x1xf32>",
+        "%x: tensor<1x3x2x2xf32>, %w: tensor<3x3x3x1xf32>",
         "ascend.DepthwiseConv2D %x, %w {strides = array<i64: 1, 1, 1, 1>} : (tensor<1x3x2x2xf32>, tensor<3x3x3x1xf32>) -> tensor<1x3x1x1xf32>",
         "'ascend.DepthwiseConv2D' op filter window 3 (dilated) is larger than the padded input 2",
     ),

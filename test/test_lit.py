@@ -18,7 +18,6 @@ import shlex
 import subprocess
 import sys
 import types
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,27 +99,12 @@ def parse_pipeline(command: str) -> list[Stage] | None:
     return stages
 
 
-@contextlib.contextmanager
-def _process_state() -> Iterator[None]:
-    """What a new process starts without: the resource blobs (dense_resource) of earlier runs."""
-    from ascend_mp import resources
-
-    store = resources.storage()
-    saved = (dict(store._blob_storage), dict(resources._CACHE))  # pyright: ignore[reportPrivateUsage]
-    store._blob_storage.clear()  # pyright: ignore[reportPrivateUsage]
-    resources._CACHE.clear()  # pyright: ignore[reportPrivateUsage]
-    try:
-        yield
-    finally:
-        store._blob_storage.clear()  # pyright: ignore[reportPrivateUsage]
-        store._blob_storage.update(saved[0])  # pyright: ignore[reportPrivateUsage]
-        resources._CACHE.clear()  # pyright: ignore[reportPrivateUsage]
-        resources._CACHE.update(saved[1])  # pyright: ignore[reportPrivateUsage]
-
-
 def fresh_process_state() -> contextlib.ExitStack:
+    """What a new process starts without: the resource blobs (dense_resource) of earlier runs."""
+    from ascend_mp.resources import isolated_store
+
     stack = contextlib.ExitStack()
-    stack.enter_context(_process_state())
+    stack.enter_context(isolated_store())
     return stack
 
 

@@ -18,7 +18,6 @@ from ascend_mp.errors import AscendError
 from ascend_mp.frontend import import_onnx, parse_input_shape
 from ascend_mp.interpreter.runner import Program
 from ascend_mp.ir import make_context, parse_module
-from ascend_mp.resources import resource_array
 from onnx_util import check, graph_model, rel_err, run_ort
 
 pytest.importorskip("onnxruntime")
