@@ -98,6 +98,7 @@ from ascend_mp.dialects.ascend import (
 from ascend_mp.dtypes import PRECISION_RANK, TO_CANN, dtype_name, element_type
 from ascend_mp.errors import AscendError, AscendPassError
 from ascend_mp.fileio import write_output
+from ascend_mp.passes.store_weights import store_low_weights
 from ascend_mp.modes import DEFAULT_MODE, V1_MODES, V2_MODES, V2_TO_V1
 from ascend_mp.opinfo import OpLibrary, load_library
 from ascend_mp.policies import (
@@ -422,6 +423,11 @@ class PrecisionReport:
     casts_inserted: int = 0
     casts_folded: int = 0
     warnings: list[str] = field(default_factory=list[str])
+    weight_bytes_before: int = 0
+    """Bytes of the `ascend.Const` ops before the pass ..."""
+    weight_bytes_after: int = 0
+    """... and after it stored the constants used only in a low dtype in that dtype (as ATC does)."""
+    constants_stored_low: int = 0
 
     @property
     def ops_reduced(self) -> int:
@@ -440,6 +446,9 @@ class PrecisionReport:
                 "ops_reduced": self.ops_reduced,
                 "casts_inserted": self.casts_inserted,
                 "casts_folded": self.casts_folded,
+                "weight_bytes_before": self.weight_bytes_before,
+                "weight_bytes_after": self.weight_bytes_after,
+                "constants_stored_low": self.constants_stored_low,
             },
             "warnings": list(self.warnings),
         }
@@ -460,6 +469,9 @@ class PrecisionReport:
             self.casts_inserted + other.casts_inserted,
             self.casts_folded + other.casts_folded,
             [*self.warnings, *(w for w in other.warnings if w not in self.warnings)],
+            self.weight_bytes_before + other.weight_bytes_before,
+            self.weight_bytes_after + other.weight_bytes_after,
+            self.constants_stored_low + other.constants_stored_low,
         )
 
 
@@ -500,6 +512,8 @@ class PrecisionPlan:
     """Program-order index of the user casts and of the ops that need operand casts."""
     casts_inserted: int = 0
     casts_folded: int = 0
+    weights: tuple[int, int, int] = (0, 0, 0)
+    """Weight bytes before and after storing low-precision constants, and how many were stored low."""
     _types: dict[tuple[int, str], tuple[Attribute, TensorType]] = field(default_factory=dict[tuple[int, str], tuple[Attribute, TensorType]])
 
     # -- casts --------------------------------------------------------------------------
@@ -591,7 +605,8 @@ class PrecisionPlan:
             engine = AICORE if r.kernel is None else r.kernel.engine
             ops.append(OpDecision(r.name, r.type, _location(r.op, r.position), r.original, chosen, r.list_kind, engine, r.reason))
         return PrecisionReport(
-            self.config.label, self.config.library.soc, ops, self.casts_inserted, self.casts_folded, list(self.warnings)
+            self.config.label, self.config.library.soc, ops, self.casts_inserted, self.casts_folded, list(self.warnings),
+            *self.weights,
         )
 
 
@@ -1227,6 +1242,9 @@ def precision_rewrite(module: ModuleOp | Operation, config: PrecisionConfig) -> 
     try:
         plan = decide_precision(module, config)
         apply_plan(module, plan)
+        # ATC stores a weight that only feeds low-precision kernels in that dtype (DESIGN 10).
+        stored = store_low_weights(module, plan.inserted)
+        plan.weights = (stored.before, stored.after, len(stored.narrowed))
     finally:
         if paused:
             gc.enable()

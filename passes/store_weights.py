@@ -19,17 +19,20 @@ The pass is idempotent and leaves every other op alone.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, ModuleOp, TensorType
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from ascend_mp.dialects.ascend import CastOp, ConstOp
-from ascend_mp.dtypes import LOW_FLOATS, NUMPY, PRECISION_RANK, tensor_dtype, with_dtype
+from ascend_mp.dtypes import LOW_FLOATS, PRECISION_RANK, tensor_dtype, with_dtype
+
+if TYPE_CHECKING:
+    import numpy as np
 
 TINY = 16
 """Constants with at most this many elements stay inline `dense<...>` literals."""
@@ -49,6 +52,10 @@ class WeightBytes:
 
 def const_array(op: ConstOp) -> np.ndarray[Any, Any]:
     """The value of a Const as a numpy array."""
+    import numpy as np
+
+    from ascend_mp.dtypes import NUMPY
+
     value = op.value
     assert isinstance(op.y.type, TensorType)
     dtype = NUMPY[tensor_dtype(op.y.type) or "f32"]
@@ -58,17 +65,20 @@ def const_array(op: ConstOp) -> np.ndarray[Any, Any]:
         return resource_array(value)
     shape = tuple(op.y.type.get_shape())
     values = np.asarray(value.get_values(), dtype)  # pyright: ignore[reportUnknownMemberType]
-    return np.broadcast_to(values, shape) if values.size == 1 else values.reshape(shape)
+    return np.broadcast_to(values.reshape(()), shape) if values.size == 1 else values.reshape(shape)
 
 
 def weight_bytes(module: Operation) -> int:
-    """Bytes of every `ascend.Const` result in the module."""
-    from ascend_mp.resources import nbytes
+    """Bytes of every `ascend.Const` result in the module (numpy is not needed to count them)."""
+    total = 0
+    for op in module.walk():
+        if isinstance(op, ConstOp) and isinstance(op.y.type, TensorType):
+            width = op.y.type.element_type.bitwidth if hasattr(op.y.type.element_type, "bitwidth") else 32  # pyright: ignore[reportAttributeAccessIssue]
+            total += op.y.type.element_count() * max(1, (int(width) + 7) // 8)
+    return total
 
-    return sum(nbytes(op.y.type) for op in module.walk() if isinstance(op, ConstOp) and isinstance(op.y.type, TensorType))  # pyright: ignore[reportArgumentType]
 
-
-def _narrow_target(op: ConstOp) -> str | None:
+def _narrow_target(op: ConstOp, casts: Container[Operation] | None) -> str | None:
     """The low dtype every use of the Const casts it to, if narrowing applies."""
     src = tensor_dtype(op.y.type)
     uses = list(op.y.uses)
@@ -77,7 +87,7 @@ def _narrow_target(op: ConstOp) -> str | None:
     targets = set()
     for use in uses:
         cast = use.operation
-        if not isinstance(cast, CastOp) or cast.keep_dtype is not None:
+        if not isinstance(cast, CastOp) or cast.keep_dtype is not None or (casts is not None and cast not in casts):
             return None
         targets.add(tensor_dtype(cast.y.type))
     if len(targets) != 1:
@@ -88,15 +98,21 @@ def _narrow_target(op: ConstOp) -> str | None:
     return low
 
 
-def store_low_weights(module: ModuleOp) -> WeightBytes:
-    """Narrow every constant used only through casts to one low float dtype (see the module doc)."""
-    from ascend_mp.resources import resource_attr
+def store_low_weights(module: ModuleOp | Operation, casts: Container[Operation] | None = None) -> WeightBytes:
+    """Narrow every constant used only through casts to one low float dtype (see the module doc).
 
+    With `casts`, only those casts count (the precision pass passes the casts it inserted, so a
+    cast the user wrote is kept)."""
     report = WeightBytes(before=weight_bytes(module))
     for op in [o for o in module.walk() if isinstance(o, ConstOp)]:
-        low = _narrow_target(op)
+        low = _narrow_target(op, casts)
         if low is None:
             continue
+        import numpy as np
+
+        from ascend_mp.dtypes import NUMPY
+        from ascend_mp.resources import resource_attr
+
         assert isinstance(op.y.type, TensorType)
         new_type = with_dtype(op.y.type, low)
         array = np.asarray(const_array(op)).astype(NUMPY[low])
@@ -108,6 +124,7 @@ def store_low_weights(module: ModuleOp) -> WeightBytes:
             value = resource_attr(f"{handle}_{low}", array, new_type)
         props = {k: v for k, v in op.properties.items() if k != "value"}
         new = ConstOp(value)
+        new.y.name_hint = op.y.name_hint
         new.properties.update(props)
         new.attributes.update(op.attributes)
         assert op.parent is not None

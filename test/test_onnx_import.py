@@ -264,21 +264,25 @@ def test_precision_modes_on_an_imported_cnn(mode: str) -> None:
 
 
 def test_store_low_weights_halves_weight_bytes_and_keeps_results() -> None:
-    from ascend_mp.passes import PASSES
+    """ascend-precision stores weights used only in fp16 as fp16 (ATC does) and reports the bytes;
+    the values are the same bits as casting at run time (the rewrite without storing, apply_plan)."""
+    from passes.precision import apply_plan, decide_precision, load_config, run_precision
     from passes.store_weights import store_low_weights
 
-    module = import_onnx(small_cnn(1))
-    PASSES["ascend-precision"]()(mode="allow_mix_precision").apply(make_context(), module)  # pyright: ignore[reportCallIssue]
+    model = small_cnn(1)
+    module, plain = import_onnx(model), import_onnx(model)
+    report = run_precision(module, mode="allow_mix_precision")
+    apply_plan(plain, decide_precision(plain, load_config(mode="allow_mix_precision")))
     x = RNG.standard_normal((1, 3, 8, 8)).astype(np.float32)
-    (before,) = Program.from_module(module).run("main", x)
-    report = store_low_weights(module)
-    (after,) = Program.from_module(module).run("main", x)
-    assert before.tobytes() == after.tobytes()
-    assert report.after < report.before
-    assert "conv.weight" in report.narrowed
-    assert store_low_weights(module).narrowed == []  # idempotent
-    text = str(module)
-    assert "tensor<8x3x3x3xf16> {name = \"conv.weight\"}" in text
+    (stored,) = Program.from_module(module).run("main", x)
+    (cast_at_run_time,) = Program.from_module(plain).run("main", x)
+    assert stored.tobytes() == cast_at_run_time.tobytes()
+    assert report.constants_stored_low >= 1 and report.weight_bytes_after < report.weight_bytes_before
+    assert report.to_json()["totals"]["weight_bytes_before"] == report.weight_bytes_before
+    assert "tensor<8x3x3x3xf16> {name = \"conv.weight\"}" in str(module)
+    assert store_low_weights(module).narrowed == []  # nothing left to store: idempotent
+    standalone = store_low_weights(plain)  # the pass on its own does the same
+    assert "conv.weight" in standalone.narrowed and standalone.after == report.weight_bytes_after
 
 
 # --------------------------------------------------------------------------------------

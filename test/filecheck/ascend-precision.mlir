@@ -230,17 +230,17 @@ func.func @first_consumer(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> (tensor<8
 
 // -----
 
-// COM: Constants do not vote and keep their dtype; they are cast to what their consumers run in.
+// COM: Constants do not vote; they are cast to what their consumers run in, and a constant whose
+// COM: every use is then a cast to fp16 is stored in fp16 (ATC's fp16 weights): no cast is left.
 // COM: The Reshape of an argument has no voting producer, keeps fp32 and is cast for MatMulV2.
 // CHECK-LABEL: func.func @constants
-// COM: The casts of MatMulV2's three operands sit right before it, in operand order.
-// CHECK: %[[C:.*]] = ascend.Const dense<1.000000e+00> : tensor<4xf32>
+// COM: The casts of MatMulV2's operands sit right before it, in operand order.
+// CHECK: %[[C:.*]] = ascend.Const dense<1.000000e+00> : tensor<4xf16>
 // CHECK-NEXT: %[[R:.*]] = ascend.Reshape %{{.*}} : (tensor<4xf32>) -> tensor<1x4xf32>
 // CHECK-NEXT: %[[RH:.*]] = ascend.Cast %[[R]] : (tensor<1x4xf32>) -> tensor<1x4xf16>
 // CHECK-NEXT: %[[WH:.*]] = ascend.Cast %{{.*}} : (tensor<4x4xf32>) -> tensor<4x4xf16>
-// CHECK-NEXT: %[[CH:.*]] = ascend.Cast %[[C]] : (tensor<4xf32>) -> tensor<4xf16>
-// CHECK-NEXT: %[[M:.*]] = ascend.MatMulV2 %[[RH]], %[[WH]], %[[CH]] : (tensor<1x4xf16>, tensor<4x4xf16>, tensor<4xf16>) -> tensor<1x4xf16>
-// CHECK-NEXT: ascend.Add %[[M]], %[[CH]] : (tensor<1x4xf16>, tensor<4xf16>) -> tensor<1x4xf16>
+// CHECK-NEXT: %[[M:.*]] = ascend.MatMulV2 %[[RH]], %[[WH]], %[[C]] : (tensor<1x4xf16>, tensor<4x4xf16>, tensor<4xf16>) -> tensor<1x4xf16>
+// CHECK-NEXT: ascend.Add %[[M]], %[[C]] : (tensor<1x4xf16>, tensor<4xf16>) -> tensor<1x4xf16>
 func.func @constants(%x: tensor<4xf32>, %w: tensor<4x4xf32>) -> tensor<1x4xf32> {
   %c = ascend.Const dense<1.0> : tensor<4xf32>
   %r = ascend.Reshape %x : (tensor<4xf32>) -> tensor<1x4xf32>
