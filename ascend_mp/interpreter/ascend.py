@@ -565,10 +565,12 @@ def _select(spec: OpSpec) -> KernelFn:
 
 def _impl_rounding(spec: OpSpec) -> Callable[[Array], Array] | None:
     """How a high_performance op rounds its intermediates (to its dtype), or None: high_precision."""
-    from ascend_mp.implmode import LOW_INTERNAL_MODES
+    from ascend_mp.implmode import DEFAULT_MODE, LOW_INTERNAL_MODES
 
+    # an optional property without a declared default: absent means the dialect's high_precision
+    mode = spec.attrs["impl_mode"] if "impl_mode" in spec.attrs else DEFAULT_MODE
     low = spec.out_dtypes[0] if spec.out_dtypes else None
-    if spec.attrs.get("impl_mode") not in LOW_INTERNAL_MODES or spec.reference or low not in (F16, BF16):
+    if mode not in LOW_INTERNAL_MODES or spec.reference or low not in (F16, BF16):
         return None
     return lambda a: np.asarray(a).astype(low).astype(F32)
 
