@@ -359,6 +359,8 @@ class AscendOp(IRDLOperation, ABC):
     """Set by the passes that emit training machinery (the loss, the unscale, the loss-scale
     state, the optimizer update): every precision mode and policy keeps the op in its
     original dtype, as a `keep_dtype` entry would; only `customize_dtypes` overrides it."""
+    impl_mode = opt_prop_def(StringAttr, prop_name="impl_mode")
+    """The kernel implementation mode (`ascend-impl-mode`: high_performance, ...); absent: high_precision."""
 
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure())

@@ -25,4 +25,5 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ascend-autodiff": _lazy("autodiff", "AutodiffPass"),
     "ascend-loss-scale": _lazy("loss_scale", "LossScalePass"),
     "ascend-store-low-weights": _lazy("store_weights", "StoreLowWeightsPass"),
+    "ascend-impl-mode": _lazy("impl_mode", "ImplModePass"),
 }

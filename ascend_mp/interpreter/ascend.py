@@ -555,6 +555,115 @@ def _select(spec: OpSpec) -> KernelFn:
 
 
 # --------------------------------------------------------------------------------------
+# Implementation modes (`impl_mode`, the ascend-impl-mode pass)
+# --------------------------------------------------------------------------------------
+# high_precision (no `impl_mode`): the bodies below, fp32 internals. high_performance (and
+# super_performance, keep_fp16) on an fp16/bf16 op of DUAL_IMPL_OPS: the `_fast_*` bodies, whose
+# every intermediate step (and constant) is rounded to the op's dtype; reductions accumulate in
+# fp32 and round their result once. f32 ops and reference runs are unaffected.
+
+
+def _impl_rounding(spec: OpSpec) -> Callable[[Array], Array] | None:
+    """How a high_performance op rounds its intermediates (to its dtype), or None: high_precision."""
+    from ascend_mp.implmode import DEFAULT_MODE, LOW_INTERNAL_MODES
+
+    # an optional property without a declared default: absent means the dialect's high_precision
+    mode = spec.attrs["impl_mode"] if "impl_mode" in spec.attrs else DEFAULT_MODE
+    low = spec.out_dtypes[0] if spec.out_dtypes else None
+    if mode not in LOW_INTERNAL_MODES or spec.reference or low not in (F16, BF16):
+        return None
+    return lambda a: np.asarray(a).astype(low).astype(F32)
+
+
+def _impl_mode(fast: Callable[[OpSpec, Callable[[Array], Array]], KernelFn], precise: Callable[[OpSpec], KernelFn]) -> Callable[[OpSpec], KernelFn]:
+    """A builder that picks the `fast` body for high_performance ops, else the `precise` one."""
+
+    def build(spec: OpSpec) -> KernelFn:
+        rnd = _impl_rounding(spec)
+        return precise(spec) if rnd is None else fast(spec, rnd)
+
+    return build
+
+
+def _fast_exp(spec: OpSpec, rnd: Callable[[Array], Array]) -> KernelFn:
+    # exp(x) = 2^n * 2^f with t = x*log2(e) rounded, n = floor(t), f = t - n in [0, 1)
+    log2e = rnd(np.float32(math.log2(math.e)))
+
+    def exp(x: Array) -> Array:
+        t = rnd(x * log2e)
+        n = np.clip(np.floor(t), -64, 64)
+        return np.ldexp(rnd(np.exp2(rnd(t - n))), n.astype(np.int32))
+
+    return exp
+
+
+def _fast_log(spec: OpSpec, rnd: Callable[[Array], Array]) -> KernelFn:
+    ln2 = rnd(np.float32(math.log(2.0)))  # log(x) = log2(x) * ln(2)
+    return lambda x: rnd(np.log2(x)) * ln2
+
+
+def _fast_sqrt(spec: OpSpec, rnd: Callable[[Array], Array]) -> KernelFn:
+    def sqrt(x: Array) -> Array:  # x * rsqrt(x); 0, inf, negative and NaN as sqrt
+        r = rnd(np.reciprocal(np.sqrt(x)))
+        return np.where(np.isfinite(r) & (r > 0), x * r, np.sqrt(x))
+
+    return sqrt
+
+
+def _fast_tanh(spec: OpSpec, rnd: Callable[[Array], Array]) -> KernelFn:
+    def tanh(x: Array) -> Array:  # sign(x) (1 - e) / (1 + e), e = exp(-2|x|)
+        e = rnd(np.exp(rnd(-2 * np.abs(x))))
+        return np.copysign(rnd(rnd(1 - e) / rnd(1 + e)), x)
+
+    return tanh
+
+
+def _fast_sigmoid(spec: OpSpec, rnd: Callable[[Array], Array]) -> KernelFn:
+    def sigmoid(x: Array) -> Array:
+        e = rnd(np.exp(rnd(-np.abs(x))))
+        r = rnd(np.reciprocal(rnd(e + 1)))
+        return np.where(x >= 0, r, e * r)
+
+    return sigmoid
+
+
+def _fast_gelu(spec: OpSpec, rnd: Callable[[Array], Array]) -> KernelFn:
+    c, a = rnd(np.float32(_GELU_C)), rnd(np.float32(_GELU_A))
+
+    def gelu(x: Array) -> Array:
+        cube = rnd(rnd(x * x) * x)
+        t = rnd(np.tanh(rnd(c * rnd(x + rnd(a * cube)))))
+        return rnd(0.5 * x) * rnd(1 + t)
+
+    return gelu
+
+
+def _fast_softmax(spec: OpSpec, rnd: Callable[[Array], Array]) -> KernelFn:
+    axes = _softmax_axes(spec)
+
+    def softmax(x: Array) -> Array:
+        e = rnd(np.exp(rnd(x - x.max(axis=axes, keepdims=True))))
+        return e / rnd(e.sum(axis=axes, keepdims=True))
+
+    return softmax
+
+
+def _fast_layer_norm(spec: OpSpec, rnd: Callable[[Array], Array]) -> KernelFn:
+    rank = len(spec.in_shapes[0])
+    axes = tuple(range(spec.attr("begin_norm_axis") % rank, rank))
+    eps = rnd(np.float32(spec.attr("epsilon")))
+
+    def ln(x: Array, gamma: Array, beta: Array) -> tuple[Array, Array, Array]:
+        m = rnd(x.mean(axis=axes, keepdims=True))
+        d = rnd(x - m)
+        var = rnd(rnd(d * d).mean(axis=axes, keepdims=True))
+        inv = rnd(np.reciprocal(rnd(np.sqrt(rnd(var + eps)))))
+        return rnd(rnd(d * inv) * gamma) + beta, m, var
+
+    return ln
+
+
+# --------------------------------------------------------------------------------------
 # Elementwise
 # --------------------------------------------------------------------------------------
 
@@ -586,11 +695,11 @@ kernel("LogicalOr")(simple(np.logical_or))
 kernel("LogicalNot")(simple(np.logical_not))
 kernel("Neg", finite_preserving=True, propagates=(0,), exact=True)(simple(np.negative))
 kernel("Square", propagates=(0,))(simple(np.square))
-kernel("Exp")(simple(np.exp))
-kernel("Log", propagates=(0,))(simple(np.log))
-kernel("Sqrt", propagates=(0,))(simple(np.sqrt))
+kernel("Exp")(_impl_mode(_fast_exp, simple(np.exp)))
+kernel("Log", propagates=(0,))(_impl_mode(_fast_log, simple(np.log)))
+kernel("Sqrt", propagates=(0,))(_impl_mode(_fast_sqrt, simple(np.sqrt)))
 kernel("Floor", finite_preserving=True, propagates=(0,), exact=True)(simple(np.floor))  # floor of a float16 is one
-kernel("Tanh", finite_preserving=True)(simple(np.tanh))
+kernel("Tanh", finite_preserving=True)(_impl_mode(_fast_tanh, simple(np.tanh)))
 
 
 @kernel("Relu", finite_preserving=True, exact=True)
@@ -626,6 +735,8 @@ def _rsqrt(spec: OpSpec) -> KernelFn:
 
 @kernel("Sigmoid", finite_preserving=True)
 def _sigmoid(spec: OpSpec) -> KernelFn:
+    if (rnd := _impl_rounding(spec)) is not None:  # high_performance
+        return _fast_sigmoid(spec, rnd)
     # With e = exp(-|x|) <= 1 nothing overflows: 1/(1+e) for x >= 0, e/(1+e) below, so a very
     # negative x gives its tiny (subnormal) value instead of 1/(1+inf) = 0; NaN stays NaN.
     def sigmoid(x: Array) -> Array:
@@ -664,6 +775,8 @@ _GELU_A = 0.044715
 
 @kernel("Gelu")
 def _gelu(spec: OpSpec) -> KernelFn:
+    if (rnd := _impl_rounding(spec)) is not None:  # high_performance
+        return _fast_gelu(spec, rnd)
     # The tanh approximation (CANN's Gelu): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
     return lambda x: 0.5 * x * (1 + np.tanh(_GELU_C * (x + _GELU_A * (x * x * x))))
 
@@ -1083,6 +1196,8 @@ def _log_softmax(x: Array, axes: tuple[int, ...]) -> Array:
 
 @kernel("SoftmaxV2", finite_preserving=True)
 def _softmax_v2(spec: OpSpec) -> KernelFn:
+    if (rnd := _impl_rounding(spec)) is not None:  # high_performance
+        return _fast_softmax(spec, rnd)
     axes = _softmax_axes(spec)
     return lambda x: _softmax(x, axes)
 
@@ -1227,6 +1342,8 @@ def _bn_training_reduce_grad(spec: OpSpec) -> KernelFn:
 
 @kernel("LayerNorm")
 def _layer_norm(spec: OpSpec) -> KernelFn:
+    if (rnd := _impl_rounding(spec)) is not None:  # high_performance
+        return _fast_layer_norm(spec, rnd)
     rank = len(spec.in_shapes[0])
     axes = tuple(range(spec.attr("begin_norm_axis") % rank, rank))
     eps = float(spec.attr("epsilon"))

@@ -25,7 +25,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ascend_mp.errors import AscendError
 from ascend_mp.fileio import check_writable, write_output
-from ascend_mp.tools.atc import add_atc_arguments, precision_options
+from ascend_mp.tools.atc import add_atc_arguments, impl_mode_options, precision_options
 from ascend_mp.tools.cli import UsageError, add_log_argument, coerce_pass_options, run_tool, setup_logging
 
 PROG = "ascend-opt"
@@ -117,6 +117,10 @@ class AscendOptMain(xDSLOptMain):
                 passes = order_training_passes(self.pipeline.passes, precision)
             except AscendError as e:  # a pipeline in an order that cannot be right
                 raise UsageError(str(e)) from None
+        impl = impl_mode_options(self.args)
+        if impl:  # the ATC implementation-mode flags: right before the precision pass, else last
+            at = next((i for i, p in enumerate(passes) if p.name == "ascend-precision"), len(passes))
+            passes = (*passes[:at], self.available_passes["ascend-impl-mode"]()(**impl), *passes[at:])
         self.pipeline = PassPipeline(passes, _verify_where_needed(self.pipeline.callback, self.args))
 
     def apply_passes(self, prog: ModuleOp):

@@ -29,7 +29,7 @@ import numpy as np
 from ascend_mp.errors import AscendError
 from ascend_mp.fileio import check_writable, write_output
 from ascend_mp.limits import check_alloc, tensor_bytes
-from ascend_mp.tools.atc import add_atc_arguments, precision_options
+from ascend_mp.tools.atc import add_atc_arguments, impl_mode_options, precision_options
 from ascend_mp.tools.cli import UsageError, UsageParser, add_log_argument, one_line, run_tool, setup_logging
 
 PROG = "ascend-run"
@@ -299,6 +299,11 @@ def run(argv: Sequence[str] | None) -> None:
     else:
         module = read_module(args.file, ctx)
     check_no_recursion(module)
+    impl = impl_mode_options(args)
+    if impl:  # recorded on the ops before the precision pass (and kept by every mode of --compare-modes)
+        from ascend_mp.passes import PASSES
+
+        PASSES["ascend-impl-mode"]()(**impl).apply(ctx, module)
     if options and not comparing:
         from ascend_mp.passes import PASSES
 

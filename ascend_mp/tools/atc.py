@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ascend_mp.implmode import SELECT_IMPLMODES
 from ascend_mp.modes import V1_MODES, V2_MODES
 
 ATC_FLAGS = {
@@ -61,10 +62,16 @@ def add_atc_arguments(parser: argparse.ArgumentParser, title: str, report: bool 
                      help="SoC whose operator library is used: CANN's names (Ascend910A, Ascend910B1, ...) or ascend910, ascend910b")
     atc.add_argument("--op_info", metavar="JSON_OR_DIR", action=_Once,
                      help="a CANN aic-<soc>-ops-info.json table, or a folder of them, overriding the built-in one")
-    atc.add_argument("--amp_policy", choices=("cann", "tf", "mindspore", "torch"), help="precision policy (default cann: the ATC modes)")
-    atc.add_argument("--amp_level", metavar="LEVEL", help="MindSpore amp level O0-O3 (with --amp_policy=mindspore; default O2)")
-    atc.add_argument("--amp_dtype", choices=("fp16", "bf16"), help="low dtype of the tf, mindspore and torch policies (default fp16)")
-    atc.add_argument("--to_float", metavar="FILE", help="to_float scopes: 'scope = dtype' lines (name prefixes, MindSpore cells)")
+    atc.add_argument("--amp_policy", choices=("cann", "tf", "mindspore", "torch"), action=_Once, help="precision policy (default cann: the ATC modes)")
+    atc.add_argument("--amp_level", metavar="LEVEL", action=_Once, help="MindSpore amp level O0-O3 (with --amp_policy=mindspore; default O2)")
+    atc.add_argument("--amp_dtype", choices=("fp16", "bf16"), action=_Once, help="low dtype of the tf, mindspore and torch policies (default fp16)")
+    atc.add_argument("--to_float", metavar="FILE", action=_Once, help="to_float scopes: 'scope = dtype' lines (name prefixes, MindSpore cells)")
+    atc.add_argument("--op_select_implmode", choices=SELECT_IMPLMODES, action=_Once,
+                     help="operator implementation mode (the ascend-impl-mode pass)")
+    atc.add_argument("--optypelist_for_implmode", metavar="A,B,...", action=_Once,
+                     help="op types --op_select_implmode applies to")
+    atc.add_argument("--op_precision_mode", metavar="INI", action=_Once,
+                     help="implementation mode per op type / node name (OpType=mode lines, [ByOpType], [ByNodeName])")
     if report:
         atc.add_argument("--precision-report", "--precision_report", dest="precision_report", metavar="FILE",
                          action=_Once, help="write the per-op precision decisions as JSON")
@@ -74,3 +81,16 @@ def precision_options(args: argparse.Namespace) -> dict[str, Any]:
     """The `ascend-precision` pass fields the given flags set (empty: no precision pass)."""
     return {field: getattr(args, flag) for flag, field in ATC_FLAGS.items() if getattr(args, flag, None) is not None}
 
+
+
+IMPL_MODE_FLAGS = {
+    # flag: ascend-impl-mode pass field
+    "op_select_implmode": "op_select_implmode",
+    "optypelist_for_implmode": "optypelist_for_implmode",
+    "op_precision_mode": "op_precision_mode",
+}
+
+
+def impl_mode_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The `ascend-impl-mode` pass fields the given flags set (empty: no impl-mode pass)."""
+    return {field: getattr(args, flag) for flag, field in IMPL_MODE_FLAGS.items() if getattr(args, flag, None) is not None}
