@@ -444,6 +444,29 @@ def _compare(cx: Converter, node: Node) -> None:
     cx.emit(cls, [cx.value(node.inputs[0]), cx.value(node.inputs[1])], node.outputs[0])
 
 
+@converter("GreaterOrEqual", "LessOrEqual")
+def _compare_or_equal(cx: Converter, node: Node) -> None:
+    """a >= b as Not(Less(a, b)), a <= b as Not(Greater(a, b)) (the dialect has no GreaterEqual)."""
+    cls = _op("Less" if node.op_type == "GreaterOrEqual" else "Greater")
+    not_ = _op("LogicalNot")
+    if cls is None or not_ is None:
+        raise _unsupported(cx, node, "the dialect lacks Less/Greater or LogicalNot")
+    out = cx.type_of(node.outputs[0])
+    strict = cx.emit(cls, [cx.value(node.inputs[0]), cx.value(node.inputs[1])], out)
+    cx.emit(not_, [strict], node.outputs[0])
+
+
+@converter("IsNaN")
+def _isnan(cx: Converter, node: Node) -> None:
+    """IsNaN(x) as Not(Equal(x, x)): NaN is the only value unequal to itself."""
+    eq, not_ = _op("Equal"), _op("LogicalNot")
+    if eq is None or not_ is None:
+        raise _unsupported(cx, node, "the dialect lacks Equal or LogicalNot")
+    x = cx.value(node.inputs[0])
+    same = cx.emit(eq, [x, x], cx.type_of(node.outputs[0]))
+    cx.emit(not_, [same], node.outputs[0])
+
+
 @converter("Not", "Erf")
 def _logic_unary(cx: Converter, node: Node) -> None:
     cls = _op("LogicalNot" if node.op_type == "Not" else "Erf")
@@ -489,6 +512,52 @@ def _gather(cx: Converter, node: Node) -> None:
     if cls is None:
         raise _unsupported(cx, node, "the dialect lacks GatherV2D")
     cx.emit(cls, [cx.value(node.inputs[0]), cx.value(node.inputs[1])], node.outputs[0], axis=int(node.attr("axis", 0)))
+
+
+@converter("GatherND")
+def _gather_nd(cx: Converter, node: Node) -> None:
+    """Constant indices: a GatherV2D on axis 0 of the data flattened over the indexed dimensions."""
+    from ascend_mp.frontend.fold import gather_nd_rows
+
+    cls = _op("GatherV2D")
+    if cls is None:
+        raise _unsupported(cx, node, "the dialect lacks GatherV2D")
+    x = cx.value(node.inputs[0])
+    idx = _need_const(cx, node, 1, "indices")
+    b = int(node.attr("batch_dims", 0))
+    shape = ascend.shape_of(x)
+    rest = tuple(shape[b + idx.shape[-1]:])
+    rows = gather_nd_rows(shape, idx, b)
+    flat = cx.emit(ascend.ReshapeOp, [x], cx.tensor((math.prod(shape[: b + idx.shape[-1]]), *rest), _dtype(x)))
+    y = cx.emit(cls, [flat, cx.new_const(rows.astype(np.int32), f"{node.name}/rows")], cx.tensor((*rows.shape, *rest), _dtype(x)), axis=0)
+    cx.emit(ascend.ReshapeOp, [y], node.outputs[0])
+
+
+def _slice_axis(cx: Converter, x: SSAValue, axis: int, start: int, end: int, out: str | Any) -> SSAValue:
+    """x[..., start:end, ...] on one axis with StridedSliceD (every other axis whole)."""
+    cls = _op("StridedSliceD")
+    assert cls is not None
+    n = axis + 1
+    begin, stop = [0] * n, [0] * n
+    begin[axis], stop[axis] = start, end
+    mask = ((1 << n) - 1) & ~(1 << axis)
+    return cx.emit(cls, [x], out, begin=begin, end=stop, strides=[1] * n, begin_mask=mask, end_mask=mask)
+
+
+@converter("Split")
+def _split(cx: Converter, node: Node) -> None:
+    if _op("StridedSliceD") is None:
+        raise _unsupported(cx, node, "the dialect lacks StridedSliceD")
+    x = cx.value(node.inputs[0])
+    shape = ascend.shape_of(x)
+    axis = int(node.attr("axis", 0)) % len(shape)
+    outs = list(node.outputs)
+    sizes = [cx.shape(o)[axis] for o in outs]
+    start = 0
+    for o, size in zip(outs, sizes):
+        if o:
+            _slice_axis(cx, x, axis, start, start + size, o)
+        start += size
 
 
 @converter("Slice")
