@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from onnx_util import check, graph_model
+from onnx_util import check, graph_model, rel_err
 
 pytest.importorskip("onnxruntime")
 
@@ -68,3 +68,71 @@ def test_split(opset: int, sizes: list[int] | None, axis: int) -> None:
     if opset >= 18 and not sizes:
         attrs["num_outputs"] = n
     check(one_node("Split", {"x": x}, inits, opset=opset, n_out=n, **attrs), {"x": x})
+
+
+def _rnn_model(op: str, direction: str, layout: int, with_state: bool, **attrs: Any):
+    seq, batch, feat, hid = 5, 3, 4, 6
+    gates = 4 if op == "LSTM" else 3
+    nd = 2 if direction == "bidirectional" else 1
+    x = f32(batch, seq, feat) if layout else f32(seq, batch, feat)
+    inits: dict[str, Any] = {"W": f32(nd, gates * hid, feat) * 0.5, "R": f32(nd, gates * hid, hid) * 0.5, "B": f32(nd, 2 * gates * hid) * 0.5}
+    names = ["x", "W", "R", "B"]
+    state = (batch, nd, hid) if layout else (nd, batch, hid)
+    if with_state:
+        inits["lens"] = np.full(batch, seq, np.int32)
+        inits["h0"] = f32(*state)
+        names += ["lens", "h0"]
+        if op == "LSTM":
+            inits["c0"] = f32(*state)
+            names.append("c0")
+    outs = ["y0", "y1", "y2"][: 3 if op == "LSTM" else 2]
+    node = helper.make_node(op, names, outs, name=f"{op.lower()}_node", hidden_size=hid, direction=direction, layout=layout, **attrs)
+    return graph_model([node], {"x": x}, outs, inits, 14), {"x": x}
+
+
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+@pytest.mark.parametrize("layout,with_state", [(0, False), (0, True)])
+def test_lstm(direction: str, layout: int, with_state: bool) -> None:
+    model, inputs = _rnn_model("LSTM", direction, layout, with_state)
+    assert len(check(model, inputs)) == 3
+
+
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+@pytest.mark.parametrize("linear_before_reset", [0, 1])
+@pytest.mark.parametrize("layout,with_state", [(0, False), (0, True)])
+def test_gru(direction: str, linear_before_reset: int, layout: int, with_state: bool) -> None:
+    model, inputs = _rnn_model("GRU", direction, layout, with_state, linear_before_reset=linear_before_reset)
+    assert len(check(model, inputs)) == 2
+
+
+@pytest.mark.parametrize("op", ["LSTM", "GRU"])
+def test_rnn_batch_first_layout(op: str) -> None:
+    """layout=1 (batch first): onnxruntime's CPU kernels refuse it, so the reference is its
+    layout=0 run of the same weights on the transposed input and states, transposed back."""
+    from onnx import numpy_helper
+
+    from onnx_util import run_ort, run_ours
+
+    model, inputs = _rnn_model(op, "bidirectional", 1, True)
+    ours = run_ours(model, inputs)
+    ref_model, _ = _rnn_model(op, "bidirectional", 0, True)
+    g = ref_model.graph
+    g.node[0].attribute.remove(next(a for a in g.node[0].attribute if a.name == "layout"))
+    for init in g.initializer:  # same weights; states transposed to [num_dir, batch, hidden]
+        src = numpy_helper.to_array(next(i for i in model.graph.initializer if i.name == init.name))
+        init.CopyFrom(numpy_helper.from_array(src.transpose(1, 0, 2) if init.name in ("h0", "c0") else src, init.name))
+    ref = run_ort(ref_model, {"x": inputs["x"].transpose(1, 0, 2)})
+    want = [ref[0].transpose(2, 0, 1, 3)] + [r.transpose(1, 0, 2) for r in ref[1:]]
+    assert len(ours) == len(want) == (3 if op == "LSTM" else 2)
+    for y, r in zip(ours, want):
+        assert y.shape == r.shape
+        assert rel_err(y, r) <= 1e-5
+
+
+def test_rnn_unsupported_attribute_is_one_line() -> None:
+    from ascend_mp.errors import AscendError
+    from ascend_mp.frontend import import_onnx
+
+    model, _ = _rnn_model("LSTM", "forward", 0, False, clip=3.0)
+    with pytest.raises(AscendError, match=r"^test: node 'lstm_node' \(LSTM\): the clip attribute is not supported$"):
+        import_onnx(model)
