@@ -58,7 +58,7 @@ def const_array(op: ConstOp) -> np.ndarray[Any, Any]:
         return resource_array(value)
     shape = tuple(op.y.type.get_shape())
     values = np.asarray(value.get_values(), dtype)  # pyright: ignore[reportUnknownMemberType]
-    return np.broadcast_to(values, shape) if values.size == 1 else values.reshape(shape)
+    return np.broadcast_to(values.reshape(()), shape) if values.size == 1 else values.reshape(shape)
 
 
 def weight_bytes(module: Operation) -> int:

@@ -136,3 +136,25 @@ def test_rnn_unsupported_attribute_is_one_line() -> None:
     model, _ = _rnn_model("LSTM", "forward", 0, False, clip=3.0)
     with pytest.raises(AscendError, match=r"^test: node 'lstm_node' \(LSTM\): the clip attribute is not supported$"):
         import_onnx(model)
+
+
+def test_scalar_constants_store_in_fp16() -> None:
+    """The 0-d constants converters emit (exact Gelu's 1/sqrt 2, 1/2, 1) survive
+    ascend-store-low-weights after a mixed mode: same outputs, bit for bit."""
+    from ascend_mp.frontend import import_onnx
+    from ascend_mp.interpreter.runner import Program
+    from ascend_mp.ir import make_context
+    from ascend_mp.passes import PASSES
+    from passes.store_weights import store_low_weights
+
+    x = f32(4, 8)
+    w = f32(8, 8)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Gelu", ["m"], ["y0"])]
+    module = import_onnx(graph_model(nodes, {"x": x}, ["y0"], {"w": w}, 20))
+    assert any(op.name == "ascend.Const" and not op.results[0].type.get_shape() for op in module.walk())
+    PASSES["ascend-precision"]()(mode="force_fp16").apply(make_context(), module)  # pyright: ignore[reportCallIssue]
+    (before,) = Program.from_module(module).run("main", x)
+    stored = store_low_weights(module)
+    assert stored.narrowed
+    (after,) = Program.from_module(module).run("main", x)
+    np.testing.assert_array_equal(before, after)
