@@ -158,3 +158,38 @@ def test_scalar_constants_store_in_fp16() -> None:
     assert stored.narrowed
     (after,) = Program.from_module(module).run("main", x)
     np.testing.assert_array_equal(before, after)
+
+
+@pytest.mark.parametrize("axis,idx", [
+    (0, np.array([[2, 0, 1, -1], [0, 0, 2, 1]], np.int64)),
+    (1, np.array([[3, 3], [0, 1], [-4, 2]], np.int64)),
+])
+def test_gather_elements(axis: int, idx: np.ndarray[Any, Any]) -> None:
+    x = f32(3, 4)
+    check(one_node("GatherElements", {"x": x}, {"i": idx}, axis=axis), {"x": x})
+
+
+def test_gather_elements_index_out_of_range_is_one_line() -> None:
+    from ascend_mp.errors import AscendError
+    from ascend_mp.frontend import import_onnx
+
+    x = f32(3, 4)
+    model = one_node("GatherElements", {"x": x}, {"i": np.array([[5, 0, 0, 0]], np.int64)}, axis=0)
+    with pytest.raises(AscendError, match=r"^test: node 'gatherelements_node' \(GatherElements\): indices must lie in \[-3, 2\] on axis 0$"):
+        import_onnx(model)
+
+
+@pytest.mark.parametrize("upper", [0, 1])
+@pytest.mark.parametrize("k", [None, -1, 2])
+def test_trilu(upper: int, k: int | None) -> None:
+    x = f32(2, 4, 5)
+    x[(0, 3, 0) if upper else (0, 0, 4)] = np.inf  # in the zeroed triangle: must come out 0, not NaN
+    inits = {"k": np.array(k, np.int64)} if k is not None else None
+    check(one_node("Trilu", {"x": x}, inits, opset=14, upper=upper), {"x": x})
+
+
+def test_trilu_on_constants_folds() -> None:
+    """A causal mask built from constants (Trilu of ones) folds at import."""
+    x = f32(4, 4)
+    nodes = [helper.make_node("Trilu", ["ones"], ["m"], upper=0), helper.make_node("Mul", ["x", "m"], ["y0"])]
+    check(graph_model(nodes, {"x": x}, ["y0"], {"ones": np.ones((4, 4), np.float32)}, 14), {"x": x})

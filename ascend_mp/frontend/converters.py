@@ -533,6 +533,42 @@ def _gather_nd(cx: Converter, node: Node) -> None:
     cx.emit(ascend.ReshapeOp, [y], node.outputs[0])
 
 
+@converter("GatherElements")
+def _gather_elements(cx: Converter, node: Node) -> None:
+    """Constant indices: a GatherV2D on the flattened data at each element's flat position."""
+    cls = _op("GatherV2D")
+    if cls is None:
+        raise _unsupported(cx, node, "the dialect lacks GatherV2D")
+    x = cx.value(node.inputs[0])
+    idx = _need_const(cx, node, 1, "indices").astype(np.int64)
+    shape = ascend.shape_of(x)
+    axis = int(node.attr("axis", 0)) % len(shape)
+    idx = np.where(idx < 0, idx + shape[axis], idx)
+    if idx.size and (idx.min() < 0 or idx.max() >= shape[axis]):
+        raise _unsupported(cx, node, f"indices must lie in [{-shape[axis]}, {shape[axis] - 1}] on axis {axis}")
+    coords = list(np.indices(idx.shape))
+    coords[axis] = idx
+    rows = np.ravel_multi_index(tuple(coords), shape).astype(np.int32)
+    flat = cx.emit(ascend.ReshapeOp, [x], cx.tensor((math.prod(shape),), _dtype(x)))
+    y = cx.emit(cls, [flat, cx.new_const(rows.reshape(-1), f"{node.name}/rows")], cx.tensor((rows.size,), _dtype(x)), axis=0)
+    cx.emit(ascend.ReshapeOp, [y], node.outputs[0])
+
+
+@converter("Trilu")
+def _trilu(cx: Converter, node: Node) -> None:
+    """Keep the upper (lower) triangle from diagonal k, zero elsewhere: SelectV2 with a constant
+    mask (exact, unlike a multiplication by 0/1, which turns inf into NaN)."""
+    cls = _op("SelectV2")
+    if cls is None:
+        raise _unsupported(cx, node, "the dialect lacks SelectV2")
+    x = cx.value(node.inputs[0])
+    k = int(_need_const(cx, node, 1, "k").reshape(-1)[0]) if node.input(1) else 0
+    rows, cols = ascend.shape_of(x)[-2:]
+    ones = np.ones((rows, cols), np.bool_)
+    mask = np.triu(ones, k) if int(node.attr("upper", 1)) else np.tril(ones, k)
+    cx.emit(cls, [cx.new_const(mask, f"{node.name}/mask"), x, _scalar(cx, 0.0, x, f"{node.name}/zero")], node.outputs[0])
+
+
 def _slice_axis(cx: Converter, x: SSAValue, axis: int, start: int, end: int, out: str | Any) -> SSAValue:
     """x[..., start:end, ...] on one axis with StridedSliceD (every other axis whole)."""
     cls = _op("StridedSliceD")

@@ -247,6 +247,13 @@ def gather_nd_rows(shape: Sequence[int], idx: Array, batch_dims: int) -> Array:
     return np.ravel_multi_index(tuple(coords), lead) if lead else np.zeros(idx.shape[:-1], np.int64)
 
 
+@folder("Trilu")
+def _trilu(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    x = np.asarray(ins[0])
+    k = int(np.asarray(ins[1]).reshape(-1)[0]) if len(ins) > 1 and ins[1] is not None else 0
+    return [(np.triu if int(attrs.get("upper", 1)) else np.tril)(x, k)]
+
+
 @folder("IsNaN")
 def _isnan(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
     return [np.isnan(np.asarray(ins[0]))]
