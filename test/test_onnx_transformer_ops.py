@@ -193,3 +193,36 @@ def test_trilu_on_constants_folds() -> None:
     x = f32(4, 4)
     nodes = [helper.make_node("Trilu", ["ones"], ["m"], upper=0), helper.make_node("Mul", ["x", "m"], ["y0"])]
     check(graph_model(nodes, {"x": x}, ["y0"], {"ones": np.ones((4, 4), np.float32)}, 14), {"x": x})
+
+
+def test_gather_nd_index_out_of_range_is_one_line() -> None:
+    from ascend_mp.errors import AscendError
+    from ascend_mp.frontend import import_onnx
+
+    model = one_node("GatherND", {"x": f32(3, 4)}, {"i": np.array([[1, 0], [5, 0]], np.int64)})
+    with pytest.raises(AscendError, match=r"^test: node 'gathernd_node' \(GatherND\): indices must lie in \[-d, d-1\] for the indexed dimensions \[3, 4\]$"):
+        import_onnx(model)
+
+
+def test_split_sizes_not_summing_to_the_axis_is_one_line() -> None:
+    from ascend_mp.errors import AscendError
+    from ascend_mp.frontend import import_onnx
+
+    x = f32(2, 6)
+    node = helper.make_node("Split", ["x", "s"], ["y0", "y1"], name="split_node", axis=1)
+    with pytest.raises(AscendError) as info:
+        import_onnx(_unchecked([node], {"x": x}, ["y0", "y1"], {"s": np.array([2, 3], np.int64)}))
+    assert "\n" not in str(info.value) and "node 'split_node'" in str(info.value)
+
+
+def _unchecked(nodes: list[Any], inputs: dict[str, Any], outputs: list[str], inits: dict[str, Any]):
+    """graph_model without onnx's shape inference (which would reject the model itself)."""
+    import onnx
+    from onnx import TensorProto, numpy_helper
+
+    ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(a.shape)) for n, a in inputs.items()]
+    outs = [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None) for n in outputs]
+    g = helper.make_graph(nodes, "test", ins, outs, [numpy_helper.from_array(a, n) for n, a in inits.items()])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = min(model.ir_version, 10)
+    return onnx.ModelProto.FromString(model.SerializeToString())

@@ -526,6 +526,9 @@ def _gather_nd(cx: Converter, node: Node) -> None:
     idx = _need_const(cx, node, 1, "indices")
     b = int(node.attr("batch_dims", 0))
     shape = ascend.shape_of(x)
+    dims = np.array(shape[b : b + idx.shape[-1]], np.int64)
+    if idx.size and ((idx < -dims).any() or (idx >= dims).any()):
+        raise _unsupported(cx, node, f"indices must lie in [-d, d-1] for the indexed dimensions {[int(d) for d in dims]}")
     rest = tuple(shape[b + idx.shape[-1]:])
     rows = gather_nd_rows(shape, idx, b)
     flat = cx.emit(ascend.ReshapeOp, [x], cx.tensor((math.prod(shape[: b + idx.shape[-1]]), *rest), _dtype(x)))
