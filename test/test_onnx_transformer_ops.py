@@ -226,3 +226,15 @@ def _unchecked(nodes: list[Any], inputs: dict[str, Any], outputs: list[str], ini
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = min(model.ir_version, 10)
     return onnx.ModelProto.FromString(model.SerializeToString())
+
+
+@pytest.mark.parametrize("src,to", [
+    ("f32", 6), ("f32", 7), ("f32", 9), ("i64", 1), ("bool", 1), ("bool", 7), ("i64", 9), ("i32", 7),
+])
+def test_cast_integer_and_bool(src: str, to: int) -> None:
+    """Casts exporters put around masks and ids (to: 1 float, 6 int32, 7 int64, 9 bool)."""
+    x = {"f32": f32(3, 5) * 4, "i64": RNG.integers(-3, 4, (3, 5)), "i32": RNG.integers(-3, 4, (3, 5)).astype(np.int32),
+         "bool": RNG.integers(0, 2, (3, 5)).astype(np.bool_)}[src]
+    if src == "f32":
+        x[0, 0] = 0.0
+    check(one_node("Cast", {"x": x}, to=to), {"x": x})
