@@ -31,7 +31,7 @@ demo: setup
 bench: setup
 	$(BIN)/python benchmarks/run.py
 
-# The CNN zoo from both torch exporters into models/out (git-ignored); torch 2.13.0 from the index is a CPU build.
+# The model zoo (CNNs, ViT, BERT, GPT-2, LSTM, GRU; random weights) from both torch exporters into models/out (git-ignored); torch 2.13.0 from the index is a CPU build.
 models: setup
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,models]'
 	$(BIN)/python models/export.py

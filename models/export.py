@@ -1,4 +1,4 @@
-"""Export the CNN model zoo to ONNX with both torch exporters (`make models`).
+"""Export the model zoo (CNNs, transformers, RNNs) to ONNX with both torch exporters (`make models`).
 
     python models/export.py                      # every model, into models/out/
     python models/export.py lenet resnet18 --out DIR --exporters legacy
@@ -8,6 +8,13 @@ Random weights (seeded); BatchNorm running statistics are set from a random batc
 is written as `<name>.<exporter>.onnx` (exporter `dynamo` = `torch.onnx.export(...,
 dynamo=True)`, opset 18; `legacy` = the TorchScript exporter, opset 17), with
 `<name>.inputs.npz` holding a seeded input under the ONNX input name.
+
+The sequence models (random init, nothing downloaded): `vit` (written here: 8x8 patch
+conv + 2 pre-norm encoder layers on 3x32x32), `bert_eager` / `bert_sdpa` (transformers
+BertModel, hidden 128, 2 layers, 2 heads, both attention implementations), `gpt2`
+(GPT2Model, n_embd 128, 2 layers, 2 heads), `lstm` / `gru` (one layer, 16 -> 32, Linear on
+the last step). BERT and GPT-2 take `input_ids` and `attention_mask` (int64, batch 2 x 16,
+the second sequence padded by 5) and return the last hidden state.
 
 torchvision from the package index is a CUDA build: beside a CPU torch its import
 fails at `torchvision::nms` because the operator schemas live in its CUDA extension;
@@ -27,7 +34,9 @@ import numpy as np
 import torch
 from torch import nn
 
-MODELS = ("mlp", "lenet", "resnet18", "mobilenet_v2", "efficientnet_b0", "resnet50", "vgg11")
+CNNS = ("mlp", "lenet", "resnet18", "mobilenet_v2", "efficientnet_b0", "resnet50", "vgg11")
+SEQUENCE = ("vit", "bert_eager", "bert_sdpa", "gpt2", "lstm", "gru")
+MODELS = CNNS + SEQUENCE
 EXPORTERS = ("dynamo", "legacy")
 OPSETS = {"dynamo": 18, "legacy": 17}
 
@@ -61,6 +70,115 @@ class LeNet5(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.classifier(self.features(x))
+
+
+class ViT(nn.Module):
+    """A small vision transformer on 3x32x32: 8x8 patch conv, class token, 2 pre-norm encoder layers."""
+
+    def __init__(self, dim: int = 64, depth: int = 2, heads: int = 4, patch: int = 8, size: int = 32, classes: int = 10) -> None:
+        super().__init__()
+        self.heads = heads
+        self.patch = nn.Conv2d(3, dim, patch, stride=patch)
+        self.cls = nn.Parameter(torch.randn(1, 1, dim) * 0.02)
+        self.pos = nn.Parameter(torch.randn(1, (size // patch) ** 2 + 1, dim) * 0.02)
+        self.blocks = nn.ModuleList(ViTBlock(dim, heads) for _ in range(depth))
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.patch(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1) + self.pos
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.norm(x[:, 0]))
+
+
+class ViTBlock(nn.Module):
+    """Pre-norm encoder layer written out: qkv projection, scaled dot-product softmax, GELU MLP."""
+
+    def __init__(self, dim: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, n, d = x.shape
+        q, k, v = self.qkv(self.norm1(x)).reshape(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        att = torch.softmax(q @ k.transpose(-2, -1) * (d // self.heads) ** -0.5, dim=-1)
+        x = x + self.proj((att @ v).transpose(1, 2).reshape(b, n, d))
+        return x + self.mlp(self.norm2(x))
+
+
+class Recurrent(nn.Module):
+    """A sequence classifier: one LSTM or GRU layer (batch_first) and a Linear on the last step."""
+
+    def __init__(self, kind: str, features: int = 16, hidden: int = 32, classes: int = 10) -> None:
+        super().__init__()
+        self.rnn = (nn.LSTM if kind == "lstm" else nn.GRU)(features, hidden, batch_first=True)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y, _ = self.rnn(x)
+        return self.head(y[:, -1])
+
+
+class HuggingFace(nn.Module):
+    """A transformers model called with (input_ids, attention_mask), returning the last hidden state."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+
+SEQ_LEN, VOCAB = 16, 1000
+
+
+def build_sequence(name: str) -> tuple[nn.Module, dict[str, np.ndarray]]:
+    """A sequence model and its seeded inputs, keyed by ONNX input name."""
+    g = torch.Generator().manual_seed(0)
+    if name == "vit":
+        return ViT(), {"input": torch.randn((1, 3, 32, 32), generator=g).numpy()}
+    if name in ("lstm", "gru"):
+        return Recurrent(name), {"input": torch.randn((2, SEQ_LEN, 16), generator=g).numpy()}
+    ids = torch.randint(0, VOCAB, (2, SEQ_LEN), generator=g).numpy()
+    mask = np.ones((2, SEQ_LEN), np.int64)
+    mask[1, SEQ_LEN - 5:] = 0  # a padded second sequence
+    if name.startswith("bert"):
+        from transformers import BertConfig, BertModel
+
+        cfg = BertConfig(vocab_size=VOCAB, hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=256,
+                         attn_implementation=name.split("_")[1])
+        model: nn.Module = BertModel(cfg, add_pooling_layer=False)
+    else:
+        from transformers import GPT2Config, GPT2Model
+
+        cfg = GPT2Config(vocab_size=VOCAB, n_embd=128, n_layer=2, n_head=2, n_positions=64, attn_implementation="eager")
+        model = GPT2Model(cfg)
+    model.config.use_cache = False
+    return HuggingFace(model), {"input_ids": ids, "attention_mask": mask}
+
+
+def export_sequence(name: str, out: str, exporters: list[str], seed: int = 0) -> None:
+    torch.manual_seed(seed)
+    model, inputs = build_sequence(name)
+    model.eval()
+    np.savez(os.path.join(out, f"{name}.inputs.npz"), **inputs)
+    args = tuple(torch.from_numpy(a) for a in inputs.values())
+    for exporter in exporters:
+        path = os.path.join(out, f"{name}.{exporter}.onnx")
+        start = time.perf_counter()
+        kwargs: dict[str, object] = {"input_names": list(inputs), "output_names": ["output"], "opset_version": OPSETS[exporter]}
+        with torch.no_grad():
+            if exporter == "dynamo":
+                torch.onnx.export(model, args, path, dynamo=True, external_data=False, **kwargs)  # pyright: ignore[reportArgumentType]
+            else:
+                torch.onnx.export(model, args, path, dynamo=False, **kwargs)  # pyright: ignore[reportArgumentType]
+        print(f"{path}: {os.path.getsize(path) / 1e6:.1f} MB in {time.perf_counter() - start:.1f} s", flush=True)
 
 
 def build(name: str) -> tuple[nn.Module, tuple[int, ...]]:
@@ -114,7 +232,7 @@ def main() -> None:
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(1)
     for name in args.models:
-        export(name, args.out, args.exporters)
+        (export_sequence if name in SEQUENCE else export)(name, args.out, args.exporters)
 
 
 if __name__ == "__main__":

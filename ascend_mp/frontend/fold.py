@@ -197,7 +197,7 @@ def _transpose(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> li
 
 
 _BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Less": np.less, "Greater": np.greater,
-           "And": np.logical_and, "Or": np.logical_or, "Max": np.maximum, "Min": np.minimum}
+           "LessOrEqual": np.less_equal, "GreaterOrEqual": np.greater_equal, "And": np.logical_and, "Or": np.logical_or, "Max": np.maximum, "Min": np.minimum}
 
 
 def _make_binary(fn: Callable[..., Any]) -> Folder:
@@ -219,6 +219,44 @@ def _div(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Arr
     if a.dtype.kind in "iu":
         return [np.trunc(a / b).astype(a.dtype)]
     return [(a / b).astype(a.dtype)]
+
+
+@folder("GatherElements")
+def _gather_elements(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    data, idx = np.asarray(ins[0]), np.asarray(ins[1])
+    axis = int(attrs.get("axis", 0)) % data.ndim
+    idx = np.where(idx < 0, idx + data.shape[axis], idx)
+    return [np.take_along_axis(data, idx, axis=axis)]
+
+
+@folder("GatherND")
+def _gather_nd(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    data, idx = np.asarray(ins[0]), np.asarray(ins[1])
+    return [np.take(data.reshape(-1, *data.shape[int(attrs.get("batch_dims", 0)) + idx.shape[-1]:]),
+                    gather_nd_rows(data.shape, idx, int(attrs.get("batch_dims", 0))), axis=0)]
+
+
+def gather_nd_rows(shape: Sequence[int], idx: Array, batch_dims: int) -> Array:
+    """GatherND as a Gather: the row of each index tuple in `data` flattened over its first
+    `batch_dims + k` dimensions (shape `idx.shape[:-1]`); negative indices wrap."""
+    k = idx.shape[-1]
+    lead = tuple(int(d) for d in shape[: batch_dims + k])
+    idx = np.where(idx < 0, idx + np.array(lead[batch_dims:], np.int64), idx).astype(np.int64)
+    batch = np.indices(idx.shape[:batch_dims]).reshape(batch_dims, *idx.shape[:batch_dims], *([1] * (idx.ndim - 1 - batch_dims)))
+    coords = [np.broadcast_to(b, idx.shape[:-1]) for b in batch] + [idx[..., i] for i in range(k)]
+    return np.ravel_multi_index(tuple(coords), lead) if lead else np.zeros(idx.shape[:-1], np.int64)
+
+
+@folder("Trilu")
+def _trilu(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    x = np.asarray(ins[0])
+    k = int(np.asarray(ins[1]).reshape(-1)[0]) if len(ins) > 1 and ins[1] is not None else 0
+    return [(np.triu if int(attrs.get("upper", 1)) else np.tril)(x, k)]
+
+
+@folder("IsNaN")
+def _isnan(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
+    return [np.isnan(np.asarray(ins[0]))]
 
 
 @folder("Not")
