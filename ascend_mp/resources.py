@@ -136,3 +136,15 @@ def isolated_store() -> Iterator[None]:
         store._blob_storage.update(saved[0])  # pyright: ignore[reportPrivateUsage]
         _CACHE.clear()
         _CACHE.update(saved[1])
+
+
+TINY = 16
+"""Constants with at most this many elements may stay inline `dense<...>` literals."""
+
+
+def fits_dense_literal(array: np.ndarray[Any, Any]) -> bool:
+    """Whether `array` may be written as a `dense<...>` literal instead of a blob: it is tiny and
+    finite (xDSL 0.74 prints inf/NaN as hex, e.g. `0xfc00`, and reads that back as an integer)."""
+    if array.size > TINY:
+        return False
+    return array.dtype.kind not in "fcV" or bool(np.isfinite(array.astype(np.float64)).all())

@@ -34,10 +34,6 @@ from ascend_mp.dtypes import LOW_FLOATS, PRECISION_RANK, tensor_dtype, with_dtyp
 if TYPE_CHECKING:
     import numpy as np
 
-TINY = 16
-"""Constants with at most this many elements stay inline `dense<...>` literals."""
-
-
 @dataclass
 class WeightBytes:
     """Bytes held by `ascend.Const` ops before and after narrowing, and the constants narrowed."""
@@ -111,13 +107,14 @@ def store_low_weights(module: ModuleOp | Operation, casts: Container[Operation] 
         import numpy as np
 
         from ascend_mp.dtypes import NUMPY
-        from ascend_mp.resources import resource_attr
+        from ascend_mp.resources import fits_dense_literal, resource_attr
 
         assert isinstance(op.y.type, TensorType)
         new_type = with_dtype(op.y.type, low)
-        array = np.asarray(const_array(op)).astype(NUMPY[low])
+        with np.errstate(over="ignore"):  # overflow gives inf, as the Cast it replaces would
+            array = np.asarray(const_array(op)).astype(NUMPY[low])
         name = op.node_name.data if op.node_name is not None else "const"
-        if array.size <= TINY and not isinstance(op.value, DenseResourceAttr):
+        if fits_dense_literal(array) and not isinstance(op.value, DenseResourceAttr):
             value: Any = DenseIntOrFPElementsAttr.from_list(new_type, [float(v) for v in array.reshape(-1)])
         else:
             handle = op.value.resource_handle.data if isinstance(op.value, DenseResourceAttr) else name

@@ -1,5 +1,6 @@
 """`ascend-opt` as a user meets it: flags, errors, output files."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -179,10 +180,10 @@ def test_log_levels(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_warnings_of_one_kind_are_summarised(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from ascend_mp.tools.cli import SHOWN_PER_KIND
 
-    src, keep = tmp_path / "m.mlir", tmp_path / "keep.txt"
+    src, mixlist = tmp_path / "m.mlir", tmp_path / "ops.json"
     src.write_text(MIX)
-    keep.write_text("".join(f"name{i}\n" for i in range(1000)))
-    code, _, err = run([str(src), "--precision_mode", "allow_mix_precision", "--keep_dtype", str(keep)], capsys)
+    mixlist.write_text(json.dumps({"white-list": {"to-add": [f"Nope{i}" for i in range(1000)]}}))
+    code, _, err = run([str(src), "--precision_mode", "allow_mix_precision", "--modify_mixlist", str(mixlist)], capsys)
     lines = err.splitlines()
     assert code == 0 and len(lines) == SHOWN_PER_KIND + 1, err
     assert lines[-1] == f"ascend-opt: warning: {1000 - SHOWN_PER_KIND} more warnings like the ones above not shown"

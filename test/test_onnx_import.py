@@ -17,7 +17,7 @@ from ascend_mp.dialects.ascend import ConstOp
 from ascend_mp.errors import AscendError
 from ascend_mp.frontend import import_onnx, parse_input_shape
 from ascend_mp.interpreter.runner import Program
-from ascend_mp.ir import make_context, parse_module
+from ascend_mp.ir import make_context, parse_module, print_module
 from onnx_util import check, graph_model, rel_err, run_ort
 
 pytest.importorskip("onnxruntime")
@@ -358,3 +358,35 @@ def test_print_module_keeps_the_blobs() -> None:
     (a,) = Program.from_module(module).run("main", x)
     (b,) = Program.from_module(again).run("main", x)
     assert a.tobytes() == b.tobytes()
+
+
+def test_non_finite_constants_round_trip_bit_exactly() -> None:
+    """xDSL prints inf/NaN in a dense literal as hex and reads it back as an integer, so a tiny constant
+    that holds one (an attention mask's -inf, an fp32 lowest value stored in fp16) goes into a blob."""
+    from passes.store_weights import store_low_weights
+
+    text = """
+    func.func @f(%x: tensor<4xf16>) -> tensor<4xf16> {
+      %w = ascend.Const dense<[-3.4e38, 1.0, 2.0, 70000.0]> : tensor<4xf32> {name = "w"}
+      %h = ascend.Cast %w : (tensor<4xf32>) -> tensor<4xf16>
+      %y = ascend.Add %x, %h : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+      func.return %y : tensor<4xf16>
+    }
+    """
+    module = parse_module(text)
+    store_low_weights(module)
+    again = parse_module(print_module(module))
+    x = np.zeros(4, np.float16)
+    (y,) = Program.from_module(again).run("f", x)
+    assert y.tolist() == [-np.inf, 1.0, 2.0, np.inf]  # float16(-3.4e38) = -inf, float16(70000) = inf
+
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Add", ["x", "m"], ["y"], name="add")], "g",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])],
+        [onnx.numpy_helper.from_array(np.array([-np.inf, np.nan], np.float32), "m")],
+    )
+    imported = import_onnx(onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)]))
+    reparsed = parse_module(print_module(imported))
+    (z,) = Program.from_module(reparsed).run("main", np.ones(2, np.float32))
+    assert z[0] == -np.inf and np.isnan(z[1])

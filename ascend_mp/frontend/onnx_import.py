@@ -34,9 +34,6 @@ from ascend_mp.errors import AscendError
 from ascend_mp.frontend.fold import Graph, ValueType, attrs_of, fold_graph, is_static
 from ascend_mp.frontend.model import InputShapes, check_opsets, load_model, parse_input_shape
 
-TINY = 16
-"""Constants with at most this many elements are printed inline as `dense<...>`."""
-
 ONNX_TO_DTYPE = {
     onnx.TensorProto.FLOAT: "f32",
     onnx.TensorProto.FLOAT16: "f16",
@@ -253,12 +250,12 @@ class Converter:
 
     def new_const(self, array: np.ndarray[Any, Any], name: str, dtype: str | None = None) -> SSAValue:
         """An `ascend.Const` holding `array` (dense_resource blob unless tiny)."""
-        from ascend_mp.resources import resource_attr
+        from ascend_mp.resources import fits_dense_literal, resource_attr
 
         dtype = dtype or _dtype_of_numpy(array.dtype, name, self)
         type_ = self.tensor(array.shape, dtype)
         value: Attribute
-        if array.size <= TINY:
+        if fits_dense_literal(np.asarray(array)):
             value = _dense(np.asarray(array), type_)
         else:
             value = resource_attr(name, array, type_)

@@ -138,6 +138,12 @@ class AscendOptMain(xDSLOptMain):
             op, err = found
             raise AscendError(f"{error_location(op, err)}: {_message(err, self)}") from e
 
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        # A pass may create dense_resource blobs (ascend-precision storing weights in fp16) in a module
+        # whose text had none; xDSL prints blobs only for loaded dialects, and builtin loads lazily.
+        self.ctx.get_optional_dialect("builtin")
+        return super().output_resulting_program(prog)
+
     def prepare_output(self) -> IO[str]:
         return sys.stdout if self.args.output_file is None else _Deferred()
 
