@@ -91,6 +91,7 @@ from ascend_mp.dialects.ascend import (
     AscendOp,
     CapsAttr,
     CastOp,
+    ConstOp,
     Kernel,
     ListKindAttr,
     Unit,
@@ -1243,7 +1244,8 @@ def precision_rewrite(module: ModuleOp | Operation, config: PrecisionConfig) -> 
         plan = decide_precision(module, config)
         apply_plan(module, plan)
         # ATC stores a weight that only feeds low-precision kernels in that dtype (DESIGN 10).
-        stored = store_low_weights(module, plan.inserted)
+        consts = [r.op for r in plan.records if isinstance(r.op, ConstOp)]  # every Const is recorded
+        stored = store_low_weights(module, plan.inserted, consts)
         plan.weights = (stored.before, stored.after, len(stored.narrowed))
     finally:
         if paused:

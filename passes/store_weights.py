@@ -19,7 +19,7 @@ The pass is idempotent and leaves every other op alone.
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -64,14 +64,18 @@ def const_array(op: ConstOp) -> np.ndarray[Any, Any]:
     return np.broadcast_to(values.reshape(()), shape) if values.size == 1 else values.reshape(shape)
 
 
+def const_bytes(op: ConstOp) -> int:
+    """Bytes a Const holds (numpy is not needed to count them)."""
+    type_ = op.y.type
+    if not isinstance(type_, TensorType):
+        return 0
+    width = int(getattr(type_.element_type, "bitwidth", 32))
+    return type_.element_count() * max(1, (width + 7) // 8)
+
+
 def weight_bytes(module: Operation) -> int:
-    """Bytes of every `ascend.Const` result in the module (numpy is not needed to count them)."""
-    total = 0
-    for op in module.walk():
-        if isinstance(op, ConstOp) and isinstance(op.y.type, TensorType):
-            width = op.y.type.element_type.bitwidth if hasattr(op.y.type.element_type, "bitwidth") else 32  # pyright: ignore[reportAttributeAccessIssue]
-            total += op.y.type.element_count() * max(1, (int(width) + 7) // 8)
-    return total
+    """Bytes of every `ascend.Const` result in the module."""
+    return sum(const_bytes(op) for op in module.walk() if isinstance(op, ConstOp))
 
 
 def _narrow_target(op: ConstOp, casts: Container[Operation] | None) -> str | None:
@@ -94,13 +98,17 @@ def _narrow_target(op: ConstOp, casts: Container[Operation] | None) -> str | Non
     return low
 
 
-def store_low_weights(module: ModuleOp | Operation, casts: Container[Operation] | None = None) -> WeightBytes:
+def store_low_weights(
+    module: ModuleOp | Operation, casts: Container[Operation] | None = None, consts: Iterable[ConstOp] | None = None
+) -> WeightBytes:
     """Narrow every constant used only through casts to one low float dtype (see the module doc).
 
     With `casts`, only those casts count (the precision pass passes the casts it inserted, so a
-    cast the user wrote is kept)."""
-    report = WeightBytes(before=weight_bytes(module))
-    for op in [o for o in module.walk() if isinstance(o, ConstOp)]:
+    cast the user wrote is kept); with `consts`, those are the module's constants (no walk)."""
+    todo = [o for o in module.walk() if isinstance(o, ConstOp)] if consts is None else list(consts)
+    report = WeightBytes(before=sum(const_bytes(op) for op in todo))
+    report.after = report.before
+    for op in todo:
         low = _narrow_target(op, casts)
         if low is None:
             continue
@@ -131,10 +139,10 @@ def store_low_weights(module: ModuleOp | Operation, casts: Container[Operation] 
             cast.results[0].replace_all_uses_with(new.y)
             cast.detach()
             cast.erase()
+        report.after += const_bytes(new) - const_bytes(op)
         op.detach()
         op.erase()
         report.narrowed.append(name)
-    report.after = weight_bytes(module)
     return report
 
 
