@@ -933,12 +933,12 @@ class _Planner:
                     self.chosen[r] = kd
         if new is not None:
             self.plan.results[op] = tuple(new)
-            if self.info:
-                before, after = _primary(*sig), _primary(kernel.inputs, kernel.outputs)
-                if _rank(after) < _rank(before):
-                    logger.info(
-                        "Reduce precision: %s %s -> %s (%s)", name or op_type, _cann(before), _cann(after), choice.reason
-                    )
+        if self.info:  # inputs or outputs: an fp32->fp16 Greater or Conv2DBackpropFilter keeps its outputs
+            before, after = _primary(*sig), _primary(kernel.inputs, kernel.outputs)
+            if _rank(after) < _rank(before):
+                logger.info(
+                    "Reduce precision: %s %s -> %s (%s)", name or op_type, _cann(before), _cann(after), choice.reason
+                )
 
     def retarget_cast(
         self, op: AscendOp, cls: _OpClass, name: str | None, kind: str, sig: Signature, position: str

@@ -820,3 +820,21 @@ def test_a_large_keep_dtype_file_that_matches_nothing_gives_one_summary_warning(
     assert len(unmatched) == 1, unmatched[:3]
     assert "20001 keep_dtype entries match no op: 'ghost_00000', 'ghost_00001'" in unmatched[0]
     assert unmatched[0].endswith("and 19996 more")
+
+
+def test_reduce_precision_is_logged_when_only_the_inputs_are_reduced(caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 12.11: ops whose outputs keep their dtype (bool/int results, fp16-in/fp32-out kernels) but whose
+    inputs go to fp16 get their `Reduce precision` line too."""
+    text = """
+    func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>, %m: tensor<4x8xf32>) -> (tensor<4xi1>, tensor<4xi32>) {
+      %g = ascend.Greater %x, %y {name = "gt"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+      %a = ascend.ArgMaxV2 %m {name = "argmax", dimension = 1 : i64} : (tensor<4x8xf32>) -> tensor<4xi32>
+      func.return %g, %a : tensor<4xi1>, tensor<4xi32>
+    }
+    """
+    with caplog.at_level(logging.INFO, logger="ascend_mp"):
+        _, report = run(text, mode="force_fp16")
+    lines = [r.message for r in caplog.records if r.message.startswith("Reduce precision")]
+    for name in ("gt", "argmax"):
+        assert report.by_name(name).reduced, name
+        assert f"Reduce precision: {name} float32 -> float16 (mode)" in lines, lines
