@@ -390,3 +390,30 @@ def test_non_finite_constants_round_trip_bit_exactly() -> None:
     reparsed = parse_module(print_module(imported))
     (z,) = Program.from_module(reparsed).run("main", np.ones(2, np.float32))
     assert z[0] == -np.inf and np.isnan(z[1])
+
+
+def _bad_node_model(node: onnx.NodeProto, xshape: list[int], yshape: list[int], inits: dict[str, np.ndarray]) -> onnx.ModelProto:
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, xshape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, yshape)],
+                          [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+
+
+@pytest.mark.parametrize(("node", "inits", "inputs"), [
+    (helper.make_node("Softmax", ["x"], ["y"], axis=3, name="bad"), {}, "'x': [2, 4]"),
+    (helper.make_node("ReduceMean", ["x", "ax"], ["y"], name="bad"), {"ax": np.array([5], np.int64)}, "'x': [2, 4], 'ax': [1]"),
+    (helper.make_node("Add", ["x", "b"], ["y"], name="bad"), {"b": np.ones(3, np.float32)}, "'x': [2, 4], 'b': [3]"),
+    (helper.make_node("Concat", ["x", "x"], ["y"], axis=4, name="bad"), {}, "'x': [2, 4], 'x': [2, 4]"),
+    (helper.make_node("Transpose", ["x"], ["y"], perm=[0, 0], name="bad"), {}, "'x': [2, 4]"),
+    (helper.make_node("Gather", ["x", "i"], ["y"], axis=2, name="bad"), {"i": np.array([0], np.int64)}, "'x': [2, 4], 'i': [1]"),
+], ids=["softmax-axis", "reduce-axes", "broadcast", "concat-axis", "transpose-perm", "gather-axis"])
+def test_an_invalid_node_with_static_inputs_is_named_not_blamed_on_dynamic_shapes(
+    node: onnx.NodeProto, inits: dict[str, np.ndarray], inputs: str
+) -> None:
+    """Wrong axes and shapes that do not broadcast: one line naming the node and its input shapes
+    (no --input_shape can help, so the message does not suggest it)."""
+    with pytest.raises(AscendError) as e:
+        import_onnx(_bad_node_model(node, [2, 4], [2, 4], inits))
+    message = str(e.value)
+    assert f"node 'bad' ({node.op_type}): the shape of its output 'y' cannot be inferred from its static inputs ({inputs})" in message
+    assert "--input_shape" not in message and "\n" not in message

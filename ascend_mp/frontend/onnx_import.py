@@ -29,7 +29,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from ascend_mp.dialects import ascend
-from ascend_mp.dtypes import element_type
+from ascend_mp.dtypes import element_type, tensor_dtype
 from ascend_mp.errors import AscendError
 from ascend_mp.frontend.fold import Graph, ValueType, attrs_of, fold_graph, is_static
 from ascend_mp.frontend.model import InputShapes, check_opsets, load_model, parse_input_shape
@@ -49,6 +49,7 @@ ONNX_TO_DTYPE = {
     onnx.TensorProto.UINT32: "ui32",
     onnx.TensorProto.UINT64: "ui64",
 }
+_INTEGER_ONNX_TYPES = frozenset(k for k, v in ONNX_TO_DTYPE.items() if v[0] in "iu" and v != "i1")
 NAME_ATTR = "onnx.name"
 _VALID_HINT = re.compile(r"[A-Za-z_$.-][\w$.-]*")
 
@@ -211,7 +212,17 @@ class Converter:
             return self.tensor(c.shape, _dtype_of_numpy(c.dtype, name, self))
         if not is_static(t):
             node = self.node.name if self.node is not None else "?"
-            dyn = ", ".join(f"'{n}'" for n in self.graph.inputs) or "none"
+            if self.node is not None and all(self._known(i) for i in self.node.inputs if i) and not any(
+                self._runtime_integer(i) for i in self.node.inputs if i
+            ):
+                # Every input of the node is static, so no --input_shape can help: the node itself is invalid.
+                shapes = ", ".join(f"'{i}': {list(self.shape(i))}" for i in self.node.inputs if i)
+                raise AscendError(
+                    f"{self.label}: node '{node}' ({self.node.op_type}): the shape of its output '{name}' cannot be "
+                    f"inferred from its static inputs ({shapes}); check its attributes and input shapes "
+                    f"(an axis or permutation out of range, shapes that do not broadcast, ...)"
+                )
+            dyn = ", ".join(f"'{n}'" for n in self.graph.inputs if not is_static(self.graph.types.get(n))) or "none"
             raise AscendError(
                 f"{self.label}: the shape of '{name}' (output of node '{node}') is unknown after folding; "
                 f"the graph stays dynamic (inputs: {dyn}; fix them with --input_shape)"
@@ -220,6 +231,20 @@ class Converter:
         if t[0] not in ONNX_TO_DTYPE:
             raise AscendError(f"{self.label}: value '{name}' has an unsupported element type ({onnx.TensorProto.DataType.Name(t[0])})")
         return self.tensor([int(d) for d in t[1]], ONNX_TO_DTYPE[t[0]])  # pyright: ignore[reportArgumentType]
+
+    def _runtime_integer(self, name: str) -> bool:
+        """An integer value computed at run time: a shape, axes or indices whose value can decide shapes."""
+        if name in self.graph.consts:
+            return False
+        if name in self.values:  # converted already: its element type tells
+            dtype = tensor_dtype(self.values[name].type)
+            return dtype is not None and dtype[0] in "iu" and dtype != "i1"
+        t = self.graph.types.get(name)
+        return t is not None and t[0] in _INTEGER_ONNX_TYPES
+
+    def _known(self, name: str) -> bool:
+        """Whether a value's shape is static (a constant, or a static inferred type)."""
+        return name in self.values or name in self.graph.consts or is_static(self.graph.types.get(name))
 
     @staticmethod
     def tensor(shape: Sequence[int], dtype: str) -> TensorType:
