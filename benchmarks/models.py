@@ -48,7 +48,7 @@ def bench_models(quick: bool, report: Callable[[Any], None], row: Callable[..., 
 
     from ascend_mp.frontend import import_onnx
     from ascend_mp.interpreter.runner import Program
-    from passes.precision import run_precision
+    from ascend_mp.passes.precision import run_precision
 
     for path in paths:
         name, exporter = path.name.split(".")[:2]

@@ -200,7 +200,7 @@ def test_round_trip_is_bit_exact() -> None:
 
 
 def _value(op: ConstOp) -> np.ndarray[Any, Any]:
-    from passes.store_weights import const_array
+    from ascend_mp.passes.store_weights import const_array
 
     return const_array(op)
 
@@ -266,8 +266,8 @@ def test_precision_modes_on_an_imported_cnn(mode: str) -> None:
 def test_store_low_weights_halves_weight_bytes_and_keeps_results() -> None:
     """ascend-precision stores weights used only in fp16 as fp16 (ATC does) and reports the bytes;
     the values are the same bits as casting at run time (the rewrite without storing, apply_plan)."""
-    from passes.precision import apply_plan, decide_precision, load_config, run_precision
-    from passes.store_weights import store_low_weights
+    from ascend_mp.passes.precision import apply_plan, decide_precision, load_config, run_precision
+    from ascend_mp.passes.store_weights import store_low_weights
 
     model = small_cnn(1)
     module, plain = import_onnx(model), import_onnx(model)
@@ -363,7 +363,7 @@ def test_print_module_keeps_the_blobs() -> None:
 def test_non_finite_constants_round_trip_bit_exactly() -> None:
     """xDSL prints inf/NaN in a dense literal as hex and reads it back as an integer, so a tiny constant
     that holds one (an attention mask's -inf, an fp32 lowest value stored in fp16) goes into a blob."""
-    from passes.store_weights import store_low_weights
+    from ascend_mp.passes.store_weights import store_low_weights
 
     text = """
     func.func @f(%x: tensor<4xf16>) -> tensor<4xf16> {

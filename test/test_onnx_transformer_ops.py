@@ -145,8 +145,8 @@ def test_scalar_constants_store_in_fp16() -> None:
     from ascend_mp.interpreter.runner import Program
     from ascend_mp.ir import make_context
     from ascend_mp.passes import PASSES
-    from passes.precision import apply_plan, decide_precision, load_config
-    from passes.store_weights import store_low_weights
+    from ascend_mp.passes.precision import apply_plan, decide_precision, load_config
+    from ascend_mp.passes.store_weights import store_low_weights
 
     x = f32(4, 8)
     w = f32(8, 8)
