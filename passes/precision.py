@@ -225,15 +225,15 @@ def load_config(
     policy = policy or "cann"
     if policy != "cann" and (mode is not None or mode_v2 is not None):
         raise AscendError(f"precision_mode applies to the cann policy only, not to amp_policy '{policy}'")
+    known = set(OPS_BY_TYPE)
+    keep = load_keep_dtype(keep_dtype, known) if keep_dtype is not None else None
     opts = PolicyOptions(
-        resolved, level, amp_dtype(amp_dtype_name or "fp16"), tf_lists, os.environ if environ is None else environ
+        resolved, level, amp_dtype(amp_dtype_name or "fp16"), tf_lists, os.environ if environ is None else environ, keep
     )
     rule = policy_rule(policy, opts)
     scopes = load_to_float(to_float) if to_float is not None else None
     library = load_library(soc, op_info)
-    known = set(OPS_BY_TYPE)
     mixlist = load_mixlist(modify_mixlist, known) if modify_mixlist is not None else None
-    keep = load_keep_dtype(keep_dtype, known) if keep_dtype is not None else None
     custom = load_customize_dtypes(customize_dtypes, known) if customize_dtypes is not None else None
     if report is not None:
         folder = os.path.dirname(os.path.abspath(report))

@@ -269,8 +269,99 @@ def test_tf_lists_from_the_environment_and_the_pass_option(monkeypatch: pytest.M
     monkeypatch.delenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_REMOVE")
     got = run_precision(parse_module(TF_SIMPLE), policy="tf", tf_lists="ALLOWLIST_REMOVE=MatMul")
     assert set(_dtypes(got).values()) == {"f32"}  # no allow op: nothing to do
-    got = run_precision(parse_module(TF_SIMPLE), policy="tf", tf_lists="ALLOWLIST_ADD=Exp;CLEARLIST_REMOVE=Relu")
+    got = run_precision(parse_module(TF_SIMPLE), policy="tf", tf_lists="ALLOWLIST_ADD=Exp;DENYLIST_REMOVE=Exp;CLEARLIST_REMOVE=Relu")
     assert _dtypes(got) == {"deny1": "f16", "clr2": "f32", "allow1": "f16", "clr3": "f32"}
+
+
+TF_DENY_CHAIN = """func.func @g(%x: tensor<2x8x8xf32>, %w: tensor<8x8xf32>) -> tensor<16x8xf32> {
+  %bmm = ascend.BatchMatMul %x, %x {name = "bmm"} : (tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %r = ascend.Relu %bmm {name = "r"} : (tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = ascend.Reshape %r {name = "s"} : (tensor<2x8x8xf32>) -> tensor<16x8xf32>
+  %t = ascend.Tanh %s {name = "t"} : (tensor<16x8xf32>) -> tensor<16x8xf32>
+  %mm = ascend.MatMulV2 %t, %w {name = "mm"} : (tensor<16x8xf32>, tensor<8x8xf32>) -> tensor<16x8xf32>
+  func.return %mm : tensor<16x8xf32>
+}
+"""
+
+
+def test_tf_list_edits_change_one_list_and_an_op_on_two_lists_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TF's UpdateList edits one list only; ValidateLists rejects an op left on two ("Op lists have conflicting
+    entries"). So DENYLIST_ADD=BatchMatMul alone is an error (BatchMatMul is on the allow list), and so is
+    removing only TF's BatchMatMul from allow (TF's BatchMatMulV2, on allow, is CANN's BatchMatMul too).
+    Moved properly, deny propagates from it (Relu, Reshape, Tanh lie upstream of an infer op)."""
+    base = _dtypes(run_precision(parse_module(TF_DENY_CHAIN), policy="tf"))
+    assert base == {"bmm": "f16", "r": "f16", "s": "f16", "t": "f16", "mm": "f16"}  # between the allow ops
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_ADD", "BatchMatMul")
+    with pytest.raises(AscendError, match=r"'BatchMatMul' is on both the allow and the deny list.*ALLOWLIST_REMOVE=BatchMatMul") as e:
+        run_precision(parse_module(TF_DENY_CHAIN), policy="tf")
+    assert "\n" not in str(e.value)
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_ALLOWLIST_REMOVE", "BatchMatMul")
+    with pytest.raises(AscendError, match=r"CANN op type BatchMatMul \('BatchMatMulV2' and 'BatchMatMul'\) is on both the allow and the deny"):
+        run_precision(parse_module(TF_DENY_CHAIN), policy="tf")
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_ALLOWLIST_REMOVE", "BatchMatMul,BatchMatMulV2")
+    got = run_precision(parse_module(TF_DENY_CHAIN), policy="tf")
+    assert _dtypes(got) == {"bmm": "f32", "r": "f32", "s": "f32", "t": "f32", "mm": "f16"}
+    assert got.by_name("bmm").reason == "tf: deny"
+    assert got.by_name("t").reason == "tf: infer, downstream of a deny op"
+    # The same as a pass option, and a CANN op type reached from two lists (TF's MatMul on allow, MatMulV2 on deny).
+    monkeypatch.delenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_ADD")
+    monkeypatch.delenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_ALLOWLIST_REMOVE")
+    option = run_precision(parse_module(TF_DENY_CHAIN), policy="tf", tf_lists="DENYLIST_ADD=BatchMatMul;ALLOWLIST_REMOVE=BatchMatMul,BatchMatMulV2")
+    assert _dtypes(option) == _dtypes(got)
+    with pytest.raises(AscendError, match=r"CANN op type MatMulV2 \('MatMul' and 'MatMulV2'\) is on both the allow and the deny"):
+        run_precision(parse_module(TF_DENY_CHAIN), policy="tf", tf_lists="DENYLIST_ADD=MatMulV2")
+
+
+def test_tf_list_edits_apply_in_tf_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DenyList() runs UpdateList("DENYLIST") and then UpdateList("BLACKLIST"), each adding then removing: a
+    BLACKLIST_ADD survives a DENYLIST_REMOVE of the same op (alphabetical order would drop it). TF's other
+    TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_* variables are not list edits."""
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_BLACKLIST_ADD", "Relu")
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_REMOVE", "Relu")
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_CLEARLIST_REMOVE", "Relu")
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_IGNORE_PERFORMANCE", "1")
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LOG_PATH", "/tmp")
+    got = run_precision(parse_module(TF_SIMPLE), policy="tf")
+    assert got.by_name("clr3").reason == "tf: deny"
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_ADD", "Relu")
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_BLACKLIST_REMOVE", "Relu")  # after DENYLIST_ADD: gone
+    assert run_precision(parse_module(TF_SIMPLE), policy="tf").by_name("clr3").reason == "tf: not on any list"
+
+
+TF_PRESERVE_FETCHES = """func.func @preserve_fetches(%input: tensor<32x32xf32>) -> (tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>) {
+  %allow1 = ascend.MatMulV2 %input, %input {name = "allow1"} : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+  %clr1 = ascend.Relu %allow1 {name = "clr1"} : (tensor<32x32xf32>) -> tensor<32x32xf32>
+  %infer1 = ascend.Sqrt %clr1 {name = "infer1"} : (tensor<32x32xf32>) -> tensor<32x32xf32>
+  %deny1 = ascend.Exp %infer1 {name = "deny1"} : (tensor<32x32xf32>) -> tensor<32x32xf32>
+  %clr2 = ascend.Relu %deny1 {name = "clr2"} : (tensor<32x32xf32>) -> tensor<32x32xf32>
+  %allow2 = ascend.MatMulV2 %clr2, %clr2 {name = "allow2"} : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+  %clr3 = ascend.Relu %allow2 {name = "clr3"} : (tensor<32x32xf32>) -> tensor<32x32xf32>
+  %deny2 = ascend.Exp %clr3 {name = "deny2"} : (tensor<32x32xf32>) -> tensor<32x32xf32>
+  %clr4 = ascend.Relu %deny2 {name = "clr4"} : (tensor<32x32xf32>) -> tensor<32x32xf32>
+  func.return %allow1, %clr2, %clr3, %clr4 : tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>
+}
+"""
+
+
+def test_tf_keep_dtype_file_entries_are_preserved_nodes(tmp_path: Path) -> None:
+    """TF's PreserveFetches (fetch = allow1, clr2, clr3) with the fetches in a keep_dtype file: TF expects only
+    allow2 in fp16; the preserved allow1 paints nothing (clr1 stays fp32), as with the `keep_dtype` mark."""
+    keep = tmp_path / "keep.txt"
+    keep.write_text("allow1\nclr2\nclr3\n")
+    plain = _dtypes(run_precision(parse_module(TF_PRESERVE_FETCHES), policy="tf"))
+    assert plain["clr1"] == "f16" and plain["allow1"] == "f16"
+    got = run_precision(parse_module(TF_PRESERVE_FETCHES), policy="tf", keep_dtype=str(keep))
+    assert [n for n, d in _dtypes(got).items() if d != "f32"] == ["allow2"]
+    assert got.by_name("allow1").reason == "keep_dtype"
+    assert got.by_name("clr1").reason == "tf: clear, not connected to allow ops"
+    marked = TF_PRESERVE_FETCHES
+    for n in ("allow1", "clr2", "clr3"):
+        marked = marked.replace(f'{{name = "{n}"}}', f'{{name = "{n}", keep_dtype}}')
+    assert _dtypes(run_precision(parse_module(marked), policy="tf")) == _dtypes(got)
+    # By op type: every Relu is preserved; deny still propagates through a preserved op (TF's pass 2).
+    keep.write_text("OpType::Relu\n")
+    got = run_precision(parse_module(TF_SIMPLE), policy="tf", keep_dtype=str(keep))
+    assert _dtypes(got) == {"deny1": "f32", "clr2": "f32", "allow1": "f16", "clr3": "f32"}
 
 
 @pytest.mark.parametrize(

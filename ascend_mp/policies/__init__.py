@@ -31,6 +31,8 @@ from ascend_mp.modes import V1_MODES
 if TYPE_CHECKING:
     from xdsl.ir import Operation
 
+    from ascend_mp.config import KeepDtype
+
 F16, BF16, F32 = "f16", "bf16", "f32"
 LOW = (F16, BF16)
 AICORE, AICPU = "aicore", "aicpu"
@@ -369,6 +371,8 @@ class PolicyOptions:
     tf_lists: str | None = None
     """TF list edits as a pass option: `ALLOWLIST_ADD=A,B;DENYLIST_REMOVE=C` (added to the environment's)."""
     environ: Mapping[str, str] | None = None
+    keep_dtype: KeepDtype | None = None
+    """The `keep_dtype` file's entries (`tf`: TF's preserved nodes, never painted nor entered)."""
 
 
 def _cann_policy(opts: PolicyOptions) -> Rule:

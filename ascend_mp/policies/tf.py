@@ -14,7 +14,8 @@ CANN op types of the dialect). The painting follows `AutoMixedPrecisionImpl::Opt
 6. a user's Cast to fp32 whose consumers are all allow is retargeted to the low dtype.
 
 Allow ops run in the low dtype; the rest keep their dtype. Only fp32 ops change. Ops marked
-`keep_dtype` act as TF's preserved (fetched) nodes: never painted, never entered. Edges are the
+`keep_dtype` and the ops of a keep_dtype file act as TF's preserved (fetched) nodes: never painted,
+never entered (deny still propagates through them, as in TF). Edges are the
 float tensors between ascend ops; function arguments and results are TF's Placeholder/_Retval.
 List edits come from `TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_{ALLOW,INFER,DENY,CLEAR}LIST_{ADD,REMOVE}`
 (comma separated TF op names or CANN op types) and the pass option `tf_lists`.
@@ -28,8 +29,10 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation
 
+from ascend_mp.config import KeepDtype
 from ascend_mp.errors import AscendError
 from ascend_mp.policies import F32, OpFacts, PolicyOptions, Rule, Steps, keep_steps, low_steps, short
 
@@ -50,22 +53,34 @@ def _known_cann_types() -> frozenset[str]:
     return frozenset(OPS_BY_TYPE)
 
 
+NOT_LIST_EDITS = frozenset({"LEVEL", "IGNORE_PERFORMANCE", "EMULATE_FP16", "LOG_PATH"})
+"""TF's other `TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_*` variables (auto_mixed_precision.cc): not list edits."""
+
+
 def _edits(opts: PolicyOptions) -> list[tuple[str, str, str, str]]:
-    """(list, ADD/REMOVE, op name, where) for every edit of the environment, then of `tf_lists`."""
-    edits: list[tuple[str, str, str, str]] = []
+    """(list, ADD/REMOVE, op name, where) for every edit, in the order TF applies them.
+
+    TF 2.x (`auto_mixed_precision_lists.h`): each list getter calls `UpdateList(NAME)` and then, for
+    the old name, `UpdateList(OLD)` (`AllowList`: ALLOWLIST then WHITELIST, `InferList`: INFERLIST then
+    GRAYLIST, `DenyList`: DENYLIST then BLACKLIST); `UpdateList` inserts every `_ADD` entry, then erases
+    every `_REMOVE` entry, of that one list only. The `tf_lists` option's entries follow, in order.
+    """
     env = opts.environ or {}
     for var in sorted(env):
-        if not var.startswith(ENV_PREFIX) or var == ENV_PREFIX + "LEVEL":
+        if not var.startswith(ENV_PREFIX) or var[len(ENV_PREFIX) :] in NOT_LIST_EDITS:
             continue
-        rest = var[len(ENV_PREFIX) :]
-        name, _, action = rest.rpartition("_")
-        name = ALIASES.get(name, name)
-        if name not in LISTS or action not in ("ADD", "REMOVE"):
+        name, _, action = var[len(ENV_PREFIX) :].rpartition("_")
+        if ALIASES.get(name, name) not in LISTS or action not in ("ADD", "REMOVE"):
             raise AscendError(
                 f"environment variable {var}: unknown list edit; expected {ENV_PREFIX}"
                 "{ALLOW,INFER,DENY,CLEAR}LIST_{ADD,REMOVE}"
             )
-        edits += [(name, action, op.strip(), var) for op in env[var].split(",") if op.strip()]
+    edits: list[tuple[str, str, str, str]] = []
+    for name in LISTS:
+        for var_name in (name, *(old for old, new in ALIASES.items() if new == name)):
+            for action in ("ADD", "REMOVE"):
+                var = f"{ENV_PREFIX}{var_name}_{action}"
+                edits += [(name, action, op.strip(), var) for op in env.get(var, "").split(",") if op.strip()]
     if opts.tf_lists:
         for i, entry in enumerate(opts.tf_lists.split(";"), 1):
             if not entry.strip():
@@ -83,24 +98,44 @@ def _edits(opts: PolicyOptions) -> list[tuple[str, str, str, str]]:
 
 
 def tf_lists(low_name: str, opts: PolicyOptions) -> dict[str, str]:
-    """CANN op type -> TF list kind (allow, infer, deny, clear) after the list edits."""
+    """CANN op type -> TF list kind (allow, infer, deny, clear) after the list edits.
+
+    As TF, an edit changes one list only (adding an op to the deny list leaves it on the allow list),
+    and an op left on two lists is an error (TF's `ValidateLists`: "Op lists have conflicting
+    entries", the rewrite does not run); so is a CANN op type that two lists reach through their TF
+    names. Moving an op takes both edits: `DENYLIST_ADD=MatMul;ALLOWLIST_REMOVE=MatMul`.
+    """
     data = load_data()
-    lists: dict[str, set[str]] = {KINDS[n]: set(data["lists"][low_name][KINDS[n]]) for n in LISTS}
+    lists: dict[str, set[str]] = {n: set(data["lists"][low_name][KINDS[n]]) for n in LISTS}
     mapping: dict[str, list[str]] = data["cann"]
     known = _known_cann_types()
-    for name, action, op, where in _edits(opts):
+    for name, action, op, source in _edits(opts):
         if op not in mapping and op not in known:
-            raise AscendError(f"{where}: unknown op '{op}'; expected a TensorFlow op name or a CANN op type")
+            raise AscendError(f"{source}: unknown op '{op}'; expected a TensorFlow op name or a CANN op type")
         if action == "ADD":
-            lists[KINDS[name]].add(op)
+            lists[name].add(op)
         else:
-            lists[KINDS[name]].discard(op)
-    by_type: dict[str, str] = {}
-    for kind in ("clear", "infer", "deny", "allow"):  # TF checks allow first, so allow wins a clash
-        for op in lists[kind]:
+            lists[name].discard(op)
+    where: dict[str, str] = {}  # op name -> its list
+    owner: dict[str, tuple[str, str]] = {}  # CANN op type -> (list, the op name that reaches it)
+    for name in LISTS:
+        for op in sorted(lists[name]):
+            if where.setdefault(op, name) != name:
+                raise AscendError(_conflict(op, (where[op], op), (name, op)))
             for cann in mapping.get(op, [op] if op in known else []):
-                by_type[cann] = kind
-    return by_type
+                if owner.setdefault(cann, (name, op))[0] != name:
+                    raise AscendError(_conflict(cann, owner[cann], (name, op)))
+    return {cann: KINDS[name] for cann, (name, _) in owner.items()}
+
+
+def _conflict(key: str, first: tuple[str, str], second: tuple[str, str]) -> str:
+    (list1, op1), (list2, op2) = first, second
+    what = f"'{key}'" if op1 == op2 == key else f"CANN op type {key} ('{op1}' and '{op2}')"
+    return (
+        f"TF mixed-precision lists: {what} is on both the {KINDS[list1]} and the {KINDS[list2]} list after the edits; "
+        f"TensorFlow rejects this (ValidateLists: Op lists have conflicting entries); remove it from one, "
+        f"e.g. {list1}_REMOVE={op1}"
+    )
 
 
 @dataclass
@@ -135,6 +170,8 @@ class TfRule(Rule):
     lists: Mapping[str, str]
     follow_allow: bool = False
     """oneDNN (bf16) mode: infer ops directly after an allow op become allow (TF's pass 4)."""
+    preserve: KeepDtype | None = None
+    """The keep_dtype file: its ops (by name or `OpType::`) are TF's preserved nodes, as the marked ones."""
     paint: dict[Operation, str] = field(default_factory=dict[Operation, str])
     cast_targets: dict[Operation, str] = field(default_factory=dict[Operation, str])
 
@@ -164,7 +201,7 @@ class TfRule(Rule):
                 for use in r.uses:
                     consumers.setdefault(g.index[op], []).append(use.operation)
         kind = [self.lists.get(op.name.removeprefix("ascend."), "") for op in g.ops]
-        process = [op.keep_dtype is None for op in g.ops]  # type: ignore[attr-defined]
+        process = [not self._preserved(op) for op in g.ops]
         f32 = [_compute_dtype(op) == F32 for op in g.ops]
         low_ok = [supports(op, self.low) for op in g.ops]
         n = len(g.ops)
@@ -244,6 +281,17 @@ class TfRule(Rule):
             if i in allow:
                 self.paint[op] = "allow:" + self.paint[op]
 
+    def _preserved(self, op: Operation) -> bool:
+        """TF's `MustPreserve` (nodes_to_preserve, the fetch nodes): marked `keep_dtype` or in the keep_dtype
+        file. TF leaves such a node out of `should_process_nodes_`: never painted allow nor entered by the
+        allow passes (1, 3, 4, 5); deny still propagates through it (pass 2 does not ask ShouldProcess)."""
+        if op.keep_dtype is not None:  # type: ignore[attr-defined]
+            return True
+        if self.preserve is None:
+            return False
+        name = op.properties.get("name")
+        return self.preserve.matches(name.data if isinstance(name, StringAttr) else None, op.name.removeprefix("ascend."))
+
     def cast_target(self, op: Operation) -> tuple[str, str] | None:
         d = self.cast_targets.get(op)
         return None if d is None else (d, "tf: Cast whose consumers are all allow")
@@ -286,5 +334,9 @@ def tf_rule(opts: PolicyOptions) -> Rule:
         raise AscendError(f"amp_level '{opts.level}' applies to the mindspore policy only")
     low_name = "fp16" if opts.amp_dtype == "f16" else "bf16"
     return TfRule(
-        "tf" if low_name == "fp16" else "tf bf16", opts.amp_dtype, tf_lists(low_name, opts), follow_allow=low_name == "bf16"
+        "tf" if low_name == "fp16" else "tf bf16",
+        opts.amp_dtype,
+        tf_lists(low_name, opts),
+        follow_allow=low_name == "bf16",
+        preserve=opts.keep_dtype,
     )
