@@ -50,7 +50,7 @@ ONNX_TO_DTYPE = {
     onnx.TensorProto.UINT64: "ui64",
 }
 _INTEGER_ONNX_TYPES = frozenset(k for k, v in ONNX_TO_DTYPE.items() if v[0] in "iu" and v != "i1")
-NAME_ATTR = "onnx.name"
+from ascend_mp.frontend.tools import NAME_ATTR  # noqa: E402  (stated once, where the tools read it)
 _VALID_HINT = re.compile(r"[A-Za-z_$.-][\w$.-]*")
 
 

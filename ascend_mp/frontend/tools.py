@@ -12,6 +12,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 
 ONNX_EXTENSIONS = ("onnx",)
+NAME_ATTR = "onnx.name"
+"""The arg/result attribute holding a function argument's or result's ONNX name."""
 
 
 def add_frontend_arguments(parser: argparse.ArgumentParser | Any) -> None:
@@ -44,7 +46,6 @@ def onnx_frontend(path: str | None, stream: IO[bytes], input_shape: str | None, 
 
 
 def _names(attrs: ArrayAttr[DictionaryAttr] | None, count: int) -> list[str | None]:
-    from ascend_mp.frontend.onnx_import import NAME_ATTR
 
     if attrs is None:
         return [None] * count
