@@ -1190,13 +1190,17 @@ class _DirectRewriter:
     def handle_operation_modification(self, op: Operation) -> None:
         pass
 
-    def replace_op(self, op: Operation, new_ops: list[Operation], new_results: list[SSAValue]) -> None:
-        Rewriter.replace_op(op, new_ops, new_results)
+    def replace_all_uses_with(self, old: SSAValue, new: SSAValue) -> None:
+        old.replace_all_uses_with(new)
+
+    def erase(self, op: Operation) -> None:
+        Rewriter.erase_op(op)
 
 
 def _apply_ascend(op: AscendOp, plan: PrecisionPlan, rewriter: PatternRewriter | _DirectRewriter) -> None:
     if op in plan.folded:  # an identity user cast: its uses read its (retyped) input
-        rewriter.replace_op(op, [], [op.operands[0]])
+        rewriter.replace_all_uses_with(op.results[0], op.operands[0])
+        rewriter.erase(op)
         return
     _cast_operands(op, plan, rewriter)
     new = plan.results.get(op)

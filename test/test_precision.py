@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.irdl.dominance import DominanceInfo
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 
 from ascend_mp.dtypes import tensor_dtype
 from ascend_mp.errors import AscendError
@@ -519,6 +520,18 @@ def test_a_user_cast_whose_input_stays_fp32_is_kept() -> None:
     assert isinstance(up, CastOp) and up.x is user.results[0]
     assert report.by_name("user").reason == "user cast" and report.casts_folded == 0
 
+
+@pytest.mark.parametrize(("low", "options"), IDENTITY_RUNS, ids=["f16", "bf16"])
+def test_the_rewrite_patterns_fold_an_identity_cast_too(low: str, options: dict[str, str]) -> None:
+    """Under xDSL's walker (another pipeline's driver) the patterns erase the identity cast as apply_plan does."""
+    text = IDENTITY_CASTS.replace("LOW", low)
+    walked = parse(text)
+    plan = decide_precision(walked, load_config(**options))  # pyright: ignore[reportArgumentType]
+    PatternRewriteWalker(GreedyRewritePatternApplier(populate_precision_patterns(plan)), apply_recursively=False).rewrite_module(walked)
+    walked.verify()
+    looped, _ = run(text, **options)
+    assert "user" not in print_module(walked)
+    assert print_module(walked) == print_module(looped)
 
 def _unfolded(text: str, **options: object) -> ModuleOp:
     """The pass as it was before the fold (the user's cast kept, fed by an inserted cast back to f32)."""
