@@ -40,7 +40,9 @@ It works in two steps, both linear in the number of ops:
    (the patterns of :func:`populate_precision_patterns` do the same inside other pipelines;
    no DCE), retyping results in place: at most one cast per
    (value, dtype), shared by every consumer; an exact round trip through a user
-   cast (f16->f32->f16, bf16->f32->bf16) is folded instead of adding a cast.
+   cast (f16->f32->f16, bf16->f32->bf16) is folded instead of adding a cast, and a user's
+   f32->f16 (f32->bf16) cast of a value retyped to f16 (bf16) is an identity: it is erased and its
+   uses read the value (no f16->f32 cast is inserted to feed it).
 
 Cast placement: a cast goes right before its first consumer in program order
 (so a function argument is not cast at the top, and a cast back to the result
@@ -509,6 +511,9 @@ class PrecisionPlan:
     """The last cast placed right after an op or at the start of a block (where no consumer could host it)."""
     user_casts: dict[tuple[SSAValue, str], Operation] = field(default_factory=dict[tuple[SSAValue, str], Operation])
     """Casts in the input, by (source value, destination dtype), for reuse."""
+    folded: set[Operation] = field(default_factory=set[Operation])
+    """User casts that became identities (an f32 -> f16 cast of a value retyped to f16): their uses read
+    the input and they are erased."""
     order: dict[Operation, int] = field(default_factory=dict[Operation, int])
     """Program-order index of the user casts and of the ops that need operand casts."""
     casts_inserted: int = 0
@@ -722,6 +727,8 @@ class _Planner:
         self.seq = 0
         self.type_dtypes: dict[int, tuple[Attribute, str | None]] = {}
         self.track = config.keep_dtype is not None or config.customize_dtypes is not None
+        self.aliases: dict[SSAValue, SSAValue] = {}
+        """The results of folded user casts -> the values their uses will read."""
 
     # -- helpers ---------------------------------------------------------------------------
     def warn(self, message: str) -> None:
@@ -877,8 +884,11 @@ class _Planner:
         sig, groups = found
         if cls.fixed == "user cast" and self.retarget_cast(op, cls, name, kind, sig, position):
             return
+        if cls.fixed == "user cast" and self.fold_identity_cast(op, cls, name, kind, sig, position):
+            return
         if cls.fixed == "user cast" and op.operands[0] not in self.chosen:
-            self.plan.user_casts.setdefault((op.operands[0], sig.outputs[0]), op)  # pyright: ignore[reportArgumentType]
+            source = self.aliases.get(op.operands[0], op.operands[0])  # a folded cast's uses read its input
+            self.plan.user_casts.setdefault((source, sig.outputs[0]), op)  # pyright: ignore[reportArgumentType]
             self.plan.order[op] = self.seq
         if cls.fixed is not None or _primary(sig.inputs, sig.outputs) is None:
             self.keep_as_is(op, op_type, name, kind, cls.fixed or "no float tensors", position, sig)
@@ -958,6 +968,29 @@ class _Planner:
         result = op.results[0]
         self.plan.results[op] = (dst,)
         self.chosen[result] = self.voters[result] = dst
+        return True
+
+    def fold_identity_cast(
+        self, op: AscendOp, cls: _OpClass, name: str | None, kind: str, sig: Signature, position: str
+    ) -> bool:
+        """A user's cast to a lower dtype whose input the decisions retyped to that dtype (f32 -> f16 of a value
+        now f16) is an identity: DESIGN 5's exact round trip (f16 -> f32 -> f16, bf16 -> f32 -> bf16) vanishes,
+        so no cast back to the cast's input dtype is inserted and the user's cast is erased (its uses read the
+        input). A cast that still changes the dtype (bf16 into an f32 -> f16 cast) is kept."""
+        source = op.operands[0]
+        new = self.chosen.get(source)
+        dst = sig.outputs[0]
+        if new is None or new != dst or (dst, sig.inputs[0]) not in EXACT_WIDENING:
+            return False
+        result = op.results[0]
+        if self.plan.retyped(source.type, new) != result.type:
+            return False
+        reason = "user cast: identity after retyping, folded"
+        self.plan.records.append(_Record(op, cls.op_type, name, sig, None, kind, reason, position))
+        self.plan.folded.add(op)
+        self.plan.casts_folded += 1
+        self.aliases[result] = self.aliases.get(source, source)
+        self.voters[result] = dst  # a user cast votes with its output dtype
         return True
 
     def keep_as_is(
@@ -1158,8 +1191,18 @@ class _DirectRewriter:
     def handle_operation_modification(self, op: Operation) -> None:
         pass
 
+    def replace_all_uses_with(self, old: SSAValue, new: SSAValue) -> None:
+        old.replace_all_uses_with(new)
+
+    def erase(self, op: Operation) -> None:
+        Rewriter.erase_op(op)
+
 
 def _apply_ascend(op: AscendOp, plan: PrecisionPlan, rewriter: PatternRewriter | _DirectRewriter) -> None:
+    if op in plan.folded:  # an identity user cast: its uses read its (retyped) input
+        rewriter.replace_all_uses_with(op.results[0], op.operands[0])
+        rewriter.erase(op)
+        return
     _cast_operands(op, plan, rewriter)
     new = plan.results.get(op)
     if new is None:
@@ -1225,7 +1268,7 @@ def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan) -> None:
         if op is module:
             continue
         if isinstance(op, AscendOp):
-            if op in plan.operands or op in plan.results:
+            if op in plan.operands or op in plan.results or op in plan.folded:
                 _apply_ascend(op, plan, rewriter)
         elif op in plan.operands:
             _cast_operands(op, plan, rewriter)

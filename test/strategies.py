@@ -167,6 +167,9 @@ def check_invariants(soc: str, module: ModuleOp, mode: str) -> PrecisionReport |
     signature = fn.function_type
     user_ops = [op for op in module.walk() if isinstance(op, AscendOp)]
     user_casts = {id(op) for op in user_ops if isinstance(op, CastOp)}
+    # What each user cast reads and makes: it may vanish only as the exact round trip DESIGN 5 folds
+    # (its input, fp32 in the input IR, retyped to the cast's own low output dtype).
+    cast_io = {id(op): (op.operands[0], tensor_dtype(op.operands[0].type), op.results[0].type) for op in user_ops if isinstance(op, CastOp)}
     before = print_module(module)
     try:
         report = run_precision(module, mode=mode, soc=soc)
@@ -178,7 +181,15 @@ def check_invariants(soc: str, module: ModuleOp, mode: str) -> PrecisionReport |
     module.verify()
     assert fn.function_type == signature
     after_ops = [op for op in module.walk() if isinstance(op, AscendOp)]
-    assert [op for op in after_ops if not isinstance(op, CastOp) or id(op) in user_casts] == user_ops  # none deleted or reordered
+    survivors = {id(op) for op in after_ops}
+    folded = [op for op in user_ops if id(op) not in survivors]
+    for op in folded:
+        assert id(op) in user_casts, f"{op.name} deleted"
+        source, was, made = cast_io[id(op)]
+        assert was == "f32" and tensor_dtype(made) in ("f16", "bf16") and source.type == made, (mode, "folded a cast that changes the dtype")
+    assert report.casts_folded >= len(folded)
+    kept = [op for op in user_ops if id(op) in survivors]
+    assert [op for op in after_ops if not isinstance(op, CastOp) or id(op) in user_casts] == kept  # none other deleted or reordered
     assert len(report.ops) == len(user_ops)
     for op in after_ops:
         assert matches_a_kernel(op, library.kernels(op)), (mode, print_module(op))

@@ -8,10 +8,12 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import pytest
 from ascend_mp.dialects import ascend
 from ascend_mp.dialects.ascend import AscendOp, CastOp
-from ascend_mp.passes import PASSES
+from ascend_mp.interpreter import Program
+from ascend_mp.passes import PASSES, precision
 from ascend_mp.passes.precision import (
     AscendPrecisionPass,
     PrecisionReport,
@@ -23,12 +25,14 @@ from ascend_mp.passes.precision import (
     run_precision,
 )
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from strategies import MODES, SOCS, check_invariants, graphs
 from xdsl.dialects import cf, func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.irdl.dominance import DominanceInfo
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 
 from ascend_mp.dtypes import tensor_dtype
 from ascend_mp.errors import AscendError
@@ -454,6 +458,109 @@ def test_user_cast_before_a_consumer_is_reused() -> None:
     mine = named(module, "mine")
     assert named(module, "mm").operands[0] is mine.results[0]
     assert report.casts_inserted == 1  # only the cast of the result back to fp32
+
+
+IDENTITY_CASTS = """func.func @g(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> (tensor<8x8xLOW>, tensor<8x8xf32>, tensor<8x8xf16>, tensor<8x8xf32>) {
+  %m = ascend.MatMulV2 %x, %w {name = "mm"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %u = ascend.Cast %m {name = "user"} : (tensor<8x8xf32>) -> tensor<8x8xLOW>
+  %r = ascend.Relu %u {name = "relu"} : (tensor<8x8xLOW>) -> tensor<8x8xLOW>
+  %l = ascend.Log %m {name = "log"} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %k = ascend.Cast %l {name = "kept"} : (tensor<8x8xf32>) -> tensor<8x8xf16>
+  %t = ascend.Cast %k {name = "trip"} : (tensor<8x8xf16>) -> tensor<8x8xf32>
+  func.return %r, %l, %k, %t : tensor<8x8xLOW>, tensor<8x8xf32>, tensor<8x8xf16>, tensor<8x8xf32>
+}
+"""
+"""MatMulV2 (white) goes low; the user's f32 -> LOW cast of it is then an identity. Log is black: its
+f32 input is cast to f16 by `kept` and back by `trip` (f32 -> f16 -> f32: never folded)."""
+
+IDENTITY_RUNS = (("f16", {"mode": "allow_mix_precision"}), ("bf16", {"mode": "allow_mix_precision_bf16", "soc": "ascend910b"}))
+
+
+@pytest.mark.parametrize(("low", "options"), IDENTITY_RUNS, ids=["f16", "bf16"])
+def test_a_user_cast_made_an_identity_by_retyping_is_folded(low: str, options: dict[str, str]) -> None:
+    """f16 -> f32 -> f16 (bf16 -> f32 -> bf16) vanishes (DESIGN 5): no cast of MatMulV2's result back to f32
+    is inserted for the user's cast, which is erased; its consumers read MatMulV2 directly."""
+    module, report = run(IDENTITY_CASTS.replace("LOW", low), **options)
+    mm, relu, log = named(module, "mm"), named(module, "relu"), named(module, "log")
+    assert dtypes(mm)[1] == (low,)
+    assert relu.operands[0] is mm.results[0]
+    ret = module.body.block.first_op.body.block.last_op  # pyright: ignore[reportAttributeAccessIssue]
+    assert ret.operands[0] is relu.results[0]  # pyright: ignore[reportOptionalMemberAccess]
+    assert "user" not in {op.properties["name"].data for op in casts(module) if "name" in op.properties}  # pyright: ignore[reportAttributeAccessIssue]
+    # The only cast of MatMulV2's result is the one Log (black, fp32) needs.
+    of_mm = [c for c in casts(module) if c.x is mm.results[0]]
+    assert of_mm == [log.operands[0].owner] and dtypes(of_mm[0])[1] == ("f32",)
+    # f32 -> f16 -> f32 with the input still f32: both user casts kept, the round trip read as written.
+    kept, trip = named(module, "kept"), named(module, "trip")
+    assert kept.x is log.results[0] and trip.x is kept.results[0] and ret.operands[3] is trip.results[0]  # pyright: ignore[reportOptionalMemberAccess]
+    # One report entry per input op; the folded cast says why.
+    assert [d.name for d in report.ops] == ["mm", "user", "relu", "log", "kept", "trip"]
+    assert report.by_name("user").reason == "user cast: identity after retyping, folded"
+    assert report.by_name("relu").chosen.outputs == (low,)
+    assert report.casts_folded == 1
+    assert report.casts_inserted == len(casts(module)) - 2 == 3  # x, w down; MatMulV2's result up for Log
+
+
+def test_a_bf16_value_into_a_users_f32_to_f16_cast_still_goes_through_f32() -> None:
+    """bf16 -> f32 -> f16 is not exact: the user's cast is kept, fed by an inserted bf16 -> f32 cast."""
+    module, report = run(IDENTITY_CASTS.replace("LOW", "f16"), mode="allow_mix_precision_bf16", soc="ascend910b")
+    mm, user = named(module, "mm"), named(module, "user")
+    assert dtypes(mm)[1] == ("bf16",)
+    up = user.x.owner
+    assert isinstance(up, CastOp) and up.x is mm.results[0] and dtypes(up) == (("bf16",), ("f32",))
+    assert dtypes(user) == (("f32",), ("f16",)) and named(module, "relu").operands[0] is user.results[0]
+    assert report.by_name("user").reason == "user cast" and report.casts_folded == 0
+
+
+def test_a_user_cast_whose_input_stays_fp32_is_kept() -> None:
+    module, report = run(IDENTITY_CASTS.replace("LOW", "f16"), mode="force_fp32")
+    mm, user = named(module, "mm"), named(module, "user")
+    assert dtypes(mm)[1] == ("f32",) and user.x is mm.results[0]
+    up = named(module, "relu").operands[0].owner  # force_fp32 runs Relu in fp32: the user's f16 result is cast up
+    assert isinstance(up, CastOp) and up.x is user.results[0]
+    assert report.by_name("user").reason == "user cast" and report.casts_folded == 0
+
+
+@pytest.mark.parametrize(("low", "options"), IDENTITY_RUNS, ids=["f16", "bf16"])
+def test_the_rewrite_patterns_fold_an_identity_cast_too(low: str, options: dict[str, str]) -> None:
+    """Under xDSL's walker (another pipeline's driver) the patterns erase the identity cast as apply_plan does."""
+    text = IDENTITY_CASTS.replace("LOW", low)
+    walked = parse(text)
+    plan = decide_precision(walked, load_config(**options))  # pyright: ignore[reportArgumentType]
+    PatternRewriteWalker(GreedyRewritePatternApplier(populate_precision_patterns(plan)), apply_recursively=False).rewrite_module(walked)
+    walked.verify()
+    looped, _ = run(text, **options)
+    assert "user" not in print_module(walked)
+    assert print_module(walked) == print_module(looped)
+
+def _unfolded(text: str, **options: object) -> ModuleOp:
+    """The pass as it was before the fold (the user's cast kept, fed by an inserted cast back to f32)."""
+    saved = precision._Planner.fold_identity_cast  # pyright: ignore[reportPrivateUsage]
+    precision._Planner.fold_identity_cast = lambda *_: False  # type: ignore[method-assign]  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
+    try:
+        module, _ = run(text, **options)
+    finally:
+        precision._Planner.fold_identity_cast = saved  # type: ignore[method-assign]  # pyright: ignore[reportPrivateUsage]
+    return module
+
+
+@pytest.mark.parametrize(("low", "options"), IDENTITY_RUNS, ids=["f16", "bf16"])
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), scale=st.sampled_from((1.0, 300.0, 1e5)))
+def test_folding_an_identity_cast_changes_no_bit(low: str, options: dict[str, str], seed: int, scale: float) -> None:
+    """The interpreter's outputs with the fold are bit-identical to the unfolded IR's (which has the round trip
+    MatMulV2 -> f32 -> user's cast), on random inputs, overflowing ones included."""
+    text = IDENTITY_CASTS.replace("LOW", low)
+    folded, _ = run(text, **options)
+    unfolded = _unfolded(text, **options)
+    assert named(unfolded, "user").x.owner is not named(unfolded, "mm")  # the round trip is there
+    rng = np.random.default_rng(seed)
+    inputs = [(rng.standard_normal((8, 8)) * scale).astype(np.float32) for _ in range(2)]
+    want = Program.from_module(unfolded).run("g", *inputs)
+    got = Program.from_module(folded).run("g", *inputs)
+    assert len(want) == len(got) == 4
+    for a, b in zip(want, got):
+        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
 def test_inserted_casts_have_no_name_or_marker() -> None:
