@@ -1238,3 +1238,38 @@ def test_sigmoid_of_very_negative_inputs_keeps_its_tiny_value() -> None:
     ref = np.exp(f64(x[:4])) / (1 + np.exp(f64(x[:4])))
     assert_close(y[:4], ref, ulps=2)
     assert y[0] > 0 and np.isnan(y[4])
+
+
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("stride", [1, 2])
+@pytest.mark.parametrize("dilation", [1, 2])
+@pytest.mark.parametrize("pads", [(0, 0, 0, 0), (1, 1, 1, 1), (0, 1, 2, 0)])
+def test_conv_forward_paths_against_a_float64_tap_sum(k: int, stride: int, dilation: int, pads: tuple[int, int, int, int]) -> None:
+    """The ungrouped forward (channel-major patches; a 1x1 window without padding is a strided view) against
+    a float64 sum over filter taps written independently here."""
+    from ascend_mp.interpreter.ascend import ConvGeometry
+
+    rng = np.random.default_rng(k * 100 + stride * 10 + dilation)
+    x = rng.standard_normal((2, 5, 9, 8)).astype(np.float32)
+    w = rng.standard_normal((4, 5, k, k)).astype(np.float32)
+    geo = ConvGeometry(stride, stride, dilation, dilation, pads, 1)
+    oh, ow = geo.out_size(9, 8, k, k)
+    y = geo.forward(x, w)
+    xp = np.pad(f64(x), ((0, 0), (0, 0), (pads[0], pads[1]), (pads[2], pads[3])))
+    ref = np.zeros((2, 4, oh, ow))
+    for a in range(k):
+        for b in range(k):
+            tap = xp[:, :, a * dilation : a * dilation + (oh - 1) * stride + 1 : stride, b * dilation : b * dilation + (ow - 1) * stride + 1 : stride]
+            ref += np.einsum("nchw,oc->nohw", tap, f64(w[:, :, a, b]))
+    assert y.shape == ref.shape and y.dtype == np.float32 and y.flags.c_contiguous
+    assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
+
+
+def test_max_pool_takes_the_max_of_every_tap_and_keeps_nan() -> None:
+    x = np.arange(2 * 3 * 5 * 5, dtype=np.float32).reshape(2, 3, 5, 5)[:, :, ::-1, :].copy()
+    x[0, 1, 2, 2] = np.nan
+    y = run("MaxPoolV3", x, attrs={"ksize": (1, 1, 3, 3), "strides": (1, 1, 2, 2), "pads": (1, 1, 1, 1)})
+    xp = np.pad(f64(x), ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    ref = np.stack([np.stack([xp[:, :, 2 * i : 2 * i + 3, 2 * j : 2 * j + 3].max(axis=(2, 3)) for j in range(3)], -1) for i in range(3)], -2)
+    np.testing.assert_array_equal(y, ref.astype(np.float32))
+    assert np.isnan(y[0, 1, 1, 1]) and not np.isnan(y[1]).any()

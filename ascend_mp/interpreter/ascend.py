@@ -877,18 +877,32 @@ class ConvGeometry:
         win = win[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw, :: self.dh, :: self.dw]
         return win.transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, self.groups, (c // self.groups) * kh * kw)
 
+    def patches(self, x: Array, kh: int, kw: int) -> Array:
+        """im2col, channel-major: (N, C*KH*KW, OH*OW) patches of padded `x` (N, C, H, W); a 1x1
+        window without padding or dilation is a strided view of `x` (no copy at stride 1)."""
+        n, c, h, w = x.shape
+        oh, ow = self.out_size(h, w, kh, kw)
+        if kh == kw == 1 and not any(self.pads):
+            return x[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw].reshape(n, c, oh * ow)
+        pt, pb, pl, pr = self.pads
+        if any(self.pads):
+            x = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+        eh, ew = self.dh * (kh - 1) + 1, self.dw * (kw - 1) + 1
+        win = sliding_window_view(x, (eh, ew), axis=(2, 3))  # N, C, H', W', eh, ew
+        win = win[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw, :: self.dh, :: self.dw]
+        return win.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * kh * kw, oh * ow)
+
     def forward(self, x: Array, w: Array) -> Array:
         """y (N, O, OH, OW) = conv(x (N, C, H, W), w (O, C/G, KH, KW))."""
         n, _, h, wd = x.shape
         o, i, kh, kw = w.shape
         g = self.groups
         oh, ow = self.out_size(h, wd, kh, kw)
+        if g == 1:  # (O, C*K) @ (N, C*K, OH*OW): the products land in NCHW order, one fp32 matmul
+            return np.matmul(w.reshape(o, i * kh * kw), self.patches(x, kh, kw)).reshape(n, o, oh, ow)
         cols = self.columns(x, kh, kw)  # P, G, I*K
         wm = w.reshape(g, o // g, i * kh * kw)
-        if g == 1:
-            y = np.matmul(cols[:, 0, :], wm[0].T)  # P, O
-        else:
-            y = np.matmul(cols.transpose(1, 0, 2), wm.transpose(0, 2, 1)).transpose(1, 0, 2)  # P, G, O/G
+        y = np.matmul(cols.transpose(1, 0, 2), wm.transpose(0, 2, 1)).transpose(1, 0, 2)  # P, G, O/G
         return _contig(y.reshape(n, oh, ow, o).transpose(0, 3, 1, 2))
 
     def backprop_filter(self, x: Array, dy: Array, filter_shape: tuple[int, ...]) -> Array:
@@ -1048,7 +1062,17 @@ def _pool_geometry(spec: OpSpec) -> PoolGeometry:
 def _max_pool(spec: OpSpec) -> KernelFn:
     fmt = spec.attr("data_format")
     geo = _pool_geometry(spec)
-    return lambda x: _contig(_from_nchw(geo.windows(_to_nchw(x, fmt), -np.inf).max(axis=(4, 5)), fmt))
+
+    def pool(x: Array) -> Array:
+        win = geo.windows(_to_nchw(x, fmt), -np.inf)  # N, C, OH, OW, KH, KW (a view)
+        out = win[..., 0, 0].copy()
+        for a in range(win.shape[4]):  # one np.maximum per window tap (NaN propagates, as max does)
+            for b in range(win.shape[5]):
+                if a or b:
+                    np.maximum(out, win[..., a, b], out=out)
+        return _contig(_from_nchw(out, fmt))
+
+    return pool
 
 
 @kernel("AvgPool", "AvgPoolV2")
