@@ -865,16 +865,21 @@ class ConvGeometry:
         ow = (w + pl + pr - (self.dw * (kw - 1) + 1)) // self.sw + 1
         return oh, ow
 
-    def columns(self, x: Array, kh: int, kw: int) -> Array:
-        """im2col: (N*OH*OW, G, C/G*KH*KW) patches of padded `x` (N, C, H, W)."""
-        n, c, h, w = x.shape
-        oh, ow = self.out_size(h, w, kh, kw)
+    def windows(self, x: Array, kh: int, kw: int) -> Array:
+        """(N, C, OH, OW, KH, KW) view of the (padded, strided, dilated) windows of `x` (N, C, H, W)."""
+        oh, ow = self.out_size(x.shape[2], x.shape[3], kh, kw)
         pt, pb, pl, pr = self.pads
         if any(self.pads):
             x = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
         eh, ew = self.dh * (kh - 1) + 1, self.dw * (kw - 1) + 1
         win = sliding_window_view(x, (eh, ew), axis=(2, 3))  # N, C, H', W', eh, ew
-        win = win[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw, :: self.dh, :: self.dw]
+        return win[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw, :: self.dh, :: self.dw]
+
+    def columns(self, x: Array, kh: int, kw: int) -> Array:
+        """im2col: (N*OH*OW, G, C/G*KH*KW) patches of padded `x` (N, C, H, W)."""
+        n, c, h, w = x.shape
+        oh, ow = self.out_size(h, w, kh, kw)
+        win = self.windows(x, kh, kw)
         return win.transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, self.groups, (c // self.groups) * kh * kw)
 
     def patches(self, x: Array, kh: int, kw: int) -> Array:
@@ -884,13 +889,7 @@ class ConvGeometry:
         oh, ow = self.out_size(h, w, kh, kw)
         if kh == kw == 1 and not any(self.pads):
             return x[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw].reshape(n, c, oh * ow)
-        pt, pb, pl, pr = self.pads
-        if any(self.pads):
-            x = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
-        eh, ew = self.dh * (kh - 1) + 1, self.dw * (kw - 1) + 1
-        win = sliding_window_view(x, (eh, ew), axis=(2, 3))  # N, C, H', W', eh, ew
-        win = win[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw, :: self.dh, :: self.dw]
-        return win.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * kh * kw, oh * ow)
+        return self.windows(x, kh, kw).transpose(0, 1, 4, 5, 2, 3).reshape(n, c * kh * kw, oh * ow)
 
     def forward(self, x: Array, w: Array) -> Array:
         """y (N, O, OH, OW) = conv(x (N, C, H, W), w (O, C/G, KH, KW))."""
