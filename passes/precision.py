@@ -900,7 +900,7 @@ class _Planner:
         kernel = choice.kernel
         if choice.warning is not None:
             label = f"{op_type} '{name}'" if name else op_type
-            self.warn(f"{label}: {choice.warning}; kernels: {_fmt_kernels(cands.all)}")
+            self.warn(f"{_location(op, position)}: {label}: {choice.warning}; kernels: {_fmt_kernels(cands.all)}")
         record = _Record(op, op_type, name, sig, kernel, kind, choice.reason, position)
         self.plan.records.append(record)
         if kernel is None:
@@ -980,6 +980,8 @@ class _Planner:
         source = op.operands[0]
         new = self.chosen.get(source)
         dst = sig.outputs[0]
+        if op.keep_dtype is not None:  # a marked cast (training machinery) is kept as written
+            return False
         if new is None or new != dst or (dst, sig.inputs[0]) not in EXACT_WIDENING:
             return False
         result = op.results[0]
@@ -1046,8 +1048,8 @@ class _Planner:
             if choice is not None:
                 return choice
             self.warn(
-                f"{op_type} '{name or op_type}': keep_dtype cannot keep {_cann(orig)} (no kernel for it); "
-                f"the mode decides"
+                f"{_location(op, position)}: {op_type} '{name or op_type}': keep_dtype cannot keep {_cann(orig)} "
+                f"(no kernel for it); the mode decides"
             )
         if config.to_float is not None and name is not None:
             scoped = config.to_float.steps(name, orig)

@@ -606,7 +606,11 @@ def test_framework_policies_on_the_fuzz_graphs(graph: tuple[str, object], run: d
     assert fn.function_type == signature
     after = [op for op in module.walk() if isinstance(op, AscendOp)]  # type: ignore[attr-defined]
     inserted = set(after) - set(user_ops)
-    assert [op for op in after if op not in inserted] == user_ops
+    # The one op the pass may remove: a user's f32 -> f16/bf16 cast whose input it retyped to exactly that
+    # type (an identity after retyping, folded: DESIGN 5, issue 12.5), counted in casts_folded.
+    folded = [op for op in user_ops if op.parent is None]
+    assert all(isinstance(op, CastOp) for op in folded) and len(folded) <= report.casts_folded
+    assert [op for op in after if op not in inserted] == [op for op in user_ops if op.parent is not None]
     assert all(isinstance(op, CastOp) for op in inserted)
     assert _int_values(module) == ints
     assert len(report.ops) == len(user_ops)
