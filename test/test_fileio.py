@@ -270,18 +270,8 @@ def test_failed_run_leaves_the_output_alone(tool: str, tmp_path: Path, capsys: p
     assert leftovers(tmp_path) == []
 
 
-def _report_uses_fileio() -> bool:
-    import inspect
-
-    from ascend_mp.passes.precision import PrecisionReport
-
-    return "write_output" in inspect.getsource(PrecisionReport.write)
-
-
 def test_precision_report_and_output_commit_together(src: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """-o and --precision-report are written only when the whole run succeeded (and then both)."""
-    if not _report_uses_fileio():
-        pytest.skip("the precision pass does not write its report through ascend_mp.fileio yet")
     report, out = tmp_path / "report.json", tmp_path / "out.mlir"
     # A pass after the ATC flags' precision pass fails: neither output is written.
     argv = [str(src), "--precision_mode", "force_fp16", "--precision-report", str(report), "-o", str(out),
@@ -293,8 +283,6 @@ def test_precision_report_and_output_commit_together(src: Path, tmp_path: Path, 
 
 
 def test_precision_report_to_a_pipe_and_a_symlink(src: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    if not _report_uses_fileio():
-        pytest.skip("the precision pass does not write its report through ascend_mp.fileio yet")
     reader = PipeReader(tmp_path / "fifo")
     assert _call("ascend-opt", [str(src), "--precision_mode", "force_fp16", "--precision-report", str(reader.path)]) == 0
     assert b'"ops"' in reader.join() or b"relu" in reader.data
