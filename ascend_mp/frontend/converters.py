@@ -36,9 +36,9 @@ def converter(*op_types: str) -> Callable[[Convert], Convert]:
     return register
 
 
-def _op(name: str) -> type[ascend.AscendOp] | None:
-    """The dialect's op class for a CANN type, None if this build's dialect lacks it."""
-    return ascend.OPS_BY_TYPE.get(name)
+def _op(name: str) -> type[ascend.AscendOp]:
+    """The dialect's op class for a CANN type."""
+    return ascend.OPS_BY_TYPE[name]
 
 
 def _unsupported(cx: Converter, node: Node, why: str) -> Unsupported:
@@ -150,16 +150,12 @@ def _leaky_relu(cx: Converter, node: Node) -> None:
 
 
 def _clip(cx: Converter, node: Node, x: SSAValue, low: float | None, high: float | None, out: str | Any) -> SSAValue:
-    """Clip as the dialect can say it: Relu6 for [0, 6], ClipByValue, else Maximum/Minimum."""
-    relu6, clip = _op("Relu6"), _op("ClipByValue")
-    if relu6 is not None and low == 0.0 and high == 6.0:
-        return cx.emit(relu6, [x], out)
-    if clip is not None and low is not None and high is not None:
-        lo, hi = _scalar(cx, low, x, f"{node.name}/min"), _scalar(cx, high, x, f"{node.name}/max")
-        return cx.emit(clip, [x, lo, hi], out)
+    """Clip as the dialect can say it: Relu6 for [0, 6], ClipByValue for two bounds, else Maximum/Minimum."""
+    if low == 0.0 and high == 6.0:
+        return cx.emit(ascend.Relu6Op, [x], out)
     if low is not None and high is not None:
-        y = cx.emit(ascend.MaximumOp, [x, _scalar(cx, low, x, f"{node.name}/min")], x.type)  # pyright: ignore[reportArgumentType]
-        return cx.emit(ascend.MinimumOp, [y, _scalar(cx, high, x, f"{node.name}/max")], out)
+        lo, hi = _scalar(cx, low, x, f"{node.name}/min"), _scalar(cx, high, x, f"{node.name}/max")
+        return cx.emit(ascend.ClipByValueOp, [x, lo, hi], out)
     if low is not None:
         return cx.emit(ascend.MaximumOp, [x, _scalar(cx, low, x, f"{node.name}/min")], out)
     if high is not None:
@@ -181,12 +177,7 @@ def _clip_node(cx: Converter, node: Node) -> None:
 
 
 def _hard_sigmoid(cx: Converter, node: Node, x: SSAValue, alpha: float, beta: float, out: str | Any) -> SSAValue:
-    op = _op("HardSigmoid")
-    if op is not None:
-        return cx.emit(op, [x], out, alpha=alpha, beta=beta)
-    y = cx.emit(ascend.MulOp, [x, _scalar(cx, alpha, x, f"{node.name}/alpha")], x.type)  # pyright: ignore[reportArgumentType]
-    y = cx.emit(ascend.AddOp, [y, _scalar(cx, beta, x, f"{node.name}/beta")], x.type)  # pyright: ignore[reportArgumentType]
-    return _clip(cx, node, y, 0.0, 1.0, out)
+    return cx.emit(ascend.HardSigmoidOp, [x], out, alpha=alpha, beta=beta)
 
 
 @converter("HardSigmoid")
@@ -197,11 +188,8 @@ def _hard_sigmoid_node(cx: Converter, node: Node) -> None:
 
 @converter("HardSwish")
 def _hard_swish(cx: Converter, node: Node) -> None:
+    """x * HardSigmoid(x) with alpha 1/6 (CANN's table has no HardSwish)."""
     x = cx.value(node.inputs[0])
-    op = _op("HardSwish")
-    if op is not None:
-        cx.emit(op, [x], node.outputs[0])
-        return
     gate = _hard_sigmoid(cx, node, x, 1.0 / 6.0, 0.5, x.type)
     cx.emit(ascend.MulOp, [x, gate], node.outputs[0])
 
@@ -215,7 +203,7 @@ def _hard_swish(cx: Converter, node: Node) -> None:
 def _matmul(cx: Converter, node: Node) -> None:
     a, b = cx.value(node.inputs[0]), cx.value(node.inputs[1])
     sa, sb = ascend.shape_of(a), ascend.shape_of(b)
-    out = cx.type_of(node.outputs[0])
+    cx.type_of(node.outputs[0])  # the output's shape must be known (else a one-line error naming it)
     if len(sa) == 2 and len(sb) == 2:
         cx.emit(ascend.MatMulV2Op, [a, b], node.outputs[0])
     elif len(sa) > 2 and len(sb) == 2:  # N-D x 2-D: fold the leading dimensions into the rows
@@ -223,7 +211,7 @@ def _matmul(cx: Converter, node: Node) -> None:
         y = cx.emit(ascend.MatMulV2Op, [flat, b], cx.tensor((math.prod(sa[:-1]), sb[-1]), _dtype(a)))
         cx.emit(ascend.ReshapeOp, [y], node.outputs[0])
     elif len(sa) >= 3 and len(sb) >= 3:
-        cx.emit(_op("BatchMatMulV2") or ascend.BatchMatMulOp, [a, b], node.outputs[0])
+        cx.emit(_op("BatchMatMulV2"), [a, b], node.outputs[0])
     else:
         raise _unsupported(cx, node, f"operand ranks {len(sa)} and {len(sb)} are not supported")
 
@@ -353,8 +341,6 @@ def _pool(cx: Converter, node: Node) -> None:
         cx.emit(cls, [x], node.outputs[0], ksize=[1, 1, *kernel], strides=[1, 1, *strides], padding=padding)
         return
     explicit = _op("MaxPoolV3" if is_max else "AvgPoolV2")
-    if explicit is None:
-        raise _unsupported(cx, node, f"pads {pads} need the explicit-padding pool op, which this dialect lacks")
     props: dict[str, Any] = {"ksize": [1, 1, *kernel], "strides": [1, 1, *strides], "padding_mode": "CALCULATED",
                              "pads": pads, "ceil_mode": ceil}
     if not is_max:
@@ -377,15 +363,7 @@ def _batch_norm(cx: Converter, node: Node) -> None:
     x = cx.value(node.inputs[0])
     stats = [cx.value(n) for n in node.inputs[1:5]]
     eps = float(node.attr("epsilon", 1e-5))
-    bn_infer = _op("BNInfer")
-    if bn_infer is not None:
-        cx.emit(bn_infer, [x, *stats], node.outputs[0], epsilon=eps)
-        return
-    types = [cx.type_of(node.outputs[0]), stats[2].type, stats[3].type]
-    op = ascend.BatchNormOp(x, *stats, result_types=types, name=node.name, epsilon=eps, is_training=False)
-    assert cx.block is not None
-    cx.block.add_op(op)
-    cx.bind(node.outputs[0], op.results[0])
+    cx.emit(ascend.BNInferOp, [x, *stats], node.outputs[0], epsilon=eps)
 
 
 # --------------------------------------------------------------------------------------
@@ -439,8 +417,6 @@ _COMPARE = {"Less": "Less", "Greater": "Greater", "Equal": "Equal", "And": "Logi
 @converter(*_COMPARE)
 def _compare(cx: Converter, node: Node) -> None:
     cls = _op(_COMPARE[node.op_type])
-    if cls is None:
-        raise _unsupported(cx, node, f"the dialect lacks {_COMPARE[node.op_type]}")
     cx.emit(cls, [cx.value(node.inputs[0]), cx.value(node.inputs[1])], node.outputs[0])
 
 
@@ -449,8 +425,6 @@ def _compare_or_equal(cx: Converter, node: Node) -> None:
     """a >= b as Not(Less(a, b)), a <= b as Not(Greater(a, b)) (the dialect has no GreaterEqual)."""
     cls = _op("Less" if node.op_type == "GreaterOrEqual" else "Greater")
     not_ = _op("LogicalNot")
-    if cls is None or not_ is None:
-        raise _unsupported(cx, node, "the dialect lacks Less/Greater or LogicalNot")
     out = cx.type_of(node.outputs[0])
     strict = cx.emit(cls, [cx.value(node.inputs[0]), cx.value(node.inputs[1])], out)
     cx.emit(not_, [strict], node.outputs[0])
@@ -460,8 +434,6 @@ def _compare_or_equal(cx: Converter, node: Node) -> None:
 def _isnan(cx: Converter, node: Node) -> None:
     """IsNaN(x) as Not(Equal(x, x)): NaN is the only value unequal to itself."""
     eq, not_ = _op("Equal"), _op("LogicalNot")
-    if eq is None or not_ is None:
-        raise _unsupported(cx, node, "the dialect lacks Equal or LogicalNot")
     x = cx.value(node.inputs[0])
     same = cx.emit(eq, [x, x], cx.type_of(node.outputs[0]))
     cx.emit(not_, [same], node.outputs[0])
@@ -470,16 +442,12 @@ def _isnan(cx: Converter, node: Node) -> None:
 @converter("Not", "Erf")
 def _logic_unary(cx: Converter, node: Node) -> None:
     cls = _op("LogicalNot" if node.op_type == "Not" else "Erf")
-    if cls is None:
-        raise _unsupported(cx, node, "the dialect lacks the op")
     cx.emit(cls, [cx.value(node.inputs[0])], node.outputs[0])
 
 
 @converter("Where")
 def _where(cx: Converter, node: Node) -> None:
     cls = _op("SelectV2")
-    if cls is None:
-        raise _unsupported(cx, node, "the dialect lacks SelectV2")
     cx.emit(cls, [cx.value(n) for n in node.inputs[:3]], node.outputs[0])
 
 
@@ -491,8 +459,6 @@ def _gelu(cx: Converter, node: Node) -> None:
         cx.emit(ascend.GeluOp, [x], node.outputs[0])
         return
     erf = _op("Erf")
-    if erf is None:
-        raise _unsupported(cx, node, "the exact Gelu needs Erf")
     t = x.type
     scaled = cx.emit(ascend.MulOp, [x, _scalar(cx, 1 / math.sqrt(2), x, f"{node.name}/rsqrt2")], t)  # pyright: ignore[reportArgumentType]
     e = cx.emit(erf, [scaled], t)  # pyright: ignore[reportArgumentType]
@@ -509,8 +475,6 @@ def _gelu(cx: Converter, node: Node) -> None:
 @converter("Gather")
 def _gather(cx: Converter, node: Node) -> None:
     cls = _op("GatherV2D")
-    if cls is None:
-        raise _unsupported(cx, node, "the dialect lacks GatherV2D")
     cx.emit(cls, [cx.value(node.inputs[0]), cx.value(node.inputs[1])], node.outputs[0], axis=int(node.attr("axis", 0)))
 
 
@@ -520,8 +484,6 @@ def _gather_nd(cx: Converter, node: Node) -> None:
     from ascend_mp.frontend.fold import gather_nd_rows
 
     cls = _op("GatherV2D")
-    if cls is None:
-        raise _unsupported(cx, node, "the dialect lacks GatherV2D")
     x = cx.value(node.inputs[0])
     idx = _need_const(cx, node, 1, "indices")
     b = int(node.attr("batch_dims", 0))
@@ -540,8 +502,6 @@ def _gather_nd(cx: Converter, node: Node) -> None:
 def _gather_elements(cx: Converter, node: Node) -> None:
     """Constant indices: a GatherV2D on the flattened data at each element's flat position."""
     cls = _op("GatherV2D")
-    if cls is None:
-        raise _unsupported(cx, node, "the dialect lacks GatherV2D")
     x = cx.value(node.inputs[0])
     idx = _need_const(cx, node, 1, "indices").astype(np.int64)
     shape = ascend.shape_of(x)
@@ -562,8 +522,6 @@ def _trilu(cx: Converter, node: Node) -> None:
     """Keep the upper (lower) triangle from diagonal k, zero elsewhere: SelectV2 with a constant
     mask (exact, unlike a multiplication by 0/1, which turns inf into NaN)."""
     cls = _op("SelectV2")
-    if cls is None:
-        raise _unsupported(cx, node, "the dialect lacks SelectV2")
     x = cx.value(node.inputs[0])
     k = int(_need_const(cx, node, 1, "k").reshape(-1)[0]) if node.input(1) else 0
     rows, cols = ascend.shape_of(x)[-2:]
@@ -575,7 +533,6 @@ def _trilu(cx: Converter, node: Node) -> None:
 def _slice_axis(cx: Converter, x: SSAValue, axis: int, start: int, end: int, out: str | Any) -> SSAValue:
     """x[..., start:end, ...] on one axis with StridedSliceD (every other axis whole)."""
     cls = _op("StridedSliceD")
-    assert cls is not None
     n = axis + 1
     begin, stop = [0] * n, [0] * n
     begin[axis], stop[axis] = start, end
@@ -585,8 +542,6 @@ def _slice_axis(cx: Converter, x: SSAValue, axis: int, start: int, end: int, out
 
 @converter("Split")
 def _split(cx: Converter, node: Node) -> None:
-    if _op("StridedSliceD") is None:
-        raise _unsupported(cx, node, "the dialect lacks StridedSliceD")
     x = cx.value(node.inputs[0])
     shape = ascend.shape_of(x)
     axis = int(node.attr("axis", 0)) % len(shape)
@@ -602,8 +557,6 @@ def _split(cx: Converter, node: Node) -> None:
 @converter("Slice")
 def _slice(cx: Converter, node: Node) -> None:
     cls = _op("StridedSliceD")
-    if cls is None:
-        raise _unsupported(cx, node, "the dialect lacks StridedSliceD")
     x = cx.value(node.inputs[0])
     rank = len(ascend.shape_of(x))
     if cx.opset < 10:
@@ -628,16 +581,12 @@ def _slice(cx: Converter, node: Node) -> None:
 @converter("Expand")
 def _expand(cx: Converter, node: Node) -> None:
     cls = _op("BroadcastToD")
-    if cls is None:
-        raise _unsupported(cx, node, "the dialect lacks BroadcastToD")
     cx.emit(cls, [cx.value(node.inputs[0])], node.outputs[0], shape=list(cx.shape(node.outputs[0])))
 
 
 @converter("Tile")
 def _tile(cx: Converter, node: Node) -> None:
     cls = _op("TileD")
-    if cls is None:
-        raise _unsupported(cx, node, "the dialect lacks TileD")
     repeats = [int(v) for v in _need_const(cx, node, 1, "repeats").reshape(-1)]
     cx.emit(cls, [cx.value(node.inputs[0])], node.outputs[0], multiples=repeats)
 
@@ -771,8 +720,6 @@ class _Rnn:
 @converter("LSTM")
 def _lstm(cx: Converter, node: Node) -> None:
     """Gates i, o, f, c (ONNX order): C = f*C + i*tanh(c); H = o*tanh(C)."""
-    if _op("StridedSliceD") is None:
-        raise _unsupported(cx, node, "the dialect lacks StridedSliceD")
     if node.input(7) is not None and np.any(_need_const(cx, node, 7, "P") != 0):
         raise _unsupported(cx, node, "peephole weights (P) are not supported")
     if int(node.attr("input_forget", 0)):
@@ -800,8 +747,6 @@ def _lstm(cx: Converter, node: Node) -> None:
 def _gru(cx: Converter, node: Node) -> None:
     """Gates z, r, h (ONNX order): H = (1 - z) * n + z * H, n = tanh(x_h + r * (H R_h^T + Rb_h))
     for linear_before_reset=1 (torch), tanh(x_h + (r * H) R_h^T + Rb_h) for 0."""
-    if _op("StridedSliceD") is None:
-        raise _unsupported(cx, node, "the dialect lacks StridedSliceD")
     rnn = _Rnn(cx, node, 3)
     hid = rnn.hidden
     before_reset = bool(node.attr("linear_before_reset", 0))
