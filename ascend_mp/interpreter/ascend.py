@@ -948,8 +948,11 @@ def _conv2d(spec: OpSpec) -> KernelFn:
     geo = ConvGeometry.of(spec)
 
     def conv(x: Array, w: Array, bias: Array | None = None) -> Array:
-        y = _from_nchw(geo.forward(_to_nchw(x, fmt), _oihw(w, fmt)), fmt)
-        return _channel_bias(y, bias, fmt)
+        y = geo.forward(_to_nchw(x, fmt), _oihw(w, fmt))  # a fresh array
+        if bias is not None and fmt == "NCHW" and np.result_type(y, bias) == y.dtype:
+            y += bias.reshape(1, -1, 1, 1)  # in place: no second output-sized buffer
+            return y
+        return _channel_bias(_from_nchw(y, fmt), bias, fmt)
 
     return conv
 
