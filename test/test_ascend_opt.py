@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_util import run_main
 
 from ascend_mp.tools.ascend_opt import main
 
@@ -17,15 +18,7 @@ BAD_SHAPE = GOOD.replace("-> tensor<4xf32> {", "-> tensor<5xf32> {").replace("->
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-        if isinstance(e.code, str):
-            print(e.code, file=__import__("sys").stderr)
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_main(main, args, capsys)
 
 
 def one_line_error(err: str) -> str:

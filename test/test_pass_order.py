@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from cli_util import run_main
 from xdsl.dialects import func
 
 from ascend_mp.builder import mlp
@@ -35,15 +36,7 @@ def forward_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def opt(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     capsys.readouterr()
-    try:
-        opt_main(list(argv))
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-        if isinstance(e.code, str):
-            print(e.code, file=__import__("sys").stderr)
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_main(opt_main, argv, capsys)
 
 
 def names(passes: tuple[object, ...]) -> list[str]:
