@@ -16,21 +16,35 @@ whose body is, in order:
 1. `NPUAllocFloatStatus` + `NPUClearFloatStatus` (before the forward and backward);
 2. the master weights cast to the forward's parameter dtypes (when those are not fp32);
 3. `@forward_grad` inlined, its gradient seed (`Const` named `gradients/seed`) multiplied
-   by the loss scale: `%seed_scaled = Mul %seed, %loss_scale`;
+   by the loss scale: `%seed_scaled = Mul %seed, %loss_scale`; a cast of an argument (a
+   master weight, the data) used by the forward and the backward is repeated before its
+   later uses instead of being kept alive in between (:func:`_rematerialize_casts`);
 4. gradients cast to fp32 and divided by the scale (`RealDiv`);
 5. the overflow flag: `Greater(ReduceSum(NPUGetFloatStatus(...)), 0)`, a `tensor<i1>`;
 6. the fp32 optimizer update (`ApplyGradientDescent` / `ApplyMomentumD` / `ApplyAdamD`);
-7. on overflow (with `drop-overflow-update`) parameters and optimizer state are kept
-   bit-identical and `step` does not advance; the loss scale and the clean-step counter
-   follow the manager's rule.
+7. on overflow (with `drop-overflow-update`) the update is skipped and `step` does not
+   advance; the loss scale and the clean-step counter follow the manager's rule.
 
 ```mlir
 %got = ascend.NPUGetFloatStatus %cleared : (tensor<8xf32>) -> tensor<8xf32>
 %sum = ascend.ReduceSum %got {axes = array<i64: 0>} : (tensor<8xf32>) -> tensor<f32>
 %overflow = ascend.Greater %sum, %zero : (tensor<f32>, tensor<f32>) -> tensor<i1>
-%w_upd = ascend.ApplyGradientDescent %w, %lr, %dw : (tensor<4x3xf32>, tensor<f32>, tensor<4x3xf32>) -> tensor<4x3xf32>
-%w_new = ascend.Select %overflow, %w, %w_upd : (tensor<i1>, tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+%dw_0 = ascend.SelectV2 %overflow, %zero, %dw : (tensor<i1>, tensor<f32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+%lr_0 = ascend.Select %overflow, %zero, %lr : (tensor<i1>, tensor<f32>, tensor<f32>) -> tensor<f32>
+%w_new = ascend.ApplyGradientDescent %w, %lr_0, %dw_0 : (tensor<4x3xf32>, tensor<f32>, tensor<4x3xf32>) -> tensor<4x3xf32>
 ```
+
+The update is skipped through its inputs, as PyTorch's fused optimizers take `found_inf`:
+on overflow it runs on a zero gradient (+0.0 for sgd, -0.0 for the others) with a zero
+learning rate and a momentum (Adam: betas) of 1, so `accum * 1 + (-0.0)`, `var - 0 * x`
+and Adam's `m + (g - m) * 0` give back every finite value bit for bit; the one exception
+is a parameter (or Adam moment) that is exactly -0.0, which may come back +0.0 (initial
+state is +0.0, so the slots never hold -0.0). The Adam beta powers are multiplied by the
+betas, 1 on overflow, so they do not advance either. Selecting between old and new
+values after the update, instead, would keep two copies of every parameter and slot
+alive; this way the optimizer ops can update their state in place (their outputs are ref
+outputs on Ascend; the interpreter does so when the state is donated, see
+:func:`ascend_mp.train.trainer.donating_program`).
 
 The float status alone decides overflow, as on Ascend: no separate finite check of the
 gradients is needed, because every gradient passes through its unscale `RealDiv`, an AI
@@ -38,7 +52,6 @@ Core kernel that runs before `NPUGetFloatStatus` and turns an inf/NaN gradient i
 inf/NaN result (the scale is finite and positive), so the register sees every non-finite
 gradient, even one an AI CPU kernel produced or one that arrived with the data. (Without
 a manager there is no unscale: the flag is the gradient kernels' own, for information.)
-`Select(overflow, old, new)` keeps the old value bit for bit whatever the new one holds.
 
 Loss-scale managers (option `manager`):
 
@@ -76,7 +89,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ascend_mp.dialects import ascend as A
@@ -133,6 +146,37 @@ class LossScaleConfig:
 def select(e: Emitter, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
     """`cond ? a : b` (a `tensor<i1>` flag): the chosen value bit for bit, whatever the other holds."""
     return e.one(A.SelectOp, cond, a, b, type_=a.type)
+
+
+def _skip_value(e: Emitter, overflow: SSAValue, skip: float, value: SSAValue, label: str) -> SSAValue:
+    """`overflow ? skip : value`: the hyper-parameter `value` of the update on a skipped step."""
+    mark = e.block.last_op
+    out = select(e, overflow, e.const(skip), value)
+    _name_ops(mark, f"loss_scale/skip_on_overflow/{label}")
+    return out
+
+
+def _rematerialize_casts(block: Block, args: Sequence[SSAValue]) -> list[Operation]:
+    """Give every use but the first of a Cast of an argument (a master weight or the data cast
+    to fp16) its own copy of the Cast, right before the user: the low-precision copy then
+    lives for one op instead of from the forward to the backward (XLA's rematerialization of
+    cheap ops: a cast costs one pass over the tensor, the copy kept alive costs memory for the
+    whole step). Returns the copies (CSE merges them again, which only costs memory)."""
+    argset = set(args)
+    position = {op: i for i, op in enumerate(block.ops)}
+    copies: list[Operation] = []
+    for op in list(block.ops):
+        if not isinstance(op, A.CastOp) or op.operands[0] not in argset:
+            continue
+        value = op.results[0]
+        for user in sorted({use.operation for use in value.uses}, key=lambda u: position.get(u, -1))[1:]:
+            copy = op.clone()
+            if op.node_name is not None:
+                copy.properties["name"] = StringAttr(f"{op.node_name.data}/rematerialized")
+            block.insert_op_before(copy, user)
+            value.replace_uses_with_if(copy.results[0], lambda use, u=user: use.operation is u)
+            copies.append(copy)
+    return copies
 
 
 def _name_ops(after: Operation | None, scope: str) -> None:
@@ -234,6 +278,7 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
             block.detach_op(scale_for_seed.owner)
             block.insert_op_before(scale_for_seed.owner, scaled)
         seed_value.replace_uses_with_if(scaled.results[0], lambda use: use.operation is not scaled)
+    clones += _rematerialize_casts(block, args)
     loss = mapping.get(gret.arguments[0], gret.arguments[0])
     grads = [mapping.get(g, g) for g in gret.arguments[1:]]
 
@@ -249,9 +294,21 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
     overflow = e.one(A.GreaterOp, e.reduce_sum(got, [0]), e.const(0.0), type_=flag)
     _name_ops(first, "loss_scale/overflow")
 
-    # 6. The fp32 optimizer update.
+    # 6. The fp32 optimizer update; 7. on overflow (drop) its inputs make it change nothing.
+    drop = cfg.manager != "none" and (cfg.manager == "dynamic" or cfg.drop_overflow_update)
     e.prefix = "optimizer/"
     lr = e.const(cfg.lr, name="lr")
+    if drop:
+        e.prefix = "loss_scale/skip_on_overflow/"
+        mark = block.last_op
+        # +0.0 for sgd: var - 0 * (+0.0) is var; -0.0 for the others: accum * 1 + (-0.0) is accum
+        zero_grad = e.const(0.0 if cfg.optimizer == "sgd" else -0.0, name="zero_gradient")
+        unscaled = [
+            e.one(A.SelectV2Op, overflow, zero_grad, g, type_=g.type, name=f"{hints[i]}/SelectV2") for i, g in enumerate(unscaled)
+        ]
+        _name_ops(mark, "loss_scale/skip_on_overflow")
+        e.prefix = "optimizer/"
+        lr = _skip_value(e, overflow, 0.0, lr, "lr")
     new_params: list[SSAValue] = []
     new_state: list[SSAValue] = []
     if cfg.optimizer == "sgd":
@@ -259,6 +316,8 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
             new_params.append(e.one(A.ApplyGradientDescentOp, p, lr, g, name=f"{hints[i]}/ApplyGradientDescent"))
     elif cfg.optimizer == "momentum":
         mom = e.const(cfg.momentum, name="momentum")
+        if drop:
+            mom = _skip_value(e, overflow, 1.0, mom, "momentum")
         for i, (p, g) in enumerate(zip(params, unscaled)):
             upd = e.op(A.ApplyMomentumDOp, p, state[i], lr, g, mom, types=[p.type, p.type], name=f"{hints[i]}/ApplyMomentumD", use_nesterov=cfg.nesterov)
             new_params.append(upd.results[0])
@@ -266,6 +325,8 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
     else:
         b1, b2, eps = e.const(cfg.beta1, name="beta1"), e.const(cfg.beta2, name="beta2"), e.const(cfg.epsilon, name="epsilon")
         ms, vs, b1p, b2p = state[:nparams], state[nparams : 2 * nparams], state[-2], state[-1]
+        if drop:
+            b1, b2 = _skip_value(e, overflow, 1.0, b1, "beta1"), _skip_value(e, overflow, 1.0, b2, "beta2")
         new_m: list[SSAValue] = []
         new_v: list[SSAValue] = []
         for i, (p, g) in enumerate(zip(params, unscaled)):
@@ -274,19 +335,11 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
             new_m.append(upd.results[1])
             new_v.append(upd.results[2])
         mark = block.last_op
-        new_state = [*new_m, *new_v, e.mul(b1p, b1), e.mul(b2p, b2)]
+        new_state = [*new_m, *new_v, e.mul(b1p, b1), e.mul(b2p, b2)]  # on overflow the betas are 1: the powers stay
         _name_ops(mark, "optimizer/beta_power")
 
-    # 7. Keep the old values on overflow; scale and counters.
+    # 7. Scale and counters.
     e.prefix = "loss_scale/"
-    drop = cfg.manager != "none" and (cfg.manager == "dynamic" or cfg.drop_overflow_update)
-    if drop:
-        chosen: list[SSAValue] = []
-        for old, new, hint in zip([*params, *state], [*new_params, *new_state], [*hints[:nparams], *state_names]):
-            mark = block.last_op
-            chosen.append(select(e, overflow, old, new))
-            _name_ops(mark, f"loss_scale/keep_on_overflow/{hint}")
-        new_params, new_state = chosen[:nparams], chosen[nparams:]
     mark = block.last_op
     one = e.const(1, "i32")
     new_step = e.add(step, one)

@@ -232,7 +232,8 @@ def test_ir_order_of_the_seven_steps() -> None:
     text = print_module(Stepper("allow_mix_precision", optimizer="momentum").module).split("@train_step")[1]
     order = [
         "ascend.NPUAllocFloatStatus", "ascend.NPUClearFloatStatus", 'name = "dense_0/MatMulV2"', 'name = "loss_scale/scale_seed"',
-        'name = "loss_scale/unscale/dense_0_w"', "ascend.NPUGetFloatStatus", "ascend.Greater", "ascend.ApplyMomentumD", "ascend.Select",
+        'name = "loss_scale/unscale/dense_0_w"', "ascend.NPUGetFloatStatus", "ascend.Greater",
+        'name = "loss_scale/skip_on_overflow/dense_0_w/SelectV2"', "ascend.ApplyMomentumD", 'name = "loss_scale/step/Select"',
     ]  # fmt: skip
     positions = [text.index(s) for s in order]
     assert positions == sorted(positions)

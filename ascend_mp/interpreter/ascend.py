@@ -1534,3 +1534,95 @@ def _get_status(spec: OpSpec) -> KernelFn:
     clear.setflags(write=False)
     overflow.setflags(write=False)
     return lambda addr: overflow if status.flag else clear
+
+
+# --------------------------------------------------------------------------------------
+# In-place variants (buffer reuse, for the executor's memory planning)
+# --------------------------------------------------------------------------------------
+# CANN's optimizer ops update their state operands in place (their outputs are ref
+# outputs); a select of a full-size operand can overwrite it. When the executor finds that
+# such an operand dies at the op (and its buffer is the step's own or a donated argument),
+# it runs the variant below, which writes the results into those operands' arrays and
+# returns them: the same numbers as the functional kernel, bit for bit (the same numpy
+# operations in the same order, only with `out=`), and no new buffer.
+
+
+def _plain(spec: OpSpec) -> bool:
+    """Every float operand and result is held in the compute dtype (no widening, no rounding)."""
+    cd = spec.compute
+    return cd is not None and all(spec.stored(d) == d == cd for d in (*spec.in_dtypes, *spec.out_dtypes) if d in FLOATS)
+
+
+def _in_place_gradient_descent(spec: OpSpec) -> KernelFn | None:
+    def sgd(var: Array, alpha: Array, delta: Array) -> Array:
+        return np.subtract(var, _scalar(alpha) * delta, out=var)
+
+    return sgd if spec.in_shapes[0] == spec.in_shapes[2] else None
+
+
+def _in_place_momentum(spec: OpSpec) -> KernelFn | None:
+    nesterov = bool(spec.attr("use_nesterov"))
+
+    def momentum(var: Array, accum: Array, lr: Array, grad: Array, mom: Array) -> tuple[Array, Array]:
+        lr, mom = _scalar(lr), _scalar(mom)
+        np.multiply(accum, mom, out=accum)
+        np.add(accum, grad, out=accum)
+        step = grad + mom * accum if nesterov else accum
+        return np.subtract(var, lr * step, out=var), accum
+
+    return momentum
+
+
+def _in_place_adam(spec: OpSpec) -> KernelFn | None:
+    nesterov = bool(spec.attr("use_nesterov"))
+
+    def adam(var: Array, m: Array, v: Array, b1p: Array, b2p: Array, lr: Array, b1: Array, b2: Array, eps: Array, grad: Array):
+        b1p, b2p, lr, b1, b2, eps = (_scalar(t) for t in (b1p, b2p, lr, b1, b2, eps))
+        np.add(m, (grad - m) * (1 - b1), out=m)
+        np.add(v, (grad * grad - v) * (1 - b2), out=v)
+        lr_t = lr * np.sqrt(1 - b2p) / (1 - b1p)
+        direction = m * b1 + grad * (1 - b1) if nesterov else m
+        return np.subtract(var, lr_t * direction / (np.sqrt(v) + eps), out=var), m, v
+
+    return adam
+
+
+def _in_place_select_v2(spec: OpSpec) -> KernelFn | None:
+    def select(c: Array, x1: Array, x2: Array) -> Array:  # np.where(c, x1, x2), written into x2
+        np.copyto(x2, x1, where=c)
+        return x2
+
+    return select if spec.in_shapes[2] == spec.out_shapes[0] and spec.in_dtypes[1] == spec.in_dtypes[2] else None
+
+
+def _in_place_binary(ufunc: np.ufunc) -> Callable[[OpSpec], KernelFn | None]:
+    def build(spec: OpSpec) -> KernelFn | None:
+        return lambda a, b: ufunc(a, b, out=a)
+
+    return build
+
+
+IN_PLACE: dict[str, tuple[tuple[int, ...], Callable[[OpSpec], KernelFn | None]]] = {
+    "Add": ((0,), _in_place_binary(np.add)),
+    "Sub": ((0,), _in_place_binary(np.subtract)),
+    "Mul": ((0,), _in_place_binary(np.multiply)),
+    "RealDiv": ((0,), _in_place_binary(np.true_divide)),
+    "ApplyGradientDescent": ((0,), _in_place_gradient_descent),
+    "ApplyMomentumD": ((0, 1), _in_place_momentum),
+    "ApplyAdamD": ((0, 1, 2), _in_place_adam),
+    "SelectV2": ((2,), _in_place_select_v2),
+}
+"""Op type -> (for each result, the operand whose buffer it takes; the in-place builder)."""
+
+
+def make_in_place_kernel(spec: OpSpec) -> tuple[tuple[int, ...], KernelFn] | None:
+    """(the operand each result overwrites, the kernel) when `spec` has an in-place variant
+    that computes what :func:`make_kernel`'s kernel does (plain dtypes, matching shapes)."""
+    entry = IN_PLACE.get(spec.type)
+    if entry is None or not _plain(spec) or any(-1 in s or () == s for s in spec.out_shapes):
+        return None
+    targets, build = entry
+    if any(spec.in_shapes[j] != spec.out_shapes[i] or spec.in_dtypes[j] != spec.out_dtypes[i] for i, j in enumerate(targets)):
+        return None
+    fn = build(spec)
+    return None if fn is None else (targets, fn)

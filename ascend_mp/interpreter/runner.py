@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +49,10 @@ from ascend_mp.dialects.ascend import AscendOp, op_type
 from ascend_mp.dtypes import NUMPY, tensor_dtype
 from ascend_mp.errors import AscendError
 from ascend_mp.interpreter.ascend import (
+    CAST,
     CONST,
+    CUBE,
+    DATA,
     F16,
     F32,
     F64,
@@ -57,11 +60,13 @@ from ascend_mp.interpreter.ascend import (
     KERNELS,
     NONFINITE,
     STATUS,
+    VECTOR,
     FloatStatus,
     KernelDef,
     KernelError,
     KernelFn,
     OpSpec,
+    make_in_place_kernel,
     make_kernel,
     nonfinite_wide,
 )
@@ -117,7 +122,12 @@ class CompiledFunction:
     steps: list[Step] = field(default_factory=list[Step])
     result_slots: tuple[int, ...] = ()
     owner: tuple[int, ...] = ()
-    """Buffer owner of each register (a Reshape result shares its operand's buffer)."""
+    """Buffer owner of each register (a Reshape result shares its operand's buffer, and so
+    does the result of a step that runs in place, see :meth:`_Compiler.plan_in_place`)."""
+    donated: tuple[int, ...] = ()
+    """Arguments whose buffers the run may overwrite (JAX's donated arguments)."""
+    overwritten: frozenset[int] = frozenset()
+    """Buffers (owner registers) that a step overwrites in place."""
     entry_releases: tuple[int, ...] = ()
     """Argument buffers no step uses."""
     itemsizes: tuple[int, ...] = ()
@@ -219,7 +229,15 @@ class _Pending:
     in_dtypes: tuple[np.dtype[Any], ...] = ()
     out_dtypes: tuple[np.dtype[Any], ...] = ()
     out0_size: int = 0
+    fresh: bool = False
+    """The kernel returns new arrays (never an operand, a view of one or a shared constant)."""
+    in_place: tuple[tuple[int, ...], KernelFn] | None = None
+    """(the operand each result may overwrite, the kernel doing so), see :data:`IN_PLACE`."""
 
+
+_FRESH_UNITS = (VECTOR, CUBE)
+"""Units whose kernels always return new arrays (data movement may return views, casts
+their operand, constants and the status register shared read-only arrays)."""
 
 _CHECK, _PROPAGATED, _PRESERVED = "check", "propagated", "preserved"
 
@@ -289,7 +307,10 @@ class _Compiler:
         outs = self.new_slots(op.results, spec.out_dtypes, alias)
         size = math.prod(spec.out_shapes[0]) if spec.out_shapes and all(d > 0 for d in spec.out_shapes[0]) else 0
         step = Step(kernel, ins, outs, spec.type, len(outs) != 1)
-        self.pending.append(_Pending(step, KERNELS[spec.type], spec.in_dtypes, spec.out_dtypes, size))
+        kd = KERNELS[spec.type]
+        self.pending.append(
+            _Pending(step, kd, spec.in_dtypes, spec.out_dtypes, size, kd.unit in _FRESH_UNITS, make_in_place_kernel(spec))
+        )
 
     def status_checks(self, results: tuple[int, ...]) -> list[tuple[tuple[int, Callable[[Any], bool]], ...]]:
         """Which float results each step checks for inf/NaN.
@@ -383,6 +404,7 @@ class _Compiler:
         for s in range(len(self.owner)):
             o = self.owner[s]
             group_last[o] = max(group_last.get(o, -1), last.get(s, -1))
+        kernels = self.plan_in_place(group_last, results)
         frees: dict[int, list[int]] = defaultdict(list)
         releases: dict[int, list[int]] = defaultdict(list)
         for s, i in last.items():
@@ -392,7 +414,7 @@ class _Compiler:
             if i < end:
                 releases[i].append(o)
         fn.steps = [
-            Step(p.step.kernel, p.step.ins, p.step.outs, p.step.op_type, p.step.multi, checks[i],
+            Step(kernels[i], p.step.ins, p.step.outs, p.step.op_type, p.step.multi, checks[i],
                  tuple(sorted(frees[i])), tuple(sorted(releases[i])), p.step.callee)
             for i, p in enumerate(self.pending)
         ]
@@ -402,6 +424,66 @@ class _Compiler:
         fn.itemsizes = tuple(d.itemsize for d in self.dtypes)
         fn.result_slots = results
         fn.source, fn.fast = _generate(fn, self.program.status_register)
+
+    def plan_in_place(self, group_last: dict[int, int], results: tuple[int, ...]) -> list[KernelFn]:
+        """Let the results of ops with an in-place variant (:data:`IN_PLACE`: the optimizer
+        updates, whose outputs are ref outputs on Ascend, elementwise arithmetic, a full-size
+        select) take an operand's buffer where that is safe, as a buffer assigner does:
+
+        * the operand's buffer dies at the op (no later use of it or of an alias, not a
+          result) and the op reads it once, so no one sees it overwritten;
+        * the array holding it may be written: the function made it (a kernel's new array,
+          see :data:`_FRESH_UNITS`; a cast or data movement result may be its operand's
+          array or a view of it, so it counts as that array) or it is a donated argument,
+          and no other register that may hold the same array is used later.
+
+        Such a result joins the operand's buffer group (`owner`), so memory accounting sees
+        no new buffer, and the step runs the variant, which writes there. Updates
+        `self.owner` and `group_last`; returns the kernels."""
+        pending, owner = self.pending, self.owner
+        kernels = [p.step.kernel for p in pending]
+        n_args = len(self.fn.args)
+        last: dict[int, int] = {s: len(pending) for s in results}
+        for i, p in enumerate(pending):
+            for s in p.step.ins:
+                last.setdefault(s, i)
+                last[s] = max(last[s], i)
+        # the numpy array each register may be (its first register; None: unknown or shared,
+        # never written), and the last use of any register that may be that array
+        array: list[int | None] = [s if s in self.fn.donated else None for s in range(n_args)] + [None] * (len(owner) - n_args)
+        array_last: dict[int, int] = {s: last.get(s, -1) for s in range(n_args) if array[s] is not None}
+
+        def holds(s: int, a: int | None) -> None:
+            array[s] = a
+            if a is not None:
+                array_last[a] = max(array_last.get(a, -1), last.get(s, -1))
+
+        overwritten: set[int] = set()
+        for i, p in enumerate(pending):
+            ins = [owner[s] for s in p.step.ins]
+            arrays = [array[s] for s in p.step.ins]
+            done: set[int] = set()
+            if p.in_place is not None and all(
+                group_last.get(ins[j]) == i and ins.count(ins[j]) == 1
+                and arrays[j] is not None and array_last.get(arrays[j]) == i and arrays.count(arrays[j]) == 1
+                for j in p.in_place[0]
+            ):
+                for r, j in enumerate(p.in_place[0]):
+                    o, res = ins[j], p.step.outs[r]
+                    for s in range(res, len(owner)):  # the result and anything aliasing it (e.g. a Reshape)
+                        if owner[s] == res:
+                            owner[s] = o
+                    group_last[o] = group_last.pop(res)
+                    holds(res, arrays[j])
+                    overwritten.add(o)
+                    done.add(res)
+                kernels[i] = p.in_place[1]
+            may_alias = p.kernel_def is not None and p.kernel_def.unit in (CAST, DATA) and bool(arrays)
+            for s in p.step.outs:
+                if s not in done:
+                    holds(s, s if p.fresh else arrays[0] if may_alias else None)
+        self.fn.overwritten = frozenset(overwritten)
+        return kernels
 
 
 def _generate(fn: CompiledFunction, status: FloatStatus) -> tuple[str, Callable[..., list[Any]]]:
@@ -460,9 +542,15 @@ class Program:
 
     @classmethod
     def from_module(
-        cls, module: ModuleOp, *, reference: bool = False, status_analysis: bool = True, carry_f16: bool = True
+        cls, module: ModuleOp, *, reference: bool = False, status_analysis: bool = True, carry_f16: bool = True,
+        donate: Mapping[str, Collection[int]] | None = None,
     ) -> Program:
         """Compile every function of `module`; `reference` runs every float op in float64.
+
+        `donate` maps function names to argument indices whose arrays the caller gives up
+        (as JAX's `donate_argnums`): the run may overwrite them (an optimizer update writes
+        the new parameters into the old ones' buffers), so the caller must not read them
+        afterwards; a donated array that is read-only, a view or passed twice is copied first.
 
         `status_analysis=False` checks every float result for the float status instead
         of only those the analysis needs (slower; for testing the analysis).
@@ -483,6 +571,7 @@ class Program:
                 _tensor(t, f"result{i}", reference, f"@{name} result {i}") for i, t in enumerate(op.function_type.outputs.data)
             )
             fn = CompiledFunction(name, args, results)
+            fn.donated = tuple(sorted(i for i in (donate or {}).get(name, ()) if 0 <= i < len(args)))
             if program.carry_f16:
                 fn.carried_args = tuple(i for i, a in enumerate(args) if a.dtype == F16)
                 fn.carried_results = tuple(i for i, r in enumerate(results) if r.dtype == F16)
@@ -517,6 +606,8 @@ class Program:
         """Run a function; arguments must match its signature (count, shape, dtype)."""
         fn = self.function(func_name)
         arrays = self._check_args(fn, args)
+        if fn.donated:
+            arrays = _owned(fn, arrays)
         if fn.carried_args:  # float16 arguments become float32 arrays of their values (exact)
             arrays = list(arrays)
             for i in fn.carried_args:
@@ -563,7 +654,7 @@ class Program:
         one tuple of result arrays per op, in program order (`func.return` excluded). float16
         results come as float32 arrays of their values (exact), as the executor holds them."""
         fn = self.function(func_name)
-        arrays = list(self._check_args(fn, args))
+        arrays = list(_owned(fn, self._check_args(fn, args)))
         for i in fn.carried_args:
             arrays[i] = arrays[i].astype(F32)
         self.status_register.flag = False
@@ -616,8 +707,8 @@ class Program:
             for slot, check in step.checks:
                 if not status.flag and check(regs[slot]):
                     status.flag = True
-            if trace is not None:
-                trace.append(tuple(regs[s] for s in step.outs))
+            if trace is not None:  # a copy of what a later step overwrites in place
+                trace.append(tuple(regs[s].copy() if owner[s] in fn.overwritten else regs[s] for s in step.outs))
             if track:
                 for s in step.outs:
                     if owner[s] == s:
@@ -639,6 +730,21 @@ class Program:
         """(arguments, results) of a function."""
         fn = self.function(func_name)
         return fn.args, fn.results
+
+
+def _owned(fn: CompiledFunction, arrays: Sequence[Any]) -> Sequence[Any]:
+    """The arguments with every donated one an array the run may overwrite: a read-only
+    array, a view or one passed more than once is copied."""
+    if not fn.donated:
+        return arrays
+    out = list(arrays)
+    seen = {id(a) for i, a in enumerate(arrays) if i not in fn.donated}
+    for i in fn.donated:
+        a = out[i]
+        if id(a) in seen or a.base is not None or not a.flags.writeable:
+            out[i] = a = a.copy()
+        seen.add(id(a))
+    return out
 
 
 def run_function(module: ModuleOp, func_name: str, *args: Any, reference: bool = False, **kw: Any) -> list[np.ndarray[Any, Any]]:

@@ -189,10 +189,22 @@ def compile_training(cfg: TrainConfig, model: Sequential | None = None) -> Compi
 
         report = run_precision(module, mode=cfg.precision_mode, keep_dtype=cfg.keep_dtype, modify_mixlist=cfg.modify_mixlist, soc=cfg.soc)
     loss_scale = LossScalePass(**cfg.loss_scale_options()).config()
-    build_train_step(module, grad, loss_scale)
+    step_fn = build_train_step(module, grad, loss_scale)
     reference = model.forward_module(cfg.batch)
     differentiate(reference)
-    return Compiled(model, module, _function(module, "train_step"), Program.from_module(module), Program.from_module(reference), report, loss_scale)
+    return Compiled(model, module, step_fn, Program.from_module(module), Program.from_module(reference), report, loss_scale)
+
+
+def donating_program(compiled: Compiled) -> Any:
+    """`compiled.module` compiled with the parameters and optimizer state of `@train_step`
+    donated: the training loop replaces them by the step's results, so the step updates
+    them in place (as the optimizer ops' ref outputs do on Ascend) instead of allocating
+    new ones. The arrays passed in are overwritten: pass the state, never keep it."""
+    from ascend_mp.interpreter import Program
+
+    layout = step_layout(compiled.step_fn)
+    n = layout["params"] + len(layout["state"])
+    return Program.from_module(compiled.module, donate={compiled.step_fn.sym_name.data: range(n)})
 
 
 def report_summary(report: Any) -> str:
@@ -589,6 +601,7 @@ def train(
     compiled = compiled or compile_training(cfg, model)
     ls = compiled.loss_scale or ls
     state = initial_state(compiled.step_fn, model.init_params(cfg.seed))
+    program = donating_program(compiled)
     meta = _meta(cfg, compiled)
     drops = ls.manager == "dynamic" or (ls.manager == "fixed" and ls.drop_overflow_update)
     """Whether an overflow step is skipped (else the update is applied anyway)."""
@@ -629,11 +642,12 @@ def train(
                 idx = order[b * cfg.batch : (b + 1) * cfg.batch]
                 x, y = data.x_train[idx], labels[idx]
                 scale_before = float(state.loss_scale)
+                stats_due = (len(steps_hist["loss"]) + 1) % stats_every == 0
+                params_before = [p.copy() for p in state.params] if stats_due else []  # the step overwrites them
                 t0 = time.perf_counter()
-                results = compiled.program.run("train_step", *state.args(), x, y, state.loss_scale, state.good_steps, state.step)
+                results = program.run("train_step", *state.args(), x, y, state.loss_scale, state.good_steps, state.step)
                 step_time += time.perf_counter() - t0
                 timed += 1
-                params_before = state.params
                 loss, overflow = state.update(results)
                 loss_f = float(loss)
                 skip = overflow and drops
@@ -645,7 +659,7 @@ def train(
                 if math.isfinite(loss_f):
                     losses.append(loss_f)
                 global_step = len(steps_hist["loss"])
-                if global_step % stats_every == 0:
+                if stats_due:
                     grads = compiled.grad_program.run("forward_grad", *params_before, x, y)[1:]
                     sample = {"step": global_step, "scale": json_number(scale_before), **underflow_stats(grads, scale_before)}
                     history["underflow"]["samples"].append(sample)

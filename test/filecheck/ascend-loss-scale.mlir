@@ -5,7 +5,8 @@
 // RUN: not ascend-opt %s --split-input-file -p 'ascend-loss-scale{optimizer=rmsprop}' 2>&1 | filecheck %s --check-prefix=ERR
 // COM: @train_step is MindSpore's seven-step flow: clear the float status, forward + backward with the
 // COM: seed multiplied by the loss scale, gradients cast to fp32 and unscaled, overflow check, fp32
-// COM: update, and on overflow the old parameters are kept while the scale backs off.
+// COM: update, and on overflow the update is skipped (it runs on a zero gradient with a zero learning
+// COM: rate, which leaves the parameters as they were) while the scale backs off.
 
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME: (%[[W:.*]]: tensor<4x3xf32>, %[[X:.*]]: tensor<2x4xf32>, %[[L:.*]]: tensor<2x3xf32>, %[[S:.*]]: tensor<f32>, %[[GOOD:.*]]: tensor<i32>, %[[STEP:.*]]: tensor<i32>)
@@ -24,8 +25,11 @@
 // CHECK-NEXT: %[[OV:.*]] = ascend.Greater %[[SUM]], %[[ZERO]] {name = "loss_scale/overflow/Greater", keep_dtype} : (tensor<f32>, tensor<f32>) -> tensor<i1>
 // COM: No finite check of the gradients besides the float status (the unscale RealDiv sets it).
 // CHECK-NOT: ascend.Mul %[[G]]
-// CHECK: %[[UPD:.*]] = ascend.ApplyGradientDescent %[[W]], %{{.*}}, %[[G]]
-// CHECK-NEXT: %[[NEWW:.*]] = ascend.Select %[[OV]], %[[W]], %[[UPD]] {name = "loss_scale/keep_on_overflow/w/Select", keep_dtype} : (tensor<i1>, tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+// CHECK: %[[Z:.*]] = ascend.Const dense<0.000000e+00> : tensor<f32> {name = "loss_scale/skip_on_overflow/zero_gradient", keep_dtype}
+// CHECK-NEXT: %[[G0:.*]] = ascend.SelectV2 %[[OV]], %[[Z]], %[[G]] {name = "loss_scale/skip_on_overflow/w/SelectV2", keep_dtype} : (tensor<i1>, tensor<f32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+// CHECK-NEXT: %[[ZLR:.*]] = ascend.Const dense<0.000000e+00> : tensor<f32> {name = "loss_scale/skip_on_overflow/lr/Const", keep_dtype}
+// CHECK-NEXT: %[[LR0:.*]] = ascend.Select %[[OV]], %[[ZLR]], %{{.*}} {name = "loss_scale/skip_on_overflow/lr/Select", keep_dtype}
+// CHECK-NEXT: %[[NEWW:.*]] = ascend.ApplyGradientDescent %[[W]], %[[LR0]], %[[G0]]
 // CHECK-NEXT: %[[ONE:.*]] = ascend.Const dense<1> : tensor<i32>
 // CHECK-NEXT: %[[NEXT:.*]] = ascend.Add %[[STEP]], %[[ONE]]
 // CHECK-NEXT: %[[NSTEP:.*]] = ascend.Select %[[OV]], %[[STEP]], %[[NEXT]] {name = "loss_scale/step/Select", keep_dtype}
@@ -61,9 +65,11 @@
 // MS-SAME: %w_m: tensor<4x3xf32>, %w_v: tensor<4x3xf32>, %beta1_power: tensor<f32>, %beta2_power: tensor<f32>
 // MS-SAME: state = ["zeros:0", "zeros:0", "value:0.9", "value:0.999"], optimizer = "adam", manager = "dynamic", init_scale = "16777216.0"
 // MS: ascend.Const dense<1.000000e-03> : tensor<f32> {name = "optimizer/lr", keep_dtype}
-// MS: ascend.ApplyAdamD %w, %w_m, %w_v, %beta1_power, %beta2_power
-// MS: %[[B1P:.*]] = ascend.Mul %beta1_power, %{{.*}} {name = "optimizer/beta_power/Mul", keep_dtype}
-// MS: ascend.Select %[[OV:.*]], %beta1_power, %[[B1P]] {name = "loss_scale/keep_on_overflow/beta1_power/Select", keep_dtype}
+// MS: %[[Z:.*]] = ascend.Const dense<-0.000000e+00> : tensor<f32> {name = "loss_scale/skip_on_overflow/zero_gradient", keep_dtype}
+// MS: %[[B1:.*]] = ascend.Select %[[OV:.*]], %{{.*}}, %{{.*}} {name = "loss_scale/skip_on_overflow/beta1/Select", keep_dtype}
+// MS: %[[B2:.*]] = ascend.Select %[[OV]], %{{.*}}, %{{.*}} {name = "loss_scale/skip_on_overflow/beta2/Select", keep_dtype}
+// MS: ascend.ApplyAdamD %w, %w_m, %w_v, %beta1_power, %beta2_power, %{{.*}}, %[[B1]], %[[B2]], %{{.*}}, %{{.*}}
+// MS: %[[B1P:.*]] = ascend.Mul %beta1_power, %[[B1]] {name = "optimizer/beta_power/Mul", keep_dtype}
 // MS: {name = "loss_scale/backoff_factor", keep_dtype}
 // MS-NEXT: %[[DOWN:.*]] = ascend.Mul %loss_scale
 // MS-NEXT: %[[FLOOR:.*]] = ascend.Const dense<1.000000e+00> : tensor<f32> {name = "loss_scale/min_scale", keep_dtype}
