@@ -8,9 +8,27 @@
 * :mod:`ascend_mp.interpreter.ascend`: the kernel table and the numerics model.
 """
 
-from ascend_mp.interpreter.compare import ALL_V1_MODES, Attribution, ModeResult, OpError, attribute_errors, compare_modes
-from ascend_mp.interpreter.runner import Program, TensorSpec, run_function
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ascend_mp.interpreter.compare import ALL_V1_MODES, Attribution, ModeResult, OpError, attribute_errors, compare_modes
+    from ascend_mp.interpreter.runner import Program, TensorSpec, run_function
 
 __all__ = [
     "ALL_V1_MODES", "Attribution", "ModeResult", "OpError", "Program", "TensorSpec", "attribute_errors", "compare_modes", "run_function",
 ]
+
+_HOME = {name: "compare" for name in __all__} | {"Program": "runner", "TensorSpec": "runner", "run_function": "runner"}
+"""Which submodule defines each name: loaded on first use (running a function needs no comparison code)."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
