@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 from ascend_mp.dialects import ascend as A
+from ascend_mp.errors import AscendError
 from ascend_mp.interpreter import Program
 from ascend_mp.interpreter.ascend import IN_PLACE, OpSpec, make_in_place_kernel, make_kernel
 from ascend_mp.ir import parse_module
@@ -235,3 +236,19 @@ def test_argument_casts_are_rematerialized_before_each_use() -> None:
         assert ops.index(next(iter(users))) - ops.index(op) <= 2  # ...right after it is made
         by_source[op.operands[0]] = by_source.get(op.operands[0], 0) + 1
     assert max(by_source.values()) == 2  # x and the second layer's weight: forward and backward
+
+
+def test_a_function_other_functions_call_cannot_donate() -> None:
+    text = """
+    func.func @g(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %y = ascend.Relu %x : (tensor<4xf32>) -> tensor<4xf32>
+      func.return %y : tensor<4xf32>
+    }
+    func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %y = func.call @g(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      %z = ascend.Add %y, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      func.return %z : tensor<4xf32>
+    }"""
+    with pytest.raises(AscendError, match=r"call to @g, whose arguments are donated"):
+        Program.from_module(parse_module(text, "t.mlir"), donate={"g": [0]})
+    assert Program.from_module(parse_module(text, "t.mlir"), donate={"f": [0]}).run("f", rand(4))[0].shape == (4,)

@@ -288,6 +288,8 @@ class _Compiler:
         callee = self.program.functions.get(name)
         if callee is None:
             raise AscendError(f"{_location(op)}: call to @{name}, which has no body in this module")
+        if callee.donated:  # it would overwrite the caller's tensors
+            raise AscendError(f"{_location(op)}: call to @{name}, whose arguments are donated")
         ins = tuple(self.slot(v) for v in op.arguments)
         outs = self.new_slots(op.results, [r.dtype for r in callee.results])
 
