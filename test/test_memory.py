@@ -252,3 +252,22 @@ def test_a_function_other_functions_call_cannot_donate() -> None:
     with pytest.raises(AscendError, match=r"call to @g, whose arguments are donated"):
         Program.from_module(parse_module(text, "t.mlir"), donate={"g": [0]})
     assert Program.from_module(parse_module(text, "t.mlir"), donate={"f": [0]}).run("f", rand(4))[0].shape == (4,)
+
+
+def test_a_result_that_may_be_an_operand_is_not_overwritten() -> None:
+    # inference BatchNorm returns its mean and variance operands as results 1 and 2: Mul must
+    # not write into %bv, which is %v's array, and %v is returned
+    text = """
+    func.func @f(%x: tensor<2x3x2x2xf32>, %s: tensor<3xf32>, %o: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>)
+        -> (tensor<3xf32>, tensor<3xf32>) {
+      %y, %bm, %bv = ascend.BatchNorm %x, %s, %o, %m, %v {epsilon = 1.0e-05 : f32, is_training = false}
+        : (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>)
+      %d = ascend.Mul %bv, %s : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+      func.return %d, %v : tensor<3xf32>, tensor<3xf32>
+    }"""
+    v = np.abs(rand(3, seed=4)) + np.float32(0.5)
+    args = [rand(2, 3, 2, 2), rand(3, seed=1), rand(3, seed=2), rand(3, seed=3), v]
+    prog = Program.from_module(parse_module(text, "t.mlir"), donate={"f": [4]})
+    d, v_out = prog.run("f", *[a.copy() for a in args])
+    assert v_out.tobytes() == v.tobytes()
+    assert d.tobytes() == (v * args[1]).tobytes()

@@ -236,8 +236,9 @@ class _Pending:
 
 
 _FRESH_UNITS = (VECTOR, CUBE)
-"""Units whose kernels always return new arrays (data movement may return views, casts
-their operand, constants and the status register shared read-only arrays)."""
+"""Units whose single-result kernels return new arrays (data movement may return views,
+casts their operand, constants and the status register shared read-only arrays, and a
+kernel with several results may pass an operand through: BatchNorm's inference statistics)."""
 
 _CHECK, _PROPAGATED, _PRESERVED = "check", "propagated", "preserved"
 
@@ -311,7 +312,7 @@ class _Compiler:
         step = Step(kernel, ins, outs, spec.type, len(outs) != 1)
         kd = KERNELS[spec.type]
         self.pending.append(
-            _Pending(step, kd, spec.in_dtypes, spec.out_dtypes, size, kd.unit in _FRESH_UNITS, make_in_place_kernel(spec))
+            _Pending(step, kd, spec.in_dtypes, spec.out_dtypes, size, kd.unit in _FRESH_UNITS and len(outs) == 1, make_in_place_kernel(spec))
         )
 
     def status_checks(self, results: tuple[int, ...]) -> list[tuple[tuple[int, Callable[[Any], bool]], ...]]:

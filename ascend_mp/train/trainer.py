@@ -40,7 +40,7 @@ from ascend_mp.builder import Sequential, mlp, small_cnn
 from ascend_mp.errors import AscendError
 from ascend_mp.fileio import write_output
 from ascend_mp.modes import V1_MODES
-from ascend_mp.passes.autodiff import differentiate, find_function
+from ascend_mp.passes.autodiff import differentiate
 from ascend_mp.passes.loss_scale import (
     MANAGERS,
     OPTIMIZERS,
@@ -167,12 +167,6 @@ class Compiled:
     report: Any = None
     loss_scale: LossScaleConfig | None = None
     """The resolved options of the loss-scale pass."""
-
-
-def _function(module: ModuleOp, name: str) -> func.FuncOp:
-    fn = find_function(module, name)
-    assert fn is not None, f"@{name} missing"
-    return fn
 
 
 def compile_training(cfg: TrainConfig, model: Sequential | None = None) -> Compiled:
