@@ -14,9 +14,10 @@ SMALL = """func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 LAZY = (
     "onnx", "onnxruntime", "numba", "llvmlite", "matplotlib", "tqdm", "scipy",
     "ascend_mp.frontend.onnx_import", "ascend_mp.frontend.converters", "ascend_mp.train", "ascend_mp.passes",
+    "ascend_mp.interpreter.compare",
 )  # fmt: skip
 """Modules only some runs need: ONNX input, compiled rounding, plots and progress bars (training),
-the passes (a precision mode)."""
+the passes (a precision mode), the mode comparison."""
 
 _SCRIPT = """
 import contextlib, io, sys

@@ -17,11 +17,15 @@ if TYPE_CHECKING:
     from ascend_mp.interpreter.compare import ALL_V1_MODES, Attribution, ModeResult, OpError, attribute_errors, compare_modes
     from ascend_mp.interpreter.runner import Program, TensorSpec, run_function
 
+DIVERGENCE_THRESHOLD = 1e-2
+"""Default threshold of :attr:`~ascend_mp.interpreter.compare.Attribution.first_divergent`:
+about ten float16 ulps of relative error."""
+
 __all__ = [
-    "ALL_V1_MODES", "Attribution", "ModeResult", "OpError", "Program", "TensorSpec", "attribute_errors", "compare_modes", "run_function",
+    "DIVERGENCE_THRESHOLD", "ALL_V1_MODES", "Attribution", "ModeResult", "OpError", "Program", "TensorSpec", "attribute_errors", "compare_modes", "run_function",
 ]
 
-_HOME = {name: "compare" for name in __all__} | {"Program": "runner", "TensorSpec": "runner", "run_function": "runner"}
+_HOME = {name: "compare" for name in __all__[1:]} | {"Program": "runner", "TensorSpec": "runner", "run_function": "runner"}
 """Which submodule defines each name: loaded on first use (running a function needs no comparison code)."""
 
 

@@ -43,6 +43,7 @@ from xdsl.ir import Operation, SSAValue
 from ascend_mp.dialects.ascend import AscendOp, op_type
 from ascend_mp.dtypes import LOW_FLOATS, tensor_dtype
 from ascend_mp.errors import AscendError
+from ascend_mp.interpreter import DIVERGENCE_THRESHOLD
 from ascend_mp.interpreter.runner import Program
 from ascend_mp.modes import V1_MODES
 
@@ -226,9 +227,6 @@ class Attribution:
         return next((e for e in self.ops if not e.max_rel_err <= self.threshold), None)
 
 
-DIVERGENCE_THRESHOLD = 1e-2
-"""Default threshold of :attr:`Attribution.first_divergent`: about ten float16 ulps of relative error."""
-
 
 def _body_ops(module: ModuleOp, func_name: str) -> list[Operation]:
     for op in module.ops:
@@ -349,18 +347,6 @@ def format_attribution(a: Attribution) -> str:
 # --------------------------------------------------------------------------------------
 # Command line (ascend-run)
 # --------------------------------------------------------------------------------------
-
-
-def add_compare_arguments(p: argparse.ArgumentParser) -> None:
-    """`ascend-run`'s comparison options besides --compare-modes."""
-    p.add_argument("--samples", type=int, default=1, metavar="N",
-                   help="with --compare-modes: errors over N seeded inputs (seed, seed+1, ...), max and mean")
-    p.add_argument("--modes", metavar="A,B,...", help="with --compare-modes: only these precision modes, in this order")
-    p.add_argument("--attribute-errors", metavar="MODE",
-                   help="print each op's error under MODE against the float64 reference, in program order")
-    p.add_argument("--divergence-threshold", type=float, default=DIVERGENCE_THRESHOLD, metavar="T",
-                   help=f"with --attribute-errors: an op diverges when its max_rel_err exceeds T (default {DIVERGENCE_THRESHOLD:g})")
-    p.add_argument("--json", action="store_true", help="with --compare-modes or --attribute-errors: print JSON only")
 
 
 def _json_number(v: float) -> float | str:

@@ -47,6 +47,20 @@ def _seed(text: str) -> int:
     return value
 
 
+def add_compare_arguments(p: argparse.ArgumentParser) -> None:
+    """The comparison options besides --compare-modes (the comparison code loads only when one is used)."""
+    from ascend_mp.interpreter import DIVERGENCE_THRESHOLD
+
+    p.add_argument("--samples", type=int, default=1, metavar="N",
+                   help="with --compare-modes: errors over N seeded inputs (seed, seed+1, ...), max and mean")
+    p.add_argument("--modes", metavar="A,B,...", help="with --compare-modes: only these precision modes, in this order")
+    p.add_argument("--attribute-errors", metavar="MODE",
+                   help="print each op's error under MODE against the float64 reference, in program order")
+    p.add_argument("--divergence-threshold", type=float, default=DIVERGENCE_THRESHOLD, metavar="T",
+                   help=f"with --attribute-errors: an op diverges when its max_rel_err exceeds T (default {DIVERGENCE_THRESHOLD:g})")
+    p.add_argument("--json", action="store_true", help="with --compare-modes or --attribute-errors: print JSON only")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = UsageParser(prog=PROG, description="Execute a function of an ascend module with the numpy interpreter.")
     p.add_argument("file", help="the module (.mlir), or - for standard input")
@@ -58,8 +72,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--print-timing", action="store_true", help="print the run time and the time per op type")
     p.add_argument("--print-memory", action="store_true", help="print the peak bytes of live tensors")
     p.add_argument("--compare-modes", action="store_true", help="run every precision mode and compare with float64")
-    from ascend_mp.interpreter.compare import add_compare_arguments
-
     add_compare_arguments(p)  # --samples, --modes, --attribute-errors, --divergence-threshold, --json
     add_atc_arguments(p, "ATC precision options (run the ascend-precision pass first)", report=False)
     add_log_argument(p)
