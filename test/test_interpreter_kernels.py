@@ -489,6 +489,51 @@ def test_depthwise_conv2d_matches_naive_loops(case: dict[str, Any], m: int) -> N
     assert_close(y, to_fmt(ref, case["fmt"]), scale=to_fmt(scale, case["fmt"]), k=32)
 
 
+def frozen(a: np.ndarray) -> np.ndarray:
+    """A read-only copy: what a Const op hands its users."""
+    a = np.array(a)
+    a.setflags(write=False)
+    return a
+
+
+@pytest.mark.parametrize("dtype", [F16, F32], ids=str)
+@EXAMPLES
+@given(case=conv_cases())
+def test_conv2d_constant_filter_and_bias_match_naive_loops(dtype: np.dtype, case: dict[str, Any]) -> None:
+    """Read-only (constant) filter and bias, float16 carried in float32 as the executor does: the kernel
+    may put the bias into its one product and keep the filter matrix between runs. Every run, a second
+    constant filter, and a writable filter changed in place between runs still match the naive loops."""
+    r, fmt = rng(case["seed"]), case["fmt"]
+    x = r.standard_normal((case["n"], case["c"], case["h"], case["w"])).astype(dtype)
+    shape_w = (case["o"], case["c"] // case["groups"], *case["k"])
+    w1, w2 = (r.standard_normal(shape_w).astype(dtype) for _ in range(2))
+    b = r.standard_normal(case["o"]).astype(dtype)
+    spec = OpSpec("Conv2D", (dtype,) * 3, (dtype,), (to_fmt(x, fmt).shape, filter_to_fmt(w1, fmt).shape, b.shape), (),
+                  conv_attrs(case), status=FloatStatus(), carry_f16=True)
+    kern = make_kernel(spec)
+    held = F32 if dtype == F16 else dtype  # float16 values held in float32 arrays
+
+    def check(w: np.ndarray, w_arg: np.ndarray) -> np.ndarray:
+        args = (to_fmt(x, fmt).astype(held), w_arg, frozen(b.astype(held)))
+        with np.errstate(all="ignore"):
+            y = kern(*args)
+        ref = naive_conv(f64(x), f64(w), case["s"], case["pads"], case["d"], case["groups"]) + f64(b).reshape(1, -1, 1, 1)
+        scale = naive_conv(np.abs(f64(x)), np.abs(f64(w)), case["s"], case["pads"], case["d"], case["groups"]) + np.abs(f64(b)).reshape(1, -1, 1, 1)
+        assert y.dtype == held
+        assert_close(y.astype(dtype), to_fmt(ref, fmt), scale=to_fmt(scale, fmt), k=64)
+        return y
+
+    c1 = frozen(filter_to_fmt(w1, fmt).astype(held))
+    first = check(w1, c1)
+    np.testing.assert_array_equal(check(w1, c1), first)  # the same constants again
+    check(w2, frozen(filter_to_fmt(w2, fmt).astype(held)))  # other constants
+    writable = filter_to_fmt(w2, fmt).astype(held)
+    check(w2, writable)
+    writable[...] = filter_to_fmt(w1, fmt).astype(held)  # changed in place: nothing stale may be used
+    check(w1, writable)
+    np.testing.assert_array_equal(check(w1, c1), first)
+
+
 @EXAMPLES
 @given(case=conv_cases())
 def test_conv2d_backprops_match_naive_adjoints(case: dict[str, Any]) -> None:
