@@ -920,10 +920,8 @@ class ConvGeometry:
         oh, ow = self.out_size(h, wd, kh, kw)
         if g == 1:
             return self.product(x, w.reshape(o, i * kh * kw), kh, kw)
-        cols = self.columns(x, kh, kw)  # P, G, I*K
-        wm = w.reshape(g, o // g, i * kh * kw)
-        y = np.matmul(cols.transpose(1, 0, 2), wm.transpose(0, 2, 1)).transpose(1, 0, 2)  # P, G, O/G
-        return _contig(y.reshape(n, oh, ow, o).transpose(0, 3, 1, 2))
+        cols = self.patches(x, kh, kw).reshape(n, g, i * kh * kw, oh * ow)  # channel-major, so group-major
+        return np.matmul(w.reshape(g, o // g, i * kh * kw), cols).reshape(n, o, oh, ow)  # N, G, O/G, P: NCHW
 
     def backprop_filter(self, x: Array, dy: Array, filter_shape: tuple[int, ...]) -> Array:
         """dw (O, C/G, KH, KW) of the forward conv, from its input x and output gradient dy."""
@@ -1046,8 +1044,11 @@ def _depthwise(spec: OpSpec) -> KernelFn:
     def conv(x: Array, w: Array, bias: Array | None = None) -> Array:
         # Depthwise = grouped conv with one group per channel; output channel c*M + m.
         w_oihw = w.transpose(2, 3, 0, 1).reshape(c * m, 1, kh, kw)
-        y = _from_nchw(geo.forward(_to_nchw(x, fmt), w_oihw), fmt)
-        return _channel_bias(y, bias, fmt)
+        y = geo.forward(_to_nchw(x, fmt), w_oihw)  # a fresh array
+        if bias is not None and fmt == "NCHW" and np.result_type(y, bias) == y.dtype:
+            y += bias.reshape(1, -1, 1, 1)  # in place: no second output-sized buffer
+            return y
+        return _channel_bias(_from_nchw(y, fmt), bias, fmt)
 
     return conv
 
