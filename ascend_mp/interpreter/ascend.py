@@ -895,10 +895,9 @@ class ConvGeometry:
         grid = cols[:, :k].reshape(n, c, kh, kw, oh, ow)  # a view of the rows above the ones
         pt, _, pl, _ = self.pads
         for a in range(kh):  # one slice copy per filter tap (the copy streams whole output rows)
-            i0, i1, r0 = _tap_span(oh, h, self.sh, a * self.dh - pt)
+            rows = (*_tap_span(oh, h, self.sh, a * self.dh - pt), self.sh)
             for b in range(kw):
-                j0, j1, c0 = _tap_span(ow, w, self.sw, b * self.dw - pl)
-                _copy_tap(grid[:, :, a, b], x, (i0, i1, r0, self.sh), (j0, j1, c0, self.sw))
+                _copy_tap(grid[:, :, a, b], x, rows, (*_tap_span(ow, w, self.sw, b * self.dw - pl), self.sw))
         if ones_row:
             cols[:, k] = 1
         return cols
@@ -958,11 +957,18 @@ def _tap_span(n_out: int, n_in: int, stride: int, offset: int) -> tuple[int, int
     return lo, hi, lo * stride + offset
 
 
-def _copy_tap(dst: Array, x: Array, rows: tuple[int, int, int, int], cols: tuple[int, int, int, int]) -> None:
-    """dst (N, C, OH, OW) = x (N, C, H, W) at rows r0 + s*(i - i0), columns c0 + s*(j - j0) for outputs
-    i0 <= i < i1, j0 <= j < j1 (the spans of :func:`_tap_span`), zero elsewhere (the padding)."""
+def _tap_view(x: Array, rows: tuple[int, int, int, int], cols: tuple[int, int, int, int]) -> Array:
+    """The elements of x (N, C, H, W) that one window tap reads for outputs i0 <= i < i1, j0 <= j < j1:
+    rows r0 + s*(i - i0), columns c0 + s*(j - j0) (`rows`/`cols` = (i0, i1, r0, s), from :func:`_tap_span`)."""
     i0, i1, r0, sh = rows
     j0, j1, c0, sw = cols
+    return x[:, :, r0 : r0 + (i1 - i0 - 1) * sh + 1 : sh, c0 : c0 + (j1 - j0 - 1) * sw + 1 : sw]
+
+
+def _copy_tap(dst: Array, x: Array, rows: tuple[int, int, int, int], cols: tuple[int, int, int, int]) -> None:
+    """dst (N, C, OH, OW) = what one filter tap reads from x (:func:`_tap_view`), zero elsewhere (the padding)."""
+    i0, i1 = rows[:2]
+    j0, j1 = cols[:2]
     if i1 == i0 or j1 == j0:
         dst[...] = 0
         return
@@ -974,7 +980,7 @@ def _copy_tap(dst: Array, x: Array, rows: tuple[int, int, int, int], cols: tuple
         dst[:, :, i0:i1, :j0] = 0
     if j1 < dst.shape[3]:
         dst[:, :, i0:i1, j1:] = 0
-    dst[:, :, i0:i1, j0:j1] = x[:, :, r0 : r0 + (i1 - i0 - 1) * sh + 1 : sh, c0 : c0 + (j1 - j0 - 1) * sw + 1 : sw]
+    dst[:, :, i0:i1, j0:j1] = _tap_view(x, rows, cols)
 
 
 def _frozen(a: Any) -> bool:
@@ -1147,12 +1153,21 @@ def _max_pool(spec: OpSpec) -> KernelFn:
     geo = _pool_geometry(spec)
 
     def pool(x: Array) -> Array:
-        win = geo.windows(_to_nchw(x, fmt), -np.inf)  # N, C, OH, OW, KH, KW (a view)
-        out = win[..., 0, 0].copy()
-        for a in range(win.shape[4]):  # one np.maximum per window tap (NaN propagates, as max does)
-            for b in range(win.shape[5]):
-                if a or b:
-                    np.maximum(out, win[..., a, b], out=out)
+        xn = _to_nchw(x, fmt)
+        n, c, h, w = xn.shape
+        oh, ow, pt, _, pl, _ = geo.layout(h, w)
+        rows = [(*_tap_span(oh, h, geo.sh, a - pt), geo.sh) for a in range(geo.kh)]
+        cols = [(*_tap_span(ow, w, geo.sw, b - pl), geo.sw) for b in range(geo.kw)]
+        taps = [(r, q) for r in rows if r[1] > r[0] for q in cols if q[1] > q[0]]  # the padding is never read
+        whole = next((t for t in taps if t[0][:2] == (0, oh) and t[1][:2] == (0, ow)), None)
+        if whole is None:  # no tap reads every window: windows of padding alone are -inf
+            out = np.full((n, c, oh, ow), -np.inf if xn.dtype.kind == "f" else np.iinfo(xn.dtype).min, xn.dtype)
+        else:
+            out = _tap_view(xn, *whole).copy()
+        for t in taps:  # one np.maximum per window tap, over the outputs it reads (NaN propagates, as max does)
+            if t is not whole:
+                part = out[:, :, t[0][0] : t[0][1], t[1][0] : t[1][1]]
+                np.maximum(part, _tap_view(xn, *t), out=part)
         return _contig(_from_nchw(out, fmt))
 
     return pool
