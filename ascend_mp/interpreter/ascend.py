@@ -1007,20 +1007,21 @@ def _conv2d(spec: OpSpec) -> KernelFn:
     fmt = spec.attr("data_format")
     geo = ConvGeometry.of(spec)
     no_pads = not any(geo.pads)
-    prepared: list[Any] = [None, None, None]  # constant (filter, bias) operands and their matrix
+    prepared: list[tuple[Array, Array, Array]] = []  # constant (filter, bias) operands and their matrix
 
     def biased_filter(w: Array, bias: Array) -> Array | None:
         """The (O, C*KH*KW + 1) filter matrix with the bias as its last column, made once for constant
         operands (weights are constants); None for operands that may change between runs."""
-        if prepared[0] is w and prepared[1] is bias:
-            return prepared[2]
+        entry = prepared[0] if prepared else None  # one read: another thread may replace it
+        if entry is not None and entry[0] is w and entry[1] is bias:
+            return entry[2]
         if not (_frozen(w) and _frozen(bias)):
             return None
         wn = _oihw(w, fmt)
         m = np.empty((wn.shape[0], wn[0].size + 1), w.dtype)
         m[:, :-1] = wn.reshape(wn.shape[0], -1)
         m[:, -1] = bias
-        prepared[:] = w, bias, m
+        prepared[:] = [(w, bias, m)]
         return m
 
     def conv(x: Array, w: Array, bias: Array | None = None) -> Array:
