@@ -500,9 +500,9 @@ def frozen(a: np.ndarray) -> np.ndarray:
 @EXAMPLES
 @given(case=conv_cases())
 def test_conv2d_constant_filter_and_bias_match_naive_loops(dtype: np.dtype, case: dict[str, Any]) -> None:
-    """Read-only (constant) filter and bias, float16 carried in float32 as the executor does: the kernel
-    may put the bias into its one product and keep the filter matrix between runs. Every run, a second
-    constant filter, and a writable filter changed in place between runs still match the naive loops."""
+    """Read-only (constant) filter and bias, float16 carried in float32 as the executor does, one kernel
+    run many times: every run, a second constant filter, and a writable filter changed in place
+    between runs match the naive loops (nothing computed from operands may go stale)."""
     r, fmt = rng(case["seed"]), case["fmt"]
     x = r.standard_normal((case["n"], case["c"], case["h"], case["w"])).astype(dtype)
     shape_w = (case["o"], case["c"] // case["groups"], *case["k"])

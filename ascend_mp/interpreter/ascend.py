@@ -882,34 +882,20 @@ class ConvGeometry:
         win = self.windows(x, kh, kw)
         return win.transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, self.groups, (c // self.groups) * kh * kw)
 
-    def patches(self, x: Array, kh: int, kw: int, ones_row: bool = False) -> Array:
+    def patches(self, x: Array, kh: int, kw: int) -> Array:
         """im2col, channel-major: (N, C*KH*KW, OH*OW) patches of `x` (N, C, H, W), padding as zeros; a 1x1
-        window without padding or dilation is a strided view of `x` (no copy at stride 1). With `ones_row`
-        the patches get one more row, of ones (for a filter whose last column is the bias)."""
+        window without padding or dilation is a strided view of `x` (no copy at stride 1)."""
         n, c, h, w = x.shape
         oh, ow = self.out_size(h, w, kh, kw)
-        if kh == kw == 1 and not any(self.pads) and not ones_row:
+        if kh == kw == 1 and not any(self.pads):
             return x[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw].reshape(n, c, oh * ow)
-        k = c * kh * kw
-        cols = np.empty((n, k + ones_row, oh * ow), x.dtype)
-        grid = cols[:, :k].reshape(n, c, kh, kw, oh, ow)  # a view of the rows above the ones
+        cols = np.empty((n, c, kh, kw, oh, ow), x.dtype)
         pt, _, pl, _ = self.pads
         for a in range(kh):  # one slice copy per filter tap (the copy streams whole output rows)
             rows = (*_tap_span(oh, h, self.sh, a * self.dh - pt), self.sh)
             for b in range(kw):
-                _copy_tap(grid[:, :, a, b], x, rows, (*_tap_span(ow, w, self.sw, b * self.dw - pl), self.sw))
-        if ones_row:
-            cols[:, k] = 1
-        return cols
-
-    def product(self, x: Array, wm: Array, kh: int, kw: int) -> Array:
-        """y (N, O, OH, OW) = wm (O, C*KH*KW) @ patches of x (N, C, H, W), one matmul whose products land in
-        NCHW order. A filter matrix with one more column holds the bias there: it meets a row of ones in
-        the patches, so the bias is one more term of the fp32 accumulation (as the Cube's bias enters L0C)."""
-        n, c, h, wd = x.shape
-        oh, ow = self.out_size(h, wd, kh, kw)
-        cols = self.patches(x, kh, kw, ones_row=wm.shape[1] == c * kh * kw + 1)
-        return np.matmul(wm, cols).reshape(n, wm.shape[0], oh, ow)
+                _copy_tap(cols[:, :, a, b], x, rows, (*_tap_span(ow, w, self.sw, b * self.dw - pl), self.sw))
+        return cols.reshape(n, c * kh * kw, oh * ow)
 
     def forward(self, x: Array, w: Array) -> Array:
         """y (N, O, OH, OW) = conv(x (N, C, H, W), w (O, C/G, KH, KW))."""
@@ -917,8 +903,8 @@ class ConvGeometry:
         o, i, kh, kw = w.shape
         g = self.groups
         oh, ow = self.out_size(h, wd, kh, kw)
-        if g == 1:
-            return self.product(x, w.reshape(o, i * kh * kw), kh, kw)
+        if g == 1:  # (O, C*K) @ (N, C*K, OH*OW): the products land in NCHW order, one fp32 matmul
+            return np.matmul(w.reshape(o, i * kh * kw), self.patches(x, kh, kw)).reshape(n, o, oh, ow)
         cols = self.patches(x, kh, kw).reshape(n, g, i * kh * kw, oh * ow)  # channel-major, so group-major
         return np.matmul(w.reshape(g, o // g, i * kh * kw), cols).reshape(n, o, oh, ow)  # N, G, O/G, P: NCHW
 
@@ -983,15 +969,6 @@ def _copy_tap(dst: Array, x: Array, rows: tuple[int, int, int, int], cols: tuple
     dst[:, :, i0:i1, j0:j1] = _tap_view(x, rows, cols)
 
 
-def _frozen(a: Any) -> bool:
-    """`a` and every array it views are read-only (a constant's value, which cannot change under it)."""
-    while isinstance(a, np.ndarray):
-        if a.flags.writeable:
-            return False
-        a = a.base
-    return a is None or isinstance(a, bytes)
-
-
 def _oihw(w: Array, fmt: str) -> Array:
     return w if fmt == "NCHW" else w.transpose(3, 2, 0, 1)
 
@@ -1006,34 +983,9 @@ def _channel_bias(y: Array, bias: Array | None, fmt: str) -> Array:
 def _conv2d(spec: OpSpec) -> KernelFn:
     fmt = spec.attr("data_format")
     geo = ConvGeometry.of(spec)
-    no_pads = not any(geo.pads)
-    prepared: list[tuple[Array, Array, Array]] = []  # constant (filter, bias) operands and their matrix
-
-    def biased_filter(w: Array, bias: Array) -> Array | None:
-        """The (O, C*KH*KW + 1) filter matrix with the bias as its last column, made once for constant
-        operands (weights are constants); None for operands that may change between runs."""
-        entry = prepared[0] if prepared else None  # one read: another thread may replace it
-        if entry is not None and entry[0] is w and entry[1] is bias:
-            return entry[2]
-        if not (_frozen(w) and _frozen(bias)):
-            return None
-        wn = _oihw(w, fmt)
-        m = np.empty((wn.shape[0], wn[0].size + 1), w.dtype)
-        m[:, :-1] = wn.reshape(wn.shape[0], -1)
-        m[:, -1] = bias
-        prepared[:] = [(w, bias, m)]
-        return m
 
     def conv(x: Array, w: Array, bias: Array | None = None) -> Array:
-        xn, wn = _to_nchw(x, fmt), _oihw(w, fmt)
-        kh, kw = wn.shape[2], wn.shape[3]
-        # the patches are copied anyway (not a view of x), so a row of ones in them costs nothing
-        copied = geo.groups == 1 and not (kh == kw == 1 and no_pads and geo.sh == geo.sw == 1)
-        fold = copied and bias is not None and x.dtype.kind == "f" and x.dtype == w.dtype == bias.dtype
-        wm = biased_filter(w, bias) if fold else None
-        if wm is not None:  # the bias inside the one matmul
-            return _from_nchw(geo.product(xn, wm, kh, kw), fmt)
-        y = geo.forward(xn, wn)  # a fresh array
+        y = geo.forward(_to_nchw(x, fmt), _oihw(w, fmt))  # a fresh array
         if bias is not None and fmt == "NCHW" and np.result_type(y, bias) == y.dtype:
             y += bias.reshape(1, -1, 1, 1)  # in place: no second output-sized buffer
             return y
