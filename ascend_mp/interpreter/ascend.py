@@ -883,13 +883,19 @@ class ConvGeometry:
         return win.transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, self.groups, (c // self.groups) * kh * kw)
 
     def patches(self, x: Array, kh: int, kw: int) -> Array:
-        """im2col, channel-major: (N, C*KH*KW, OH*OW) patches of padded `x` (N, C, H, W); a 1x1
+        """im2col, channel-major: (N, C*KH*KW, OH*OW) patches of `x` (N, C, H, W), padding as zeros; a 1x1
         window without padding or dilation is a strided view of `x` (no copy at stride 1)."""
         n, c, h, w = x.shape
         oh, ow = self.out_size(h, w, kh, kw)
         if kh == kw == 1 and not any(self.pads):
             return x[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw].reshape(n, c, oh * ow)
-        return self.windows(x, kh, kw).transpose(0, 1, 4, 5, 2, 3).reshape(n, c * kh * kw, oh * ow)
+        cols = np.empty((n, c, kh, kw, oh, ow), x.dtype)
+        pt, _, pl, _ = self.pads
+        for a in range(kh):  # one slice copy per filter tap (the copy streams whole output rows)
+            rows = (*_tap_span(oh, h, self.sh, a * self.dh - pt), self.sh)
+            for b in range(kw):
+                _copy_tap(cols[:, :, a, b], x, rows, (*_tap_span(ow, w, self.sw, b * self.dw - pl), self.sw))
+        return cols.reshape(n, c * kh * kw, oh * ow)
 
     def forward(self, x: Array, w: Array) -> Array:
         """y (N, O, OH, OW) = conv(x (N, C, H, W), w (O, C/G, KH, KW))."""
@@ -899,10 +905,8 @@ class ConvGeometry:
         oh, ow = self.out_size(h, wd, kh, kw)
         if g == 1:  # (O, C*K) @ (N, C*K, OH*OW): the products land in NCHW order, one fp32 matmul
             return np.matmul(w.reshape(o, i * kh * kw), self.patches(x, kh, kw)).reshape(n, o, oh, ow)
-        cols = self.columns(x, kh, kw)  # P, G, I*K
-        wm = w.reshape(g, o // g, i * kh * kw)
-        y = np.matmul(cols.transpose(1, 0, 2), wm.transpose(0, 2, 1)).transpose(1, 0, 2)  # P, G, O/G
-        return _contig(y.reshape(n, oh, ow, o).transpose(0, 3, 1, 2))
+        cols = self.patches(x, kh, kw).reshape(n, g, i * kh * kw, oh * ow)  # channel-major, so group-major
+        return np.matmul(w.reshape(g, o // g, i * kh * kw), cols).reshape(n, o, oh, ow)  # N, G, O/G, P: NCHW
 
     def backprop_filter(self, x: Array, dy: Array, filter_shape: tuple[int, ...]) -> Array:
         """dw (O, C/G, KH, KW) of the forward conv, from its input x and output gradient dy."""
@@ -930,6 +934,39 @@ class ConvGeometry:
                 w0 = b * self.dw
                 dx[:, :, h0 : h0 + (oh - 1) * self.sh + 1 : self.sh, w0 : w0 + (ow - 1) * self.sw + 1 : self.sw] += dcols[:, :, a, b]
         return _contig(dx[:, :, pt : pt + h, pl : pl + wd])
+
+
+def _tap_span(n_out: int, n_in: int, stride: int, offset: int) -> tuple[int, int, int]:
+    """(first, end, first input index) of the outputs i whose tap i*stride + offset lies inside [0, n_in)."""
+    lo = max(0, -(offset // stride))
+    hi = max(lo, min(n_out, (n_in - 1 - offset) // stride + 1))
+    return lo, hi, lo * stride + offset
+
+
+def _tap_view(x: Array, rows: tuple[int, int, int, int], cols: tuple[int, int, int, int]) -> Array:
+    """The elements of x (N, C, H, W) that one window tap reads for outputs i0 <= i < i1, j0 <= j < j1:
+    rows r0 + s*(i - i0), columns c0 + s*(j - j0) (`rows`/`cols` = (i0, i1, r0, s), from :func:`_tap_span`)."""
+    i0, i1, r0, sh = rows
+    j0, j1, c0, sw = cols
+    return x[:, :, r0 : r0 + (i1 - i0 - 1) * sh + 1 : sh, c0 : c0 + (j1 - j0 - 1) * sw + 1 : sw]
+
+
+def _copy_tap(dst: Array, x: Array, rows: tuple[int, int, int, int], cols: tuple[int, int, int, int]) -> None:
+    """dst (N, C, OH, OW) = what one filter tap reads from x (:func:`_tap_view`), zero elsewhere (the padding)."""
+    i0, i1 = rows[:2]
+    j0, j1 = cols[:2]
+    if i1 == i0 or j1 == j0:
+        dst[...] = 0
+        return
+    if i0:
+        dst[:, :, :i0] = 0
+    if i1 < dst.shape[2]:
+        dst[:, :, i1:] = 0
+    if j0:
+        dst[:, :, i0:i1, :j0] = 0
+    if j1 < dst.shape[3]:
+        dst[:, :, i0:i1, j1:] = 0
+    dst[:, :, i0:i1, j0:j1] = _tap_view(x, rows, cols)
 
 
 def _oihw(w: Array, fmt: str) -> Array:
@@ -966,8 +1003,11 @@ def _depthwise(spec: OpSpec) -> KernelFn:
     def conv(x: Array, w: Array, bias: Array | None = None) -> Array:
         # Depthwise = grouped conv with one group per channel; output channel c*M + m.
         w_oihw = w.transpose(2, 3, 0, 1).reshape(c * m, 1, kh, kw)
-        y = _from_nchw(geo.forward(_to_nchw(x, fmt), w_oihw), fmt)
-        return _channel_bias(y, bias, fmt)
+        y = geo.forward(_to_nchw(x, fmt), w_oihw)  # a fresh array
+        if bias is not None and fmt == "NCHW" and np.result_type(y, bias) == y.dtype:
+            y += bias.reshape(1, -1, 1, 1)  # in place: no second output-sized buffer
+            return y
+        return _channel_bias(_from_nchw(y, fmt), bias, fmt)
 
     return conv
 
@@ -1066,12 +1106,21 @@ def _max_pool(spec: OpSpec) -> KernelFn:
     geo = _pool_geometry(spec)
 
     def pool(x: Array) -> Array:
-        win = geo.windows(_to_nchw(x, fmt), -np.inf)  # N, C, OH, OW, KH, KW (a view)
-        out = win[..., 0, 0].copy()
-        for a in range(win.shape[4]):  # one np.maximum per window tap (NaN propagates, as max does)
-            for b in range(win.shape[5]):
-                if a or b:
-                    np.maximum(out, win[..., a, b], out=out)
+        xn = _to_nchw(x, fmt)
+        n, c, h, w = xn.shape
+        oh, ow, pt, _, pl, _ = geo.layout(h, w)
+        rows = [(*_tap_span(oh, h, geo.sh, a - pt), geo.sh) for a in range(geo.kh)]
+        cols = [(*_tap_span(ow, w, geo.sw, b - pl), geo.sw) for b in range(geo.kw)]
+        taps = [(r, q) for r in rows if r[1] > r[0] for q in cols if q[1] > q[0]]  # the padding is never read
+        whole = next((t for t in taps if t[0][:2] == (0, oh) and t[1][:2] == (0, ow)), None)
+        if whole is None:  # no tap reads every window: windows of padding alone are -inf
+            out = np.full((n, c, oh, ow), -np.inf if xn.dtype.kind == "f" else np.iinfo(xn.dtype).min, xn.dtype)
+        else:
+            out = _tap_view(xn, *whole).copy()
+        for t in taps:  # one np.maximum per window tap, over the outputs it reads (NaN propagates, as max does)
+            if t is not whole:
+                part = out[:, :, t[0][0] : t[0][1], t[1][0] : t[1][1]]
+                np.maximum(part, _tap_view(xn, *t), out=part)
         return _contig(_from_nchw(out, fmt))
 
     return pool
