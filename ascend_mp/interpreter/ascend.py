@@ -209,13 +209,18 @@ def make_kernel(spec: OpSpec) -> KernelFn:
     # numpy returns scalars, not arrays, for 0-d results of ufuncs and reductions
     scalar = not spec.out_shapes or any(len(s) == 0 for s in spec.out_shapes)
     exact = kd.exact and all(d == F16 for d in spec.in_dtypes if d in FLOATS)
-    finishers = tuple(_finisher(spec, d, cd, exact) for d in spec.out_dtypes)
+    # a body over operands all in the compute dtype returns it (RealDiv and Pow widen only integers)
+    keeps = kd.keeps_dtype or all(spec.stored(d) == cd for d in spec.in_dtypes)
+    shapes = spec.out_shapes or ((),) * len(spec.out_dtypes)
+    finishers = tuple(_finisher(spec, d, shape, cd, exact, keeps) for d, shape in zip(spec.out_dtypes, shapes))
     stored_outs = tuple(spec.stored(d) for d in spec.out_dtypes)
     in_place = all(f is None for f in finishers) and all(d == cd for d in stored_outs)
-    if not widen and not scalar and cd is not None and kd.keeps_dtype and in_place:
+    if not widen and not scalar and cd is not None and keeps and in_place:
         return body  # the body's results are already what the op returns
     if len(finishers) == 1:
         (finish,), (out,) = finishers, stored_outs
+        if finish is not None and not widen and not scalar and keeps:
+            return lambda *xs: finish(body(*xs))  # an array in the compute dtype, rounded
 
         def one(*xs: Array) -> Array:
             if widen:
@@ -236,13 +241,28 @@ def make_kernel(spec: OpSpec) -> KernelFn:
     return many
 
 
-def _finisher(spec: OpSpec, dtype: np.dtype[Any], compute: np.dtype[Any] | None, exact: bool) -> Callable[[Array], Array] | None:
-    """How a result computed in `compute` becomes `dtype`; None: a plain `astype` (a no-op when they agree)."""
+def _finisher(
+    spec: OpSpec, dtype: np.dtype[Any], shape: tuple[int, ...], compute: np.dtype[Any] | None, exact: bool, keeps: bool
+) -> Callable[[Array], Array] | None:
+    """How a result computed in `compute` becomes `dtype`; None: a plain `astype` (a no-op when they agree).
+
+    A carried float16 result of an `exact` kernel on float16 operands needs no rounding (its
+    float32 elements are float16 values already); any other is rounded (:func:`f16_rounding`)."""
     if not (spec.carry_f16 and dtype == F16):
         return None
     if exact and compute == F32:
-        return _as_f32
-    return round_f16
+        return None if keeps else _as_f32
+    return f16_rounding(shape) if compute == F32 and keeps else round_f16
+
+
+def f16_rounding(shape: tuple[int, ...]) -> Callable[[Array], Array]:
+    """The float16 rounding of float32 arrays of a static `shape`, chosen at compile time: the
+    compiled ufunc itself when it is (or, for a tensor of :data:`LOAD_COMPILED_AT` elements or
+    more, can be) loaded, else :func:`round_f16`."""
+    if not shape or any(d < 0 for d in shape) or not _COMPILED_ON[0]:
+        return round_f16  # 0-d (a ufunc returns a scalar) or dynamic: decided per call
+    kernel = _KERNEL[0] if _KERNEL else (_compiled_kernel() if math.prod(shape) >= LOAD_COMPILED_AT else None)
+    return round_f16 if kernel is None else kernel
 
 
 def _as_f32(r: Array) -> Array:
@@ -473,12 +493,20 @@ def _cast(spec: OpSpec) -> KernelFn:
     if spec.stored(out) != out:  # to float16 carried in float32
         if src == F16:
             return lambda x: x.copy()
-        if src in (F32, F64):
+        if src == F32:
+            return f16_rounding(spec.out_shapes[0] if spec.out_shapes else ())
+        if src == F64:
             return round_f16
         return lambda x: x.astype(F16).astype(F32)  # bfloat16 and integers: numpy's one rounding
     if spec.stored(src) != src and out == F32:  # float16 carried in float32: already these values
-        return lambda x: x
+        return identity
     return lambda x: x.astype(out, copy=False)
+
+
+def identity(x: Array) -> Array:
+    """The kernel of an op whose result is its operand as the executor holds it (a Cast from
+    float16 carried in float32 to float32): the runner's generated code copies the register."""
+    return x
 
 
 @kernel("Reshape", finite_preserving=True, propagates=(0,))
@@ -545,6 +573,14 @@ def _select(spec: OpSpec) -> KernelFn:
     if spec.in_shapes[0] == ():  # one flag for the whole tensor: copy the chosen operand
         return lambda c, x1, x2: (x1 if c else x2).copy()
     return np.where
+
+
+def select_moving(move1: bool, move2: bool) -> KernelFn:
+    """A Select on one flag (0-d condition) that returns the chosen operand itself, not a copy,
+    where `move1`/`move2` say so: the runner passes True for an operand whose buffer it knows
+    dies at this Select (then no one can tell the difference; the loss-scale update selects
+    every parameter between its old value and its fresh update this way)."""
+    return lambda c, x1, x2: (x1 if move1 else x1.copy()) if c else (x2 if move2 else x2.copy())
 
 
 # --------------------------------------------------------------------------------------

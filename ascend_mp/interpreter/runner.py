@@ -50,6 +50,7 @@ from ascend_mp.dtypes import NUMPY, tensor_dtype
 from ascend_mp.errors import AscendError
 from ascend_mp.interpreter.ascend import (
     CONST,
+    CUBE,
     F16,
     F32,
     F64,
@@ -57,12 +58,15 @@ from ascend_mp.interpreter.ascend import (
     KERNELS,
     NONFINITE,
     STATUS,
+    VECTOR,
     FloatStatus,
     KernelDef,
     KernelError,
     KernelFn,
     OpSpec,
+    identity,
     make_kernel,
+    select_moving,
     nonfinite_wide,
 )
 
@@ -219,6 +223,8 @@ class _Pending:
     in_dtypes: tuple[np.dtype[Any], ...] = ()
     out_dtypes: tuple[np.dtype[Any], ...] = ()
     out0_size: int = 0
+    scalar_flag: bool = False
+    """A Select on a 0-d condition."""
 
 
 _CHECK, _PROPAGATED, _PRESERVED = "check", "propagated", "preserved"
@@ -289,7 +295,8 @@ class _Compiler:
         outs = self.new_slots(op.results, spec.out_dtypes, alias)
         size = math.prod(spec.out_shapes[0]) if spec.out_shapes and all(d > 0 for d in spec.out_shapes[0]) else 0
         step = Step(kernel, ins, outs, spec.type, len(outs) != 1)
-        self.pending.append(_Pending(step, KERNELS[spec.type], spec.in_dtypes, spec.out_dtypes, size))
+        flag = spec.type == "Select" and spec.in_shapes[0] == ()
+        self.pending.append(_Pending(step, KERNELS[spec.type], spec.in_dtypes, spec.out_dtypes, size, flag))
 
     def status_checks(self, results: tuple[int, ...]) -> list[tuple[tuple[int, Callable[[Any], bool]], ...]]:
         """Which float results each step checks for inf/NaN.
@@ -367,6 +374,30 @@ class _Compiler:
             tuple((s, self.program.nonfinite(d)) for s, d in watched_outputs(p) if state[s] == _CHECK) for p in pending
         ]
 
+    def moving_selects(self, last: dict[int, int], group_last: dict[int, int]) -> list[KernelFn]:
+        """Each step's kernel, with Selects on one flag returning (not copying) an operand that dies
+        there: computed by a vector or cube kernel (a fresh array), not an argument's view, not
+        a result, with no other register on its buffer living on."""
+        producer = {s: p for p in self.pending for s in p.step.outs}
+        n_args = len(self.body.args)
+
+        def dies(s: int, i: int) -> bool:
+            p = producer.get(s)
+            return (
+                p is not None and p.kernel_def is not None and p.kernel_def.unit in (VECTOR, CUBE)
+                and self.owner[s] == s >= n_args and last.get(s) == i and group_last.get(s) == i
+            )
+
+        kernels: list[KernelFn] = []
+        for i, p in enumerate(self.pending):
+            kernel = p.step.kernel
+            if p.step.op_type == "Select" and p.scalar_flag:
+                move1, move2 = dies(p.step.ins[1], i), dies(p.step.ins[2], i)
+                if move1 or move2:
+                    kernel = select_moving(move1, move2)
+            kernels.append(kernel)
+        return kernels
+
     def finish(self, results: tuple[int, ...]) -> None:
         fn, n_steps = self.fn, len(self.pending)
         checks = self.status_checks(results)
@@ -391,8 +422,9 @@ class _Compiler:
         for o, i in group_last.items():
             if i < end:
                 releases[i].append(o)
+        kernels = self.moving_selects(last, group_last)
         fn.steps = [
-            Step(p.step.kernel, p.step.ins, p.step.outs, p.step.op_type, p.step.multi, checks[i],
+            Step(kernels[i], p.step.ins, p.step.outs, p.step.op_type, p.step.multi, checks[i],
                  tuple(sorted(frees[i])), tuple(sorted(releases[i])), p.step.callee)
             for i, p in enumerate(self.pending)
         ]
@@ -415,6 +447,11 @@ def _generate(fn: CompiledFunction, status: FloatStatus) -> tuple[str, Callable[
     for i, step in enumerate(fn.steps):
         env[f"k{i}"] = step.kernel
         call = f"k{i}({', '.join(f'r{s}' for s in step.ins)})"
+        if step.kernel is identity:  # the operand's register is the result
+            call = f"r{step.ins[0]}"
+        elif step.op_type == "Const":  # the same read-only array every run
+            env[f"k{i}"] = step.kernel()
+            call = f"k{i}"
         if not step.outs:
             lines.append(f"    {call}")
         elif step.multi:
