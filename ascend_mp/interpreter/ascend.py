@@ -221,6 +221,8 @@ def make_kernel(spec: OpSpec) -> KernelFn:
         (finish,), (out,) = finishers, stored_outs
         if finish is not None and not widen and not scalar and keeps:
             return lambda *xs: finish(body(*xs))  # an array in the compute dtype, rounded
+        if finish is None and not widen and keeps and isinstance(body, np.ufunc) and spec.out_shapes == ((),):
+            return lambda *xs: body(*xs, out=np.empty((), out))  # a 0-d array (a bare ufunc gives a scalar)
 
         def one(*xs: Array) -> Array:
             if widen:
