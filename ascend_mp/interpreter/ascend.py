@@ -395,7 +395,10 @@ def _build_compiled_kernel() -> Callable[..., Array]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # a real numpy ufunc (not numba's dispatcher): about 0.3 us per call, vectorized inside
-        return numba.vectorize(["float32(float32)"], nopython=True, cache=True)(_round_f16_element).ufunc
+        try:
+            return numba.vectorize(["float32(float32)"], nopython=True, cache=True)(_round_f16_element).ufunc
+        except Exception:  # noqa: BLE001 - no writable cache directory: compile it every time (about 1 s)
+            return numba.vectorize(["float32(float32)"], nopython=True)(_round_f16_element).ufunc
 
 
 _SUB_MAGIC, _MIN_NORMAL_F, _OVERFLOW_F = np.float32(0.5), np.float32(2.0**-14), np.float32(65520.0)
