@@ -45,17 +45,28 @@ def f16_values(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return x
 
 
-# op -> (operand count, attributes, float64 formula)
-EXACT: dict[str, tuple[int, dict[str, Any], Callable[..., np.ndarray]]] = {
-    "Relu": (1, {}, lambda x: np.maximum(x, 0.0)),
-    "Relu6": (1, {}, lambda x: np.minimum(np.maximum(x, 0.0), 6.0)),
-    "Neg": (1, {}, lambda x: -x),
-    "Floor": (1, {}, np.floor),
-    "Maximum": (2, {}, np.maximum),
-    "Minimum": (2, {}, np.minimum),
-    "ClipByValue": (3, {}, lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi)),
-    "ReluGrad": (2, {}, lambda g, f: np.where(f > 0, g, 0.0)),
-    "ReduceMax": (1, {"axes": (1,)}, lambda x: x.max(axis=1)),
+def _pool_max(x: np.ndarray) -> np.ndarray:
+    n, c, h, w = x.shape
+    return x.reshape(n, c, h // 2, 2, w // 2, 2).max(axis=(3, 5))
+
+
+def _one_hot(idx: np.ndarray, on: np.ndarray, off: np.ndarray) -> np.ndarray:
+    return np.where(idx[..., None] == np.arange(4), on, off)
+
+
+# op -> (operand count, attributes, float64 formula, input shape, output shape)
+EXACT: dict[str, tuple[int, dict[str, Any], Callable[..., np.ndarray], tuple[int, ...], tuple[int, ...]]] = {
+    "Relu": (1, {}, lambda x: np.maximum(x, 0.0), (16, 32), (16, 32)),
+    "Relu6": (1, {}, lambda x: np.minimum(np.maximum(x, 0.0), 6.0), (16, 32), (16, 32)),
+    "Neg": (1, {}, lambda x: -x, (16, 32), (16, 32)),
+    "Floor": (1, {}, np.floor, (16, 32), (16, 32)),
+    "Maximum": (2, {}, np.maximum, (16, 32), (16, 32)),
+    "Minimum": (2, {}, np.minimum, (16, 32), (16, 32)),
+    "ClipByValue": (3, {}, lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi), (16, 32), (16, 32)),
+    "ReluGrad": (2, {}, lambda g, f: np.where(f > 0, g, 0.0), (16, 32), (16, 32)),
+    "ReduceMax": (1, {"axes": (1,)}, lambda x: x.max(axis=1), (16, 32), (16,)),
+    "MaxPool": (1, {"ksize": (1, 1, 2, 2), "strides": (1, 1, 2, 2)}, _pool_max, (2, 3, 8, 8), (2, 3, 4, 4)),
+    "OneHot": (3, {"depth": 4, "axis": -1}, _one_hot, (16, 32), (16, 32, 4)),
 }
 
 
@@ -63,27 +74,29 @@ EXACT: dict[str, tuple[int, dict[str, Any], Callable[..., np.ndarray]]] = {
 def test_exact_kernels_skip_rounding_and_agree_with_float64(op: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The kernel is marked exact, runs without any rounding step on carried float16 operands,
     and its result is the float64 result rounded to float16, bit for bit."""
-    n, attrs, formula = EXACT[op]
+    n, attrs, formula, shape, out_shape = EXACT[op]
     assert kernels.KERNELS[op].exact
-    shape = (16, 32)
-    out_shape = (16,) if op == "ReduceMax" else shape
     rng = np.random.default_rng(sorted(EXACT).index(op))
     xs = [f16_values(rng, shape) for _ in range(n)]
     if op == "ClipByValue":  # scalar bounds, lo <= hi
         lo, hi = sorted(f16_values(rng, (2,)).astype(F64).tolist())
         xs = [xs[0], np.array(lo, F16), np.array(hi, F16)]
-    spec = OpSpec(op, tuple(F16 for _ in xs), (F16,), tuple(x.shape for x in xs), (out_shape,), attrs, carry_f16=True)
+    if op == "OneHot":  # int32 indices (some out of range: all off), float16 on and off values
+        on, off = f16_values(rng, (8,))[6:]  # past the fixed specials
+        xs = [rng.integers(-1, 6, shape).astype(np.int32), np.array(on, F16), np.array(off, F16)]
+    spec = OpSpec(op, tuple(x.dtype for x in xs), (F16,), tuple(x.shape for x in xs), (out_shape,), attrs, carry_f16=True)
 
     def no_rounding(*_: Any) -> Any:
         raise AssertionError(f"{op} rounds a result that is a float16 value already")
 
     monkeypatch.setattr(kernels, "round_f16", no_rounding)
     monkeypatch.setattr(kernels, "f16_rounding", lambda shape: no_rounding)
+    carried = [x.astype(F32) if x.dtype == F16 else x for x in xs]
     body = kernels.KERNELS[op].build(spec)
     with np.errstate(all="ignore"):
-        y = make_kernel(spec)(*[x.astype(F32) for x in xs])
-        want = formula(*[x.astype(F64) for x in xs]).astype(F16).astype(F32)
-        direct = np.asarray(body(*[x.astype(F32) for x in xs]))
+        y = make_kernel(spec)(*carried)
+        want = formula(*[x.astype(F64) if x.dtype == F16 else x for x in xs]).astype(F16).astype(F32)
+        direct = np.asarray(body(*carried))
     assert y.dtype == F32 and y.shape == out_shape
     np.testing.assert_array_equal(y.view(np.uint32), want.view(np.uint32))
     np.testing.assert_array_equal(direct.view(np.uint32), want.view(np.uint32))  # the body alone: nothing left to round
