@@ -50,6 +50,13 @@ def _err(y: np.ndarray[Any, Any], r: np.ndarray[Any, Any]) -> float:
     return float(np.abs(y.astype(np.float64) - r).max() / np.abs(r.astype(np.float64)).max())
 
 
+def _rounding() -> str:
+    """How the interpreter rounds float16 results in this (the default) configuration."""
+    from ascend_mp.interpreter.ascend import _COMPILED_ON, _KERNEL
+
+    return "(compiled rounding, numba: the default)" if _COMPILED_ON[0] and _KERNEL and _KERNEL[0] else "(numpy rounding)"
+
+
 def bench_models(quick: bool, report: Callable[[Any], None], row: Callable[..., Any]) -> None:
     """Rows for every model in models/out (a note when there are none)."""
     print("models: real exports (models/out) vs onnxruntime, single-threaded")
@@ -100,7 +107,7 @@ def bench_models(quick: bool, report: Callable[[Any], None], row: Callable[..., 
         report(row(f"{label}: interpreter fp32 / onnxruntime", ratio_fp32, "x", budget_interp,
                    note=f"(median of {pairs} paired CPU-time rounds; best {t_fp32 * 1e3:.1f} ms vs {t_ort * 1e3:.1f} ms)"))
         report(row(f"{label}: interpreter mixed / onnxruntime", t_mixed / t_ort, "x", note=f"({t_mixed * 1e3:.1f} ms)"))
-        report(row(f"{label}: interpreter mixed / fp32", t_mixed / t_fp32, "x", budget_mixed))
+        report(row(f"{label}: interpreter mixed / fp32", t_mixed / t_fp32, "x", budget_mixed, note=_rounding()))
         report(row(f"{label}: fp32 error vs onnxruntime", _err(y, ref), "rel", 1e-5))
         if exact is not None:  # the 1e-5 budget against onnxruntime's own distance from exact (README)
             report(row(f"{label}: fp32 error vs float64 (same graph)", _err(y, exact), "rel"))

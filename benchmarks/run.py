@@ -10,7 +10,8 @@ Sections (each prints its rows as it finishes):
              walk() of the same module, scaling exponent                                   (issue 13.1)
   text       parse and print; ascend-opt end to end on 10k ops vs plain xdsl-opt parse+print (13.2)
   step       one training step of the digits MLP (batch 64, momentum), fp32 vs mixed with
-             dynamic loss scaling, numpy and compiled rounding; the fp32 step vs plain numpy (13.3)
+             dynamic loss scaling (default: compiled rounding when numba is installed, and numpy
+             rounding only); the fp32 step vs plain numpy (13.3)
   memory     peak and activation bytes (live tensors, arguments excluded), mixed vs fp32 (13.5)
   models     imported real models (benchmarks/models.py, when present)           (13.1, 13.3, 13.4)
   accuracy   fp32 vs allow_mix_precision + dynamic loss scaling on digits (full training runs)
@@ -240,18 +241,31 @@ def numpy_mlp_step(w1, b1, w2, b2, v1, c1, v2, c2, x, y, lr, mom):  # noqa: ANN0
 
 
 def bench_step(quick: bool) -> None:
-    from ascend_mp.interpreter.ascend import use_compiled_rounding
+    from ascend_mp.interpreter.ascend import _COMPILED_ON, use_compiled_rounding
 
     print("training step: digits MLP 64-128-10, batch 64, momentum (CPU time per step, interleaved, medians)")
     reps, rounds = (10, 11) if quick else (20, 41)
     steps = {
         "fp32": _training_step("mlp", None, "none"),
         "fp32+dynamic": _training_step("mlp", None, "dynamic"),
-        "mixed": _training_step("mlp", "allow_mix_precision", "dynamic"),
+        "mixed": _training_step("mlp", "allow_mix_precision", "dynamic"),  # the default configuration
     }
+    compiled_rounding = bool(_COMPILED_ON[0]) and use_compiled_rounding(True)
+    default = "compiled rounding (numba), the default" if compiled_rounding else "numpy rounding (numba is not installed)"
+    if compiled_rounding:  # the same graph compiled and run with the numpy rounding only
+        use_compiled_rounding(False)
+        steps["mixed, numpy rounding"] = _training_step("mlp", "allow_mix_precision", "dynamic")
+        use_compiled_rounding(True)
 
     def run(label: str) -> Callable[[], float]:
         compiled, args = steps[label]
+        if label == "mixed, numpy rounding":
+            def numpy_rounding() -> None:
+                use_compiled_rounding(False)
+                compiled.program.run("train_step", *args)
+                use_compiled_rounding(True)
+
+            return timed(numpy_rounding, reps)
         return timed(lambda: compiled.program.run("train_step", *args), reps)
 
     fp32_args = steps["fp32"][1]
@@ -260,29 +274,22 @@ def bench_step(quick: bool) -> None:
     lr, mom = np.float32(0.05), np.float32(0.9)
     measures = {label: run(label) for label in steps}
     measures["numpy"] = timed(lambda: numpy_mlp_step(w1, b1, w2, b2, v1, c1, v2, c2, x, y, lr, mom), reps)
-    use_compiled_rounding(False)
     for label in steps:  # warm up (kernels, caches)
         measures[label]()
     t = interleaved(measures, rounds)
-    compiled_rounding = use_compiled_rounding(True)
-    if compiled_rounding:
-        measures["mixed"]()  # loads the kernel outside the timing
-        tc = interleaved({"fp32": measures["fp32"], "mixed": measures["mixed"]}, rounds)
-    use_compiled_rounding(False)
     for label, (compiled, _) in steps.items():
         n_ops = len(list(compiled.step_fn.body.ops))
         report(Row(f"interpreter step, {label} ({n_ops} ops)", statistics.median(t[label]) * 1e3, "ms",
-                   note="(numpy rounding)" if label == "mixed" else ""))
+                   note=f"({default})" if label == "mixed" else ""))
     report(Row("plain numpy step, fp32", statistics.median(t["numpy"]) * 1e3, "ms"))
     report(Row("overhead: interpreter fp32 step / numpy step", median_ratio(t["fp32"], t["numpy"]), "x", 1.3))
-    report(Row("mixed (dynamic loss scaling) / fp32 step, numpy rounding", median_ratio(t["mixed"], t["fp32"]), "x", 1.3))
+    report(Row("mixed (dynamic loss scaling) / fp32 step", median_ratio(t["mixed"], t["fp32"]), "x", 1.3, note=f"({default})"))
     report(Row("  the same graph's cost: mixed / fp32 with dynamic loss scaling", median_ratio(t["mixed"], t["fp32+dynamic"]), "x"))
     if compiled_rounding:
-        report(Row("interpreter step, mixed, compiled rounding (numba)", statistics.median(tc["mixed"]) * 1e3, "ms"))
-        report(Row("mixed (dynamic loss scaling) / fp32 step, compiled rounding", median_ratio(tc["mixed"], tc["fp32"]), "x", 1.3,
-                   note="(use_compiled_rounding; about 1 s of CPU once per process to load)"))
+        report(Row("  mixed / fp32 step with numpy rounding only (ASCEND_MP_COMPILED_ROUNDING=0)",
+                   median_ratio(t["mixed, numpy rounding"], t["fp32"]), "x"))
     else:
-        print("  (numba is not installed: no compiled-rounding figure; pip install numba)")
+        print("  (numba is not installed: float16 rounding in numpy; pip install numba)")
     try:
         import torch  # noqa: PLC0415
     except ImportError:

@@ -209,13 +209,20 @@ def make_kernel(spec: OpSpec) -> KernelFn:
     # numpy returns scalars, not arrays, for 0-d results of ufuncs and reductions
     scalar = not spec.out_shapes or any(len(s) == 0 for s in spec.out_shapes)
     exact = kd.exact and all(d == F16 for d in spec.in_dtypes if d in FLOATS)
-    finishers = tuple(_finisher(spec, d, cd, exact) for d in spec.out_dtypes)
+    # a body over operands all in the compute dtype returns it (RealDiv and Pow widen only integers)
+    keeps = kd.keeps_dtype or all(spec.stored(d) == cd for d in spec.in_dtypes)
+    shapes = spec.out_shapes or ((),) * len(spec.out_dtypes)
+    finishers = tuple(_finisher(spec, d, shape, cd, exact, keeps) for d, shape in zip(spec.out_dtypes, shapes))
     stored_outs = tuple(spec.stored(d) for d in spec.out_dtypes)
     in_place = all(f is None for f in finishers) and all(d == cd for d in stored_outs)
-    if not widen and not scalar and cd is not None and kd.keeps_dtype and in_place:
+    if not widen and not scalar and cd is not None and keeps and in_place:
         return body  # the body's results are already what the op returns
     if len(finishers) == 1:
         (finish,), (out,) = finishers, stored_outs
+        if finish is not None and not widen and not scalar and keeps:
+            return lambda *xs: finish(body(*xs))  # an array in the compute dtype, rounded
+        if finish is None and not widen and keeps and isinstance(body, np.ufunc) and spec.out_shapes == ((),):
+            return lambda *xs: body(*xs, out=np.empty((), out))  # a 0-d array (a bare ufunc gives a scalar)
 
         def one(*xs: Array) -> Array:
             if widen:
@@ -236,13 +243,28 @@ def make_kernel(spec: OpSpec) -> KernelFn:
     return many
 
 
-def _finisher(spec: OpSpec, dtype: np.dtype[Any], compute: np.dtype[Any] | None, exact: bool) -> Callable[[Array], Array] | None:
-    """How a result computed in `compute` becomes `dtype`; None: a plain `astype` (a no-op when they agree)."""
+def _finisher(
+    spec: OpSpec, dtype: np.dtype[Any], shape: tuple[int, ...], compute: np.dtype[Any] | None, exact: bool, keeps: bool
+) -> Callable[[Array], Array] | None:
+    """How a result computed in `compute` becomes `dtype`; None: a plain `astype` (a no-op when they agree).
+
+    A carried float16 result of an `exact` kernel on float16 operands needs no rounding (its
+    float32 elements are float16 values already); any other is rounded (:func:`f16_rounding`)."""
     if not (spec.carry_f16 and dtype == F16):
         return None
     if exact and compute == F32:
-        return _as_f32
-    return round_f16
+        return None if keeps else _as_f32
+    return f16_rounding(shape) if compute == F32 and keeps else round_f16
+
+
+def f16_rounding(shape: tuple[int, ...]) -> Callable[[Array], Array]:
+    """The float16 rounding of float32 arrays of a static `shape`, chosen at compile time: the
+    compiled ufunc itself when it is (or, for a tensor of :data:`LOAD_COMPILED_AT` elements or
+    more, can be) loaded, else :func:`round_f16`."""
+    if not shape or any(d < 0 for d in shape) or not _COMPILED_ON[0]:
+        return round_f16  # 0-d (a ufunc returns a scalar) or dynamic: decided per call
+    kernel = _KERNEL[0] if _KERNEL else (_compiled_kernel() if math.prod(shape) >= LOAD_COMPILED_AT else None)
+    return round_f16 if kernel is None else kernel
 
 
 def _as_f32(r: Array) -> Array:
@@ -296,25 +318,32 @@ def round_f16(x: Array) -> Array:
 
     numpy converts float16 element by element in software, so the executor carries
     float16 tensors as float32 arrays of float16 values: widening is free and this is
-    the one rounding step: nine numpy passes (:func:`_round_f16_numpy`), or one
-    compiled pass (:func:`_round_f16_kernel`, numba) after :func:`use_compiled_rounding`.
+    the one rounding step: a compiled ufunc (:func:`_round_f16_element`, numba) when
+    numba is installed, else nine numpy passes (:func:`_round_f16_numpy`). The compiled
+    kernel is loaded at the first rounding of a tensor of at least :data:`LOAD_COMPILED_AT`
+    elements (about 1 s of CPU once per process, so a run that only rounds small tensors,
+    or none, never imports numba); :func:`use_compiled_rounding` switches it off or on.
     Float64 input is rounded directly (one rounding). Run under ``np.errstate(all="ignore")``.
     """
-    if _COMPILED_ON[0] and x.dtype == F32:
-        kernel = _compiled_kernel()
+    if x.dtype == F32 and _COMPILED_ON[0]:
+        kernel = _KERNEL[0] if _KERNEL else (_compiled_kernel() if x.size >= LOAD_COMPILED_AT else None)
         if kernel is not None:
-            return _round_f16_compiled(x, kernel)
+            return kernel(x) if x.ndim else kernel(x, out=np.empty((), F32))  # a 0-d array, not a scalar
     return _round_f16_numpy(x)
 
 
-_COMPILED_ON = [os.environ.get("ASCEND_MP_COMPILED_ROUNDING", "0") not in ("", "0")]
+LOAD_COMPILED_AT = 2048
+"""Elements of the first float16 result whose rounding loads the compiled kernel."""
+
+_COMPILED_ON = [os.environ.get("ASCEND_MP_COMPILED_ROUNDING", "1") not in ("", "0")]
 
 
 def use_compiled_rounding(enabled: bool = True) -> bool:
-    """Round float16 results with the compiled kernel (numba) instead of numpy; returns whether
-    it is in use (False when numba is not installed). It makes the rounding about 3x faster
-    (a mixed training step about 1.4x faster) but loading numba and the kernel costs about 1 s
-    of CPU once per process, so it is off unless asked for (or ``ASCEND_MP_COMPILED_ROUNDING=1``)."""
+    """Round float16 results with the compiled kernel (numba), the default, or with numpy
+    (``enabled=False``, or ``ASCEND_MP_COMPILED_ROUNDING=0`` in the environment); returns
+    whether the compiled kernel is in use (False when numba is not installed). Enabling it
+    loads the kernel now. Both give the same bits; the kernel makes the rounding about 3x
+    faster and a mixed training step about 1.4x faster."""
     _COMPILED_ON[0] = enabled
     return enabled and _compiled_kernel() is not None
 
@@ -342,71 +371,60 @@ def _round_f16_numpy(x: Array) -> Array:
     return y
 
 
-def _round_f16_compiled(x: Array, kernel: Callable[[Array, Array], None]) -> Array:
-    """:func:`round_f16` with the compiled kernel: one pass, into a new array."""
-    out = np.empty(x.shape, F32)
-    kernel(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
-    return out
+_KERNEL: list[Callable[..., Array] | None] = []
 
 
-_KERNEL: list[Callable[[Array, Array], None] | None] = []
-
-
-def _compiled_kernel() -> Callable[[Array, Array], None] | None:
-    """The numba kernel of :func:`round_f16`, compiled on first use (numba caches it on disk);
-    None when numba is not installed or cannot compile it (then numpy does the work)."""
+def _compiled_kernel() -> Callable[..., Array] | None:
+    """The numpy ufunc numba compiles from :func:`_round_f16_element` on first use (numba caches
+    it on disk); None when numba is not installed or cannot compile it (then numpy does the work)."""
     if not _KERNEL:
         try:
             kernel = _build_compiled_kernel()
-            probe = np.array([1.0, 65520.0, 2.0**-25 * 3, -0.0], F32)
-            out = np.empty_like(probe)
-            kernel(probe, out)  # compiles (or loads the cache) now, not in the middle of a run
+            kernel(np.array([1.0, 65520.0, 2.0**-25 * 3, -0.0], F32))  # loads it now, not in the middle of a run
             _KERNEL.append(kernel)
         except Exception:  # noqa: BLE001 - no numba, or no compiler for this machine: numpy it is
             _KERNEL.append(None)
     return _KERNEL[0]
 
 
-def _build_compiled_kernel() -> Callable[[Array, Array], None]:
+def _build_compiled_kernel() -> Callable[..., Array]:
     import warnings
 
     import numba  # pyright: ignore[reportMissingImports]
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return numba.njit("void(float32[::1], float32[::1])", cache=True, nogil=True)(_round_f16_kernel)
+        # a real numpy ufunc (not numba's dispatcher): about 0.3 us per call, vectorized inside
+        try:
+            return numba.vectorize(["float32(float32)"], nopython=True, cache=True)(_round_f16_element).ufunc
+        except Exception:  # noqa: BLE001 - no writable cache directory: compile it every time (about 1 s)
+            return numba.vectorize(["float32(float32)"], nopython=True)(_round_f16_element).ufunc
 
 
-_U32 = np.uint32
-_ABS, _MIN_NORMAL, _OVERFLOW, _INF_BITS = _U32(0x7FFFFFFF), _U32(0x38800000), _U32(0x477FF000), _U32(0x7F800000)
-_KEEP, _HALF_ULP, _NAN_PAYLOAD, _NAN_MIN, _ONE = _U32(0xFFFFE000), _U32(0xFFF), _U32(0x007FE000), _U32(0x2000), _U32(1)
-_SHIFT, _SUB_MAGIC = _U32(13), np.float32(0.5)
+_SUB_MAGIC, _MIN_NORMAL_F, _OVERFLOW_F = np.float32(0.5), np.float32(2.0**-14), np.float32(65520.0)
+_SPLIT, _INF_F = np.float32(2.0**13 + 1), np.float32(np.inf)
+_KEEP, _PAYLOAD, _NAN_MIN = np.uint32(0xFFFFE000), np.uint32(0x007FE000), np.uint32(0x2000)
 
 
-def _round_f16_kernel(src: Array, dst: Array) -> None:
-    """The compiled kernel's body (numba compiles it; plain Python runs it too, slowly).
+def _round_f16_element(x: np.float32) -> np.float32:
+    """The compiled kernel's body, one float32 element (numba compiles it into a ufunc; plain
+    Python runs it too, slowly).
 
-    Per element, on the float32 bits: in float16's normal range (2^-14 <= |x| < 65520) add
-    half an ulp (0xFFF, plus the last kept bit for ties to even) and drop the 13 bits
-    float16 lacks; in the subnormal range (|x| + 0.5) - 0.5 in float32 rounds |x| to the
-    float16 quantum 2^-24 (float32's spacing in [0.5, 1)); from 65520, the tie above
-    65504, inf; NaN keeps its top 10 payload bits, at least one (as numpy's conversion
-    does). The sign is put back last."""
-    bits = src.view(np.uint32)
-    out = dst.view(np.uint32)
-    for i in range(bits.size):
-        b = bits[i]
-        a = b & _ABS
-        if a < _MIN_NORMAL:
-            dst[i] = (abs(src[i]) + _SUB_MAGIC) - _SUB_MAGIC
-            r = out[i]
-        elif a < _OVERFLOW:
-            r = (a + _HALF_ULP + ((a >> _SHIFT) & _ONE)) & _KEEP
-        elif a <= _INF_BITS:
-            r = _INF_BITS
-        else:
-            r = _INF_BITS | max(a & _NAN_PAYLOAD, _NAN_MIN)
-        out[i] = r | (b & _SIGN)
+    Branch-free but for NaN (so the compiler vectorizes it), on |x|: in float16's normal
+    range (2^-14 <= |x| < 65520) Veltkamp's split, c = |x| (2^13 + 1), c - (c - |x|), keeps
+    the top 11 significant bits rounded to nearest even (checked over all 2^32 inputs);
+    below it (|x| + 0.5) - 0.5 rounds to the float16 quantum 2^-24 (float32's spacing in
+    [0.5, 1)); from 65520, the tie above 65504, inf; the sign is put back last. A NaN keeps
+    the top 10 payload bits, at least one, as numpy's conversion does."""
+    a = abs(x)
+    sub = (a + _SUB_MAGIC) - _SUB_MAGIC
+    c = a * _SPLIT
+    r = sub if a < _MIN_NORMAL_F else c - (c - a)
+    r = _INF_F if a >= _OVERFLOW_F else r
+    if x == x:
+        return np.copysign(r, x)
+    t = np.uint32(np.float32(x).view(np.uint32) & _KEEP)
+    return np.uint32(t if t & _PAYLOAD else t | _NAN_MIN).view(np.float32)
 
 
 NONFINITE: dict[np.dtype[Any], Callable[[Array], bool]] = {
@@ -480,12 +498,20 @@ def _cast(spec: OpSpec) -> KernelFn:
     if spec.stored(out) != out:  # to float16 carried in float32
         if src == F16:
             return lambda x: x.copy()
-        if src in (F32, F64):
+        if src == F32:
+            return f16_rounding(spec.out_shapes[0] if spec.out_shapes else ())
+        if src == F64:
             return round_f16
         return lambda x: x.astype(F16).astype(F32)  # bfloat16 and integers: numpy's one rounding
     if spec.stored(src) != src and out == F32:  # float16 carried in float32: already these values
-        return lambda x: x
+        return identity
     return lambda x: x.astype(out, copy=False)
+
+
+def identity(x: Array) -> Array:
+    """The kernel of an op whose result is its operand as the executor holds it (a Cast from
+    float16 carried in float32 to float32): the runner's generated code copies the register."""
+    return x
 
 
 @kernel("Reshape", finite_preserving=True, propagates=(0,))
@@ -552,6 +578,14 @@ def _select(spec: OpSpec) -> KernelFn:
     if spec.in_shapes[0] == ():  # one flag for the whole tensor: copy the chosen operand
         return lambda c, x1, x2: (x1 if c else x2).copy()
     return np.where
+
+
+def select_moving(move1: bool, move2: bool) -> KernelFn:
+    """A Select on one flag (0-d condition) that returns the chosen operand itself, not a copy,
+    where `move1`/`move2` say so: the runner passes True for an operand whose buffer it knows
+    dies at this Select (then no one can tell the difference; the loss-scale update selects
+    every parameter between its old value and its fresh update this way)."""
+    return lambda c, x1, x2: (x1 if move1 else x1.copy()) if c else (x2 if move2 else x2.copy())
 
 
 # --------------------------------------------------------------------------------------

@@ -66,8 +66,10 @@ from ascend_mp.interpreter.ascend import (
     KernelError,
     KernelFn,
     OpSpec,
+    identity,
     make_in_place_kernel,
     make_kernel,
+    select_moving,
     nonfinite_wide,
 )
 
@@ -233,6 +235,8 @@ class _Pending:
     """The kernel returns new arrays (never an operand, a view of one or a shared constant)."""
     in_place: tuple[tuple[int, ...], KernelFn] | None = None
     """(the operand each result may overwrite, the kernel doing so), see :data:`IN_PLACE`."""
+    scalar_flag: bool = False
+    """A Select on a 0-d condition."""
 
 
 _FRESH_UNITS = (VECTOR, CUBE)
@@ -311,9 +315,9 @@ class _Compiler:
         size = math.prod(spec.out_shapes[0]) if spec.out_shapes and all(d > 0 for d in spec.out_shapes[0]) else 0
         step = Step(kernel, ins, outs, spec.type, len(outs) != 1)
         kd = KERNELS[spec.type]
-        self.pending.append(
-            _Pending(step, kd, spec.in_dtypes, spec.out_dtypes, size, kd.unit in _FRESH_UNITS and len(outs) == 1, make_in_place_kernel(spec))
-        )
+        fresh = kd.unit in _FRESH_UNITS and len(outs) == 1
+        flag = spec.type == "Select" and spec.in_shapes[0] == ()
+        self.pending.append(_Pending(step, kd, spec.in_dtypes, spec.out_dtypes, size, fresh, make_in_place_kernel(spec), flag))
 
     def status_checks(self, results: tuple[int, ...]) -> list[tuple[tuple[int, Callable[[Any], bool]], ...]]:
         """Which float results each step checks for inf/NaN.
@@ -391,6 +395,29 @@ class _Compiler:
             tuple((s, self.program.nonfinite(d)) for s, d in watched_outputs(p) if state[s] == _CHECK) for p in pending
         ]
 
+    def moving_selects(self, kernels: list[KernelFn], last: dict[int, int], group_last: dict[int, int]) -> list[KernelFn]:
+        """`kernels` (each step's), with Selects on one flag that do not run in place (see
+        :meth:`plan_in_place`) returning (not copying) an operand that dies there: computed by a
+        vector or cube kernel (a fresh array), not an argument's view, not a result, with no other
+        register on its buffer living on."""
+        producer = {s: p for p in self.pending for s in p.step.outs}
+        n_args = len(self.body.args)
+
+        def dies(s: int, i: int) -> bool:
+            p = producer.get(s)
+            return (
+                p is not None and p.kernel_def is not None and p.kernel_def.unit in (VECTOR, CUBE)
+                and self.owner[s] == s >= n_args and last.get(s) == i and group_last.get(s) == i
+            )
+
+        moved = list(kernels)
+        for i, p in enumerate(self.pending):
+            if p.step.op_type == "Select" and p.scalar_flag and kernels[i] is p.step.kernel:
+                move1, move2 = dies(p.step.ins[1], i), dies(p.step.ins[2], i)
+                if move1 or move2:
+                    moved[i] = select_moving(move1, move2)
+        return moved
+
     def finish(self, results: tuple[int, ...]) -> None:
         fn, n_steps = self.fn, len(self.pending)
         checks = self.status_checks(results)
@@ -416,6 +443,7 @@ class _Compiler:
         for o, i in group_last.items():
             if i < end:
                 releases[i].append(o)
+        kernels = self.moving_selects(kernels, last, group_last)
         fn.steps = [
             Step(kernels[i], p.step.ins, p.step.outs, p.step.op_type, p.step.multi, checks[i],
                  tuple(sorted(frees[i])), tuple(sorted(releases[i])), p.step.callee)
@@ -500,6 +528,11 @@ def _generate(fn: CompiledFunction, status: FloatStatus) -> tuple[str, Callable[
     for i, step in enumerate(fn.steps):
         env[f"k{i}"] = step.kernel
         call = f"k{i}({', '.join(f'r{s}' for s in step.ins)})"
+        if step.kernel is identity:  # the operand's register is the result
+            call = f"r{step.ins[0]}"
+        elif step.op_type == "Const":  # the same read-only array every run
+            env[f"k{i}"] = step.kernel()
+            call = f"k{i}"
         if not step.outs:
             lines.append(f"    {call}")
         elif step.multi:
