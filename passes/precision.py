@@ -61,6 +61,7 @@ import json
 import logging
 import os
 import weakref
+from operator import attrgetter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -68,7 +69,7 @@ from typing import Any, NamedTuple
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue, SSAValues
 from xdsl.irdl import OptionalDef, VariadicDef
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -484,7 +485,7 @@ _State = tuple[str | None, str | None, str | None]
 
 class _Effect(NamedTuple):
     """What deciding one op does: what the report says of it and what the rewrite changes. Every op with the same
-    memo key (:meth:`_Planner.decide_fast`) has the same effect, so it is computed once per key."""
+    memo key (:meth:`_Planner.visit_block`) has the same effect, so it is computed once per key."""
 
     op_type: str
     sig: Signature
@@ -500,16 +501,40 @@ class _Effect(NamedTuple):
     """The dtype each operand must arrive in (None: as it is); None when no operand needs a cast."""
     new: tuple[str | None, ...] | None
     """The new dtype of each result (None: unchanged); None when no result changes."""
-    states: tuple[tuple[int, _State], ...]
-    """(result index, its state) for the results the walk tracks (floats: they vote)."""
-    warning: str | None = None
+    states: tuple[_State, ...]
+    """The state of each result."""
+    warning: str | None
     """What the op warns about (the message after its location and label)."""
-    keep_failed: bool = False
+    keep_failed: bool
     """keep_dtype could not keep the original dtype: a warning, and the mode decided."""
-    reduced: tuple[str | None, str | None] | None = None
+    reduced: tuple[str | None, str | None] | None
     """(before, after) compute dtypes when the kernel reduces precision (the info line)."""
-    folded: bool = False
+    folded: bool
     """An identity user cast: erased, its uses read its input."""
+    touches: bool
+    """Whether the rewrite changes the op (wanted, new or folded)."""
+    loud: bool
+    """Whether the op warns (warning or keep_failed)."""
+
+
+def _effect(
+    op_type: str,
+    sig: Signature,
+    kernel: Kernel | None,
+    kind: str,
+    reason: str,
+    follows: tuple[int, ...] | None,
+    wanted: tuple[str | None, ...] | None,
+    new: tuple[str | None, ...] | None,
+    states: tuple[_State, ...],
+    warning: str | None = None,
+    keep_failed: bool = False,
+    reduced: tuple[str | None, str | None] | None = None,
+    folded: bool = False,
+) -> _Effect:
+    touches = wanted is not None or new is not None or folded
+    loud = warning is not None or keep_failed
+    return _Effect(op_type, sig, kernel, kind, reason, follows, wanted, new, states, warning, keep_failed, reduced, folded, touches, loud)
 
 
 _Record = tuple[Operation, _Effect, Sequence[SSAValue], "str | None", int]
@@ -788,6 +813,9 @@ def _dtype_of(value: SSAValue) -> str | None:
     return None
 
 
+_TYPE = attrgetter("_type")
+"""A value's type (`SSAValue.type` without the property call, for the hot loop)."""
+
 _FUNC, _FAST, _ASCEND, _OTHER = range(4)
 """How the walk handles an op class: a function (names the positions), an ascend op decided through the memo,
 one decided afresh each time (user casts, constants, rules that read more than the memo key), any other op."""
@@ -805,12 +833,14 @@ class _Planner:
         its input dtype and does not vote)."""
         self.type_states: dict[int, tuple[Attribute, _State]] = {}
         """id of a type -> (the type, the state of a value of that type the walk knows nothing of)."""
+        self.type_keys: dict[int, str] = {}
+        """id of a type (kept alive by `type_states`) -> its dtype, `?` if unmodelled (the memo key's result part)."""
         self.candidates: dict[tuple[int, _OpClass, Signature], _Candidates] = {}
         self.keepalive: list[object] = []
         self.kinds: dict[tuple[str, str], tuple[str, str]] = {}
         self.classes: dict[type[Operation], tuple[int, _OpClass | None]] = {}
         self.memo: dict[object, _Effect] = {}
-        """Memo key (see :meth:`decide_fast`) -> the effect every op with that key has."""
+        """Memo key (see :meth:`visit_block`) -> the effect every op with that key has."""
         self.warned: set[str] = set()
         self.used_names: set[str] = set()
         self.used_types: set[str] = set()
@@ -843,6 +873,7 @@ class _Planner:
         if hit is None:
             d = _dtype_of(value)
             hit = self.type_states[id(type_)] = (type_, (d, d, None))  # keeps type_ (and its id) alive
+            self.type_keys[id(type_)] = "?" if d is None else d
         return hit[1]
 
     def state(self, value: SSAValue) -> _State:
@@ -916,11 +947,65 @@ class _Planner:
         self.handle(op, module)
         for region in op.regions:
             for block in region.blocks:
-                for child in block.ops:
-                    if child.regions:
-                        self.visit(child, module)
-                    else:
-                        self.handle(child, module)
+                self.visit_block(block, module)
+
+    def visit_block(self, block: Block, module: Operation) -> None:
+        """Decide the ops of a block (and those nested in them). Ops of a class decided through the memo are
+        handled here, inline (this loop is the pass's hot path): with a context-free rule, an op's effect depends
+        only on its class, its `caps`, `list` and `keep_dtype` properties, the overrides its name and type match,
+        its operands' states and its results' dtypes, so it is computed once per such key."""
+        states, type_state = self.states, self.type_state
+        for arg in block.args:
+            states[id(arg)] = type_state(arg)
+        get_state, type_key = states.get, self.type_keys.get
+        classes, memo, changes, records = self.classes, self.memo, self.plan.changes, self.records
+        overrides, info = self.overrides, self.info
+        for op in block.ops:
+            if op.regions:
+                self.visit(op, module)
+                continue
+            entry = classes.get(type(op))
+            if entry is None:
+                entry = classes[type(op)] = self.classify(op)
+            if entry[0] != _FAST:
+                self.handle(op, module)
+                continue
+            self.seq += 1
+            self.count += 1
+            cls: _OpClass = entry[1]  # pyright: ignore[reportAssignmentType]
+            props = op.properties
+            extra: object = None
+            if props and ("caps" in props or "list" in props or "keep_dtype" in props):
+                caps, lst = props.get("caps"), props.get("list")
+                extra = (
+                    id(caps) if isinstance(caps, CapsAttr) else None,  # the op (hence its caps) lives through the walk
+                    lst.data if isinstance(lst, ListKindAttr) else None,
+                    "keep_dtype" in props,
+                )
+            tag = self.override_tag(_name_of(op), cls.op_type) if overrides else None
+            operands = op._operands  # pyright: ignore[reportPrivateUsage]
+            ins = tuple(map(get_state, map(id, operands)))
+            if None in ins:  # a value the walk has not met (defined in a later block)
+                ins = tuple([get_state(id(v)) or type_state(v) for v in operands])
+            results = op.results
+            outs = tuple(map(type_key, map(id, map(_TYPE, results))))
+            if None in outs:  # a type not met yet
+                for r in results:
+                    type_state(r)
+                outs = tuple(map(type_key, map(id, map(_TYPE, results))))
+            key = (cls, extra, tag, ins, outs)
+            effect = memo.get(key)
+            if effect is None:
+                effect = memo[key] = self.effect(op, cls)
+            # What `commit` does, inline.
+            if effect.touches:
+                changes.append((op, self.seq, effect.wanted, effect.new, effect.folded))
+            for r, state in zip(results, effect.states):
+                states[id(r)] = state
+            if records is not None:
+                records.append((op, effect, operands, self.function, self.count))
+            if effect.loud or (info and effect.reduced is not None):
+                self.notes(op, effect)
 
     def classify(self, op: Operation) -> tuple[int, _OpClass | None]:
         if isinstance(op, func.FuncOp):
@@ -940,24 +1025,22 @@ class _Planner:
             self.function, self.count = op.sym_name.data, 0  # pyright: ignore[reportAttributeAccessIssue]
             return
         self.count += 1
-        if what == _FAST:
-            self.decide_fast(op, cls)  # pyright: ignore[reportArgumentType]
-        elif what == _ASCEND:
+        assert what != _FAST, "visit_block decides these"
+        if what == _ASCEND:
             self.decide(op, cls)  # pyright: ignore[reportArgumentType]
         elif op is not module:
             self.foreign(op)
 
     def commit(self, op: Operation, effect: _Effect) -> None:
         """Record the effect of deciding `op`: its changes, its results' states, its record, its warnings."""
-        if effect.wanted is not None or effect.new is not None or effect.folded:
+        if effect.touches:
             self.plan.changes.append((op, self.seq, effect.wanted, effect.new, effect.folded))
-        if effect.states:
-            results, states = op.results, self.states
-            for j, state in effect.states:
-                states[id(results[j])] = state
+        states = self.states
+        for r, state in zip(op.results, effect.states):
+            states[id(r)] = state
         if self.records is not None:
             self.records.append((op, effect, op._operands, self.function, self.count))  # pyright: ignore[reportPrivateUsage]
-        if effect.warning is not None or effect.keep_failed or (self.info and effect.reduced is not None):
+        if effect.loud or (self.info and effect.reduced is not None):
             self.notes(op, effect)
 
     def notes(self, op: Operation, effect: _Effect) -> None:
@@ -981,11 +1064,9 @@ class _Planner:
         wanted = self.kept_operands(op)
         if wanted is not None:
             self.plan.changes.append((op, self.seq, wanted, None, False))
-        if not op.has_trait(ConstantLike, value_if_unregistered=False):
-            for r in op.results:
-                d = self.dtype_of(r)
-                if d in PRECISION_RANK:
-                    self.states[id(r)] = (d, d, d)
+        votes = not op.has_trait(ConstantLike, value_if_unregistered=False)
+        for r, state in zip(op.results, self.own_states(op, votes)):
+            self.states[id(r)] = state
 
     def signature(self, op: AscendOp, cls: _OpClass) -> tuple[Signature, list[list[SSAValue]] | None] | None:
         """The op's original signature (None if an operand or result has an unmodelled type)."""
@@ -1019,34 +1100,6 @@ class _Planner:
         return Signature(ins, outs), groups
 
     # -- deciding an op ----------------------------------------------------------------------
-    def decide_fast(self, op: AscendOp, cls: _OpClass) -> None:
-        """Decide an op through the memo: with a context-free rule, an op's effect depends only on its class, its
-        `caps`, `list` and `keep_dtype` properties, the overrides its name matches, its operands' states and its
-        results' dtypes; the effect is computed once per such key."""
-        props = op.properties
-        extra: object = None
-        name = None
-        if props:
-            caps, lst = props.get("caps"), props.get("list")
-            extra = (
-                id(caps) if isinstance(caps, CapsAttr) else None,  # the op (hence its caps) lives through the walk
-                lst.data if isinstance(lst, ListKindAttr) else None,
-                "keep_dtype" in props,
-            )
-            if self.overrides:
-                name = _name_of(op)
-        tag: object = None
-        if self.overrides:
-            tag = self.override_tag(name, cls.op_type)
-        states, type_state = self.states, self.type_state
-        ins = tuple([states.get(id(v)) or type_state(v) for v in op._operands])  # pyright: ignore[reportPrivateUsage]
-        outs = tuple([type_state(r)[0] for r in op.results])
-        key = (cls, extra, tag, ins, outs)
-        effect = self.memo.get(key)
-        if effect is None:
-            effect = self.memo[key] = self.effect(op, cls)
-        self.commit(op, effect)
-
     def override_tag(self, name: str | None, op_type: str) -> object:
         """The overrides an op's name and type match (part of the memo key)."""
         config = self.config
@@ -1132,17 +1185,18 @@ class _Planner:
                     pos += 1
         # Results: every float result votes with its kernel dtype.
         new: list[str | None] | None = None
-        states: list[tuple[int, _State]] = []
-        for j in range(len(op.results)):
-            sd, kd = sig.outputs[j], kernel.outputs[j]
-            if sd in PRECISION_RANK:
-                states.append((j, (sd, kd, kd)))
-                if kd != sd:
-                    if new is None:
-                        new = [None] * len(op.results)
-                    new[j] = kd
+        states: list[_State] = []
+        for j, (sd, kd) in enumerate(zip(sig.outputs, kernel.outputs)):
+            if sd not in PRECISION_RANK:
+                states.append((sd, sd, None))
+                continue
+            states.append((sd, kd, kd))
+            if kd != sd:
+                if new is None:
+                    new = [None] * len(sig.outputs)
+                new[j] = kd
         before, after = _primary(*sig), _primary(kernel.inputs, kernel.outputs)
-        return _Effect(
+        return _effect(
             op_type, sig, kernel, kind, choice.reason, follows,
             None if wanted is None else tuple(wanted), None if new is None else tuple(new), tuple(states),
             warning, keep_failed, (before, after) if _rank(after) < _rank(before) else None,
@@ -1174,13 +1228,16 @@ class _Planner:
         """The effect of an op that keeps its dtypes (its float results vote with them; constants do not vote)."""
         if sig is None:
             sig = Signature(tuple(self.dtype_of(v) for v in op.operands), tuple(self.dtype_of(r) for r in op.results))
-        states: list[tuple[int, _State]] = []
-        if not op.has_trait(ConstantLike):
-            for j, r in enumerate(op.results):
-                d = self.dtype_of(r)
-                if d in PRECISION_RANK:
-                    states.append((j, (d, d, d)))
-        return _Effect(op_type, sig, None, kind, reason, follows, self.kept_operands(op), None, tuple(states), warning, keep_failed)
+        states = self.own_states(op, not op.has_trait(ConstantLike))
+        return _effect(op_type, sig, None, kind, reason, follows, self.kept_operands(op), None, states, warning, keep_failed)
+
+    def own_states(self, op: Operation, votes: bool) -> tuple[_State, ...]:
+        """The states of the results of an op that keeps its dtypes: float results vote with them (if `votes`)."""
+        states: list[_State] = []
+        for r in op.results:
+            d = self.dtype_of(r)
+            states.append((d, d, d) if votes and d in PRECISION_RANK else (d, d, None))
+        return tuple(states)
 
     def retarget_cast(self, op: AscendOp, cls: _OpClass, kind: str, sig: Signature) -> bool:
         """A user's Cast the rule sends to another dtype (TF: a Cast to fp32 feeding only allow ops)."""
@@ -1194,7 +1251,7 @@ class _Planner:
         kernel = self.candidates_for(self.kernels(op, cls.op_type), sig, cls).find((src,), (dst,))
         if kernel is None:
             return False
-        self.commit(op, _Effect(cls.op_type, sig, kernel, kind, reason, None, None, (dst,), ((0, (sig.outputs[0], dst, dst)),)))
+        self.commit(op, _effect(cls.op_type, sig, kernel, kind, reason, None, None, (dst,), ((sig.outputs[0], dst, dst),)))
         return True
 
     def fold_identity_cast(self, op: AscendOp, cls: _OpClass, kind: str, sig: Signature) -> bool:
@@ -1213,7 +1270,7 @@ class _Planner:
             return False
         reason = "user cast: identity after retyping, folded"
         # A user cast votes with its output dtype.
-        self.commit(op, _Effect(cls.op_type, sig, None, kind, reason, None, None, None, ((0, (dst, dst, dst)),), folded=True))
+        self.commit(op, _effect(cls.op_type, sig, None, kind, reason, None, None, None, ((dst, dst, dst),), folded=True))
         self.plan.casts_folded += 1
         self.aliases[result] = self.aliases.get(source, source)
         return True
@@ -1456,8 +1513,44 @@ def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan) -> None:
     dead-code elimination (what the patterns of :func:`populate_precision_patterns` do under xDSL's walker,
     without its worklist's cost). The casts it inserts are not visited (they need nothing)."""
     rewriter = _DirectRewriter()
-    for change in plan.changes:
-        _apply_change(change, plan, rewriter)
+    casts, types, dtypes = plan.casts, plan._types, plan._dtypes  # pyright: ignore[reportPrivateUsage]
+    for change in plan.changes:  # what _apply_change does, inline with the caches' hits (the rewrite's hot path)
+        op, seq, wanted, new, folded = change
+        if folded:
+            _apply_change(change, plan, rewriter)
+            continue
+        if wanted is not None:
+            operands = op._operands  # pyright: ignore[reportPrivateUsage]
+            replaced: list[SSAValue] | None = None
+            for i, (value, dtype) in enumerate(zip(operands, wanted)):
+                if dtype is None:
+                    continue
+                hit = dtypes.get(id(value._type))  # pyright: ignore[reportPrivateUsage]
+                if (hit[1] if hit is not None else plan.dtype(value)) == dtype:
+                    continue
+                cast = casts.get((id(value), dtype))
+                if replaced is None:
+                    replaced = list(operands)
+                replaced[i] = cast[1] if cast is not None and cast[0] is value else plan.cast(value, dtype, rewriter, op, seq)  # pyright: ignore[reportArgumentType]
+            if replaced is not None:
+                _set_operands(op, replaced)
+        if new is not None:
+            for result, dtype in zip(op.results, new):
+                if dtype is not None:
+                    type_ = result._type  # pyright: ignore[reportPrivateUsage]
+                    retyped = types.get((id(type_), dtype))
+                    result._type = retyped[1] if retyped is not None else plan.retyped(type_, dtype)  # pyright: ignore[reportPrivateUsage]
+
+
+def _set_operands(op: Operation, values: Sequence[SSAValue]) -> None:
+    """`op.operands[i] = values[i]` for every position that changes, at once: what xDSL's `OpOperands.__setitem__`
+    does (move the use to the new value, replace the operand tuple), once per op instead of once per operand."""
+    uses = op._operand_uses  # pyright: ignore[reportPrivateUsage]
+    for old, new, use in zip(op._operands, values, uses):  # pyright: ignore[reportPrivateUsage]
+        if old is not new:
+            old.remove_use(use)
+            new.add_use(use)
+    op._operands = SSAValues(values)  # pyright: ignore[reportPrivateUsage]
 
 
 # ======================================================================================
