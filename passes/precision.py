@@ -511,8 +511,6 @@ class _Effect(NamedTuple):
     """(before, after) compute dtypes when the kernel reduces precision (the info line)."""
     folded: bool
     """An identity user cast: erased, its uses read its input."""
-    touches: bool
-    """Whether the rewrite changes the op (wanted, new or folded)."""
     loud: bool
     """Whether the op warns (warning or keep_failed)."""
 
@@ -532,9 +530,8 @@ def _effect(
     reduced: tuple[str | None, str | None] | None = None,
     folded: bool = False,
 ) -> _Effect:
-    touches = wanted is not None or new is not None or folded
     loud = warning is not None or keep_failed
-    return _Effect(op_type, sig, kernel, kind, reason, follows, wanted, new, states, warning, keep_failed, reduced, folded, touches, loud)
+    return _Effect(op_type, sig, kernel, kind, reason, follows, wanted, new, states, warning, keep_failed, reduced, folded, loud)
 
 
 _Record = tuple[Operation, _Effect, Sequence[SSAValue], "str | None", int]
@@ -824,7 +821,7 @@ one decided afresh each time (user casts, constants, rules that read more than t
 class _Planner:
     """Decides every op in one forward walk (see :func:`decide_precision`)."""
 
-    def __init__(self, config: PrecisionConfig, records: bool = True):
+    def __init__(self, config: PrecisionConfig, records: bool = True, retype: bool = False):
         self.config = config
         self.plan = PrecisionPlan(config, warnings=list(config.warnings))
         self.rule = config.the_rule
@@ -853,6 +850,10 @@ class _Planner:
         self.overrides = self.track or config.to_float is not None
         """Whether an op's name may change its decision."""
         self.records: list[_Record] | None = self.plan.records if records else None
+        self.retype = retype and self.rule.context_free and not self.rule.keeps_origin and config.customize_dtypes is None
+        """Retype results in place as they are decided (their ops then need nothing more of the rewrite): asked by
+        the pass, which applies the plan at once, and only where deciding cannot fail (no must_keep_origin_dtype,
+        no customize_dtypes: nothing may change before an error) and the rule reads no types (context-free)."""
         self.aliases: dict[SSAValue, SSAValue] = {}
         """The results of folded user casts -> the values their uses will read."""
 
@@ -880,8 +881,9 @@ class _Planner:
         return self.states.get(id(value)) or self.type_state(value)
 
     def dtype_of(self, value: SSAValue) -> str | None:
-        """A value's dtype in the input."""
-        return self.type_state(value)[0]
+        """A value's dtype in the input (its type may have been retyped since, see `retype`)."""
+        state = self.states.get(id(value))
+        return state[0] if state is not None else self.type_state(value)[0]
 
     def dtype(self, value: SSAValue) -> str | None:
         """A value's dtype after the decisions so far."""
@@ -959,19 +961,25 @@ class _Planner:
             states[id(arg)] = type_state(arg)
         get_state, type_key = states.get, self.type_keys.get
         classes, memo, changes, records = self.classes, self.memo, self.plan.changes, self.records
-        overrides, info = self.overrides, self.info
-        for op in block.ops:
-            if op.regions:
-                self.visit(op, module)
-                continue
+        overrides, info, retype = self.overrides, self.info, self.retype
+        retyped = self.plan.retyped
+        seq, count = self.seq, self.count
+        op = block.first_op
+        while op is not None:
             entry = classes.get(type(op))
             if entry is None:
                 entry = classes[type(op)] = self.classify(op)
-            if entry[0] != _FAST:
-                self.handle(op, module)
+            if entry[0] != _FAST or op.regions:
+                self.seq, self.count = seq, count
+                if op.regions:
+                    self.visit(op, module)
+                else:
+                    self.handle(op, module)
+                seq, count = self.seq, self.count
+                op = op._next_op  # pyright: ignore[reportPrivateUsage]
                 continue
-            self.seq += 1
-            self.count += 1
+            seq += 1
+            count += 1
             cls: _OpClass = entry[1]  # pyright: ignore[reportAssignmentType]
             props = op.properties
             extra: object = None
@@ -996,16 +1004,26 @@ class _Planner:
             key = (cls, extra, tag, ins, outs)
             effect = memo.get(key)
             if effect is None:
+                self.seq, self.count = seq, count  # where an error or a warning says the op is
                 effect = memo[key] = self.effect(op, cls)
             # What `commit` does, inline.
-            if effect.touches:
-                changes.append((op, self.seq, effect.wanted, effect.new, effect.folded))
             for r, state in zip(results, effect.states):
                 states[id(r)] = state
+            new = effect.new
+            if retype and new is not None:
+                for r, dtype in zip(results, new):
+                    if dtype is not None:
+                        r._type = retyped(r._type, dtype)  # pyright: ignore[reportPrivateUsage]
+                new = None
+            if effect.wanted is not None or new is not None or effect.folded:
+                changes.append((op, seq, effect.wanted, new, effect.folded))
             if records is not None:
-                records.append((op, effect, operands, self.function, self.count))
+                records.append((op, effect, operands, self.function, count))
             if effect.loud or (info and effect.reduced is not None):
+                self.seq, self.count = seq, count
                 self.notes(op, effect)
+            op = op._next_op  # pyright: ignore[reportPrivateUsage]
+        self.seq, self.count = seq, count
 
     def classify(self, op: Operation) -> tuple[int, _OpClass | None]:
         if isinstance(op, func.FuncOp):
@@ -1033,11 +1051,17 @@ class _Planner:
 
     def commit(self, op: Operation, effect: _Effect) -> None:
         """Record the effect of deciding `op`: its changes, its results' states, its record, its warnings."""
-        if effect.touches:
-            self.plan.changes.append((op, self.seq, effect.wanted, effect.new, effect.folded))
         states = self.states
         for r, state in zip(op.results, effect.states):
             states[id(r)] = state
+        new = effect.new
+        if self.retype and new is not None:
+            for r, dtype in zip(op.results, new):
+                if dtype is not None:
+                    r._type = self.plan.retyped(r._type, dtype)  # pyright: ignore[reportPrivateUsage]
+            new = None
+        if effect.wanted is not None or new is not None or effect.folded:
+            self.plan.changes.append((op, self.seq, effect.wanted, new, effect.folded))
         if self.records is not None:
             self.records.append((op, effect, op._operands, self.function, self.count))  # pyright: ignore[reportPrivateUsage]
         if effect.loud or (self.info and effect.reduced is not None):
@@ -1415,6 +1439,12 @@ def decide_precision(module: Operation, config: PrecisionConfig, *, records: boo
     return _Planner(config, records).run(module)
 
 
+def _decide_and_retype(module: Operation, config: PrecisionConfig, records: bool) -> PrecisionPlan:
+    """:func:`decide_precision` that retypes results as it decides them where that is safe (see `_Planner.retype`):
+    the plan's changes then hold only the casts and folds left to :func:`apply_plan`."""
+    return _Planner(config, records, retype=True).run(module)
+
+
 # ======================================================================================
 # Rewrite patterns
 # ======================================================================================
@@ -1564,7 +1594,7 @@ def precision_rewrite(module: ModuleOp | Operation, config: PrecisionConfig, *, 
     paused = gc.isenabled()
     gc.disable()
     try:
-        plan = decide_precision(module, config, records=records)
+        plan = _decide_and_retype(module, config, records)
         apply_plan(module, plan)
         # ATC stores a weight that only feeds low-precision kernels in that dtype (DESIGN 10).
         stored = store_low_weights(module, plan.inserted, plan.consts)
