@@ -818,9 +818,10 @@ def _dtype_of(value: SSAValue) -> str | None:
 _TYPE = attrgetter("_type")
 """A value's type (`SSAValue.type` without the property call, for the hot loop)."""
 
-_FUNC, _FAST, _ASCEND, _OTHER = range(4)
-"""How the walk handles an op class: a function (names the positions), an ascend op decided through the memo,
-one decided afresh each time (user casts, constants, rules that read more than the memo key), any other op."""
+_FAST, _CONST, _ASCEND, _FUNC, _OTHER = range(5)
+"""How the walk handles an op class: an ascend op decided through the memo (`_CONST`: an `ascend.Const`, which the
+plan also lists), one decided afresh each time (user casts, every op under a rule that reads more than the memo key),
+a function (names the positions), any other op."""
 
 
 class _Planner:
@@ -967,14 +968,15 @@ class _Planner:
         get_state, type_key = states.get, self.type_keys.get
         classes, memo, changes, records = self.classes, self.memo, self.plan.changes, self.records
         overrides, info, retype = self.overrides, self.info, self.retype
-        retyped = self.plan.retyped
+        retyped, consts = self.plan.retyped, self.plan.consts
         seq, count = self.seq, self.count
         op = block.first_op
         while op is not None:
             entry = classes.get(type(op))
             if entry is None:
                 entry = classes[type(op)] = self.classify(op)
-            if entry[0] != _FAST or op.regions:
+            what = entry[0]
+            if what > _CONST or op.regions:
                 self.seq, self.count = seq, count
                 if op.regions:
                     self.visit(op, module)
@@ -1024,6 +1026,8 @@ class _Planner:
                 changes.append((op, seq, effect.wanted, new, effect.folded))
             if records is not None:
                 records.append((op, effect, operands, self.function, count))
+            if what == _CONST:
+                consts.append(op)  # pyright: ignore[reportArgumentType]
             if effect.loud or (info and effect.reduced is not None):
                 self.seq, self.count = seq, count
                 self.notes(op, effect)
@@ -1035,7 +1039,9 @@ class _Planner:
             return _FUNC, None
         if isinstance(op, AscendOp):
             cls = _op_class(op)
-            return (_FAST if cls.fixed is None and self.rule.context_free else _ASCEND), cls
+            if not self.rule.context_free or cls.fixed == "user cast":
+                return _ASCEND, cls
+            return (_CONST if isinstance(op, ConstOp) else _FAST), cls
         return _OTHER, None
 
     def handle(self, op: Operation, module: Operation) -> None:
@@ -1048,7 +1054,7 @@ class _Planner:
             self.function, self.count = op.sym_name.data, 0  # pyright: ignore[reportAttributeAccessIssue]
             return
         self.count += 1
-        assert what != _FAST, "visit_block decides these"
+        assert what > _CONST, "visit_block decides these"
         if what == _ASCEND:
             self.decide(op, cls)  # pyright: ignore[reportArgumentType]
         elif op is not module:
@@ -1180,6 +1186,8 @@ class _Planner:
         if found is None:
             return self.kept(op, op_type, kind, "unmodelled dtype", None)
         sig, groups = found
+        if cls.fixed is not None:  # constants
+            return self.kept(op, op_type, kind, cls.fixed, sig)
         if _primary(sig.inputs, sig.outputs) is None:
             return self.kept(op, op_type, kind, "no float tensors", sig)
         kernels = self.kernels(op, op_type)

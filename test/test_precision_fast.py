@@ -157,7 +157,7 @@ def no_memo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     def afresh(self: Any, op: Any) -> tuple[int, Any]:
         what, cls = classify(self, op)
-        return (precision._ASCEND if what == precision._FAST else what), cls  # pyright: ignore[reportPrivateUsage]
+        return (precision._ASCEND if what in (precision._FAST, precision._CONST) else what), cls  # pyright: ignore[reportPrivateUsage]
 
     monkeypatch.setattr(precision._Planner, "classify", afresh)  # pyright: ignore[reportPrivateUsage]
     yield
