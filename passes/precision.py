@@ -1003,25 +1003,36 @@ class _Planner:
             if None in ins:  # a value the walk has not met (defined in a later block)
                 ins = tuple([get_state(id(v)) or type_state(v) for v in operands])
             results = op.results
-            outs = tuple(map(type_key, map(id, map(_TYPE, results))))
-            if None in outs:  # a type not met yet
-                for r in results:
-                    type_state(r)
+            single = len(results) == 1
+            if single:  # most ops: the result's dtype, not a tuple of them
+                (result,) = results
+                outs: object = type_key(id(result._type))  # pyright: ignore[reportPrivateUsage]
+                if outs is None:  # a type not met yet
+                    outs = type_state(result)[0] or "?"
+            else:
                 outs = tuple(map(type_key, map(id, map(_TYPE, results))))
+                if None in outs:  # pyright: ignore[reportOperatorIssue]
+                    outs = tuple([type_state(r)[0] or "?" for r in results])
             key = (cls, extra, tag, ins, outs)
             effect = memo.get(key)
             if effect is None:
                 self.seq, self.count = seq, count  # where an error or a warning says the op is
                 effect = memo[key] = self.effect(op, cls)
             # What `commit` does, inline.
-            for r, state in zip(results, effect.states):
-                states[id(r)] = state
             new = effect.new
-            if retype and new is not None:
-                for r, dtype in zip(results, new):
-                    if dtype is not None:
-                        r._type = retyped(r._type, dtype)  # pyright: ignore[reportPrivateUsage]
-                new = None
+            if single:
+                states[id(result)] = effect.states[0]  # pyright: ignore[reportPossiblyUnboundVariable]
+                if retype and new is not None:
+                    result._type = retyped(result._type, new[0])  # pyright: ignore[reportPrivateUsage, reportPossiblyUnboundVariable, reportArgumentType]
+                    new = None
+            else:
+                for r, state in zip(results, effect.states):
+                    states[id(r)] = state
+                if retype and new is not None:
+                    for r, dtype in zip(results, new):
+                        if dtype is not None:
+                            r._type = retyped(r._type, dtype)  # pyright: ignore[reportPrivateUsage]
+                    new = None
             if effect.wanted is not None or new is not None or effect.folded:
                 changes.append((op, seq, effect.wanted, new, effect.folded))
             if records is not None:
