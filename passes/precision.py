@@ -35,10 +35,15 @@ It works in two steps, both linear in the number of ops:
    `caps` (or the operator library), the mode, its list kind and the overrides
    (`customize_dtypes` > `keep_dtype` > `modify_mixlist` > library lists > mode).
    Gray ops in the mix modes follow the dtypes their producers were given.
-   Kernel lookups are cached per kernel set, original signature and vote.
-2. :func:`apply_plan` applies the resulting :class:`PrecisionPlan` in one program-order loop
-   (the patterns of :func:`populate_precision_patterns` do the same inside other pipelines;
-   no DCE), retyping results in place: at most one cast per
+   Under the CANN modes an op's decision depends only on its class, its `caps`, `list` and
+   `keep_dtype` properties, the overrides its name matches, what the walk knows of its operands
+   (input dtype, decided dtype, vote) and its results' dtypes: it is computed once per such key
+   and replayed for every other op with the key (the report's reasons and locations are built
+   only when a report is asked for).
+2. :func:`apply_plan` applies the resulting :class:`PrecisionPlan` in one loop over the ops it
+   changes, in program order (the patterns of :func:`populate_precision_patterns` do the same
+   inside other pipelines; no DCE), retyping results in place (the pass itself retypes them
+   as it decides them where deciding cannot fail, and leaves the loop only the casts): at most one cast per
    (value, dtype), shared by every consumer; an exact round trip through a user
    cast (f16->f32->f16, bf16->f32->bf16) is folded instead of adding a cast, and a user's
    f32->f16 (f32->bf16) cast of a value retyped to f16 (bf16) is an identity: it is erased and its
@@ -832,8 +837,7 @@ class _Planner:
         self.plan = PrecisionPlan(config, warnings=list(config.warnings))
         self.rule = config.the_rule
         self.states: dict[int, _State] = {}
-        """id of a value -> its state, for the values decided so far and those that vote (every other value is in
-        its input dtype and does not vote)."""
+        """id of a value -> its state, for every value the walk has met (block arguments and results)."""
         self.type_states: dict[int, tuple[Attribute, _State]] = {}
         """id of a type -> (the type, the state of a value of that type the walk knows nothing of)."""
         self.type_keys: dict[int, str] = {}
@@ -1159,8 +1163,8 @@ class _Planner:
         return (id(custom) if custom is not None else None, keep, scoped)  # custom: an entry of the loaded file
 
     def decide(self, op: AscendOp, cls: _OpClass) -> None:
-        """Decide an op afresh: user casts (retargeted, folded or reused), constants, and every op under a rule
-        that reads more than the memo key."""
+        """Decide an op afresh: user casts (retargeted, folded or reused), and every op under a rule that reads
+        more than the memo key (the framework policies)."""
         op_type = cls.op_type
         name = _name_of(op)
         if self.track:
