@@ -153,6 +153,41 @@ def bench_precision(quick: bool) -> None:
                    8.0 if big else None))
     a, b = sizes
     report(Row(f"precision pass scaling exponent {a} -> {b} ops", math.log(medians[b] / medians[a]) / math.log(b / a), "", 1.05))
+    _bench_precision_imported(ctx, pass_)
+
+
+IMPORTED = "bert_sdpa"
+"""The imported model whose per-op pass time the precision section prints (small: importing it costs 0.1 s)."""
+
+
+def _bench_precision_imported(ctx: object, pass_: object) -> None:
+    """The pass's time per op on an imported model (models/out, from `make models`), and what storing its weights
+    low costs of it (proportional to the weight bytes, not to the ops)."""
+    from ascend_mp.frontend.onnx_import import import_onnx
+    from ascend_mp.passes.precision import apply_plan, decide_precision, load_config
+    from ascend_mp.passes.store_weights import store_low_weights
+
+    path = Path(__file__).resolve().parent.parent / "models" / "out" / f"{IMPORTED}.legacy.onnx"
+    if not path.exists():
+        print(f"  (no {path.name} in models/out: no imported-model figure; make models)")
+        return
+    imported = import_onnx(str(path))
+    n = sum(1 for _ in imported.walk())
+    pass_times: list[float] = []
+    store_times: list[float] = []
+    for _ in range(7):
+        module = imported.clone()
+        start = cpu()
+        pass_.apply(ctx, module)  # pyright: ignore[reportAttributeAccessIssue]
+        pass_times.append(cpu() - start)
+        module = imported.clone()  # the weights part alone, on the rewritten module
+        apply_plan(module, plan := decide_precision(module, load_config(mode="allow_mix_precision"), records=False))
+        start = cpu()
+        store_low_weights(module, plan.inserted, plan.consts)
+        store_times.append(cpu() - start)
+    per_op = statistics.median(pass_times) / n * 1e6
+    report(Row(f"precision pass, imported {IMPORTED} ({n} ops): time per op", per_op, "us/op", 8.0,
+               note=f"(of which storing weights low {statistics.median(store_times) / n * 1e6:.3g} us/op)"))
 
 
 def bench_text(quick: bool) -> None:

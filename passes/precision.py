@@ -35,10 +35,15 @@ It works in two steps, both linear in the number of ops:
    `caps` (or the operator library), the mode, its list kind and the overrides
    (`customize_dtypes` > `keep_dtype` > `modify_mixlist` > library lists > mode).
    Gray ops in the mix modes follow the dtypes their producers were given.
-   Kernel lookups are cached per kernel set, original signature and vote.
-2. :func:`apply_plan` applies the resulting :class:`PrecisionPlan` in one program-order loop
-   (the patterns of :func:`populate_precision_patterns` do the same inside other pipelines;
-   no DCE), retyping results in place: at most one cast per
+   Under the CANN modes an op's decision depends only on its class, its `caps`, `list` and
+   `keep_dtype` properties, the overrides its name matches, what the walk knows of its operands
+   (input dtype, decided dtype, vote) and its results' dtypes: it is computed once per such key
+   and replayed for every other op with the key (the report's reasons and locations are built
+   only when a report is asked for).
+2. :func:`apply_plan` applies the resulting :class:`PrecisionPlan` in one loop over the ops it
+   changes, in program order (the patterns of :func:`populate_precision_patterns` do the same
+   inside other pipelines; no DCE), retyping results in place (the pass itself retypes them
+   as it decides them where deciding cannot fail, and leaves the loop only the casts): at most one cast per
    (value, dtype), shared by every consumer; an exact round trip through a user
    cast (f16->f32->f16, bf16->f32->bf16) is folded instead of adding a cast, and a user's
    f32->f16 (f32->bf16) cast of a value retyped to f16 (bf16) is an identity: it is erased and its
@@ -61,6 +66,7 @@ import json
 import logging
 import os
 import weakref
+from operator import attrgetter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -68,7 +74,7 @@ from typing import Any, NamedTuple
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue, SSAValues
 from xdsl.irdl import OptionalDef, VariadicDef
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -478,98 +484,198 @@ class PrecisionReport:
         )
 
 
-class _Record(NamedTuple):
-    """A decision as the walk records it; locations are resolved only when a report is built."""
+_State = tuple[str | None, str | None, str | None]
+"""What the walk knows of a value: (its dtype in the input, its dtype after the decisions so far, its vote or None)."""
 
-    op: Operation
-    type: str
-    name: str | None
-    original: Signature
+
+class _Effect(NamedTuple):
+    """What deciding one op does: what the report says of it and what the rewrite changes. Every op with the same
+    memo key (:meth:`_Planner.visit_block`) has the same effect, so it is computed once per key."""
+
+    op_type: str
+    sig: Signature
+    """The op's original signature."""
     kernel: Kernel | None
-    list_kind: str
+    kind: str
+    """The list kind (after modify_mixlist)."""
     reason: str
-    position: str
+    follows: tuple[int, ...] | None
+    """Whom a gray op follows (the reason names them): (i,) the producer of operand i; (i, j) the fp16/bf16
+    join of the producers of operands i and j."""
+    wanted: tuple[str | None, ...] | None
+    """The dtype each operand must arrive in (None: as it is); None when no operand needs a cast."""
+    new: tuple[str | None, ...] | None
+    """The new dtype of each result (None: unchanged); None when no result changes."""
+    states: tuple[_State, ...]
+    """The state of each result."""
+    warning: str | None
+    """What the op warns about (the message after its location and label)."""
+    keep_failed: bool
+    """keep_dtype could not keep the original dtype: a warning, and the mode decided."""
+    reduced: tuple[str | None, str | None] | None
+    """(before, after) compute dtypes when the kernel reduces precision (the info line)."""
+    folded: bool
+    """An identity user cast: erased, its uses read its input."""
+    loud: bool
+    """Whether the op warns (warning or keep_failed)."""
+
+
+def _effect(
+    op_type: str,
+    sig: Signature,
+    kernel: Kernel | None,
+    kind: str,
+    reason: str,
+    follows: tuple[int, ...] | None,
+    wanted: tuple[str | None, ...] | None,
+    new: tuple[str | None, ...] | None,
+    states: tuple[_State, ...],
+    warning: str | None = None,
+    keep_failed: bool = False,
+    reduced: tuple[str | None, str | None] | None = None,
+    folded: bool = False,
+) -> _Effect:
+    loud = warning is not None or keep_failed
+    return _Effect(op_type, sig, kernel, kind, reason, follows, wanted, new, states, warning, keep_failed, reduced, folded, loud)
+
+
+_Record = tuple[Operation, _Effect, Sequence[SSAValue], "str | None", int]
+"""A decision as the walk records it: (op, effect, its operands when decided, its function's name, its index in the
+function's walk). Names, locations and reasons are resolved only when a report is built."""
+
+_Change = tuple[Operation, int, "tuple[str | None, ...] | None", "tuple[str | None, ...] | None", bool]
+"""An op the rewrite changes: (op, program-order index, wanted operand dtypes, new result dtypes, folded)."""
+
+
+def _name_of(op: Operation) -> str | None:
+    name = op.properties.get("name")
+    return name.data if isinstance(name, StringAttr) else None
+
+
+def _position(function: str | None, count: int) -> str:
+    """What location_of says of an op it did not parse: its index in the function's walk."""
+    return f"@{function}, op #{count}" if function is not None else "<unknown location>"
+
+
+def _follows(spec: tuple[int, ...] | None, operands: Sequence[SSAValue]) -> str:
+    """The end of a gray op's reason: whom it follows (see `_Effect.follows`)."""
+    if spec is None:
+        return ""
+    if len(spec) == 2:
+        return f": follows the fp16/bf16 join of {_producer(operands[spec[0]].owner)} and {_producer(operands[spec[1]].owner)}"
+    owner = operands[spec[0]].owner
+    return f": follows {_producer(owner)}" if isinstance(owner, Operation) else ""
 
 
 @dataclass(eq=False)
 class PrecisionPlan:
-    """The decided dtypes, as the rewrite patterns consume them.
+    """The decided dtypes, as the rewrite consumes them.
 
-    `operands[op]` holds the dtype each operand must have (None: leave it), for the ops
-    that need a cast; `results[op]` the new dtype of each result (None: unchanged).
+    `changes` lists, in program order, the ops the rewrite touches: the dtype each operand must have
+    (None: leave it), for the ops that need a cast, and the new dtype of each result (None: unchanged),
+    or a user cast to erase. The patterns look an op up with :meth:`change`.
     """
 
     config: PrecisionConfig
-    operands: dict[Operation, tuple[str | None, ...]] = field(default_factory=dict[Operation, tuple[str | None, ...]])
-    results: dict[Operation, tuple[str | None, ...]] = field(default_factory=dict[Operation, tuple[str | None, ...]])
+    changes: list[_Change] = field(default_factory=list[_Change])
     records: list[_Record] = field(default_factory=list[_Record])
+    """Every ascend op's decision, in program order (empty when the planner was asked for no report)."""
     warnings: list[str] = field(default_factory=list[str])
     inserted: set[Operation] = field(default_factory=set[Operation])
     """Casts this plan inserted (tracked here, nothing marks them in the IR); a fold looks through user casts only."""
-    casts: dict[tuple[SSAValue, str], SSAValue] = field(default_factory=dict[tuple[SSAValue, str], SSAValue])
+    casts: dict[tuple[int, str], tuple[SSAValue, SSAValue]] = field(default_factory=dict[tuple[int, str], tuple[SSAValue, SSAValue]])
+    """(id of a value, dtype) -> (the value, its cast): one cast per (value, dtype). The value is kept to check the
+    id's owner (a value erased with a folded cast may leave its id to a new one)."""
     last_cast: dict[Operation | Block, Operation] = field(default_factory=dict[Operation | Block, Operation])
     """The last cast placed right after an op or at the start of a block (where no consumer could host it)."""
     user_casts: dict[tuple[SSAValue, str], Operation] = field(default_factory=dict[tuple[SSAValue, str], Operation])
     """Casts in the input, by (source value, destination dtype), for reuse."""
-    folded: set[Operation] = field(default_factory=set[Operation])
-    """User casts that became identities (an f32 -> f16 cast of a value retyped to f16): their uses read
-    the input and they are erased."""
-    order: dict[Operation, int] = field(default_factory=dict[Operation, int])
-    """Program-order index of the user casts and of the ops that need operand casts."""
+    user_order: dict[Operation, int] = field(default_factory=dict[Operation, int])
+    """Program-order index of the user casts (one is reused only by a later consumer in its block)."""
+    consts: list[ConstOp] = field(default_factory=list[ConstOp])
+    """Every `ascend.Const`, in program order (storing low weights needs no walk)."""
     casts_inserted: int = 0
     casts_folded: int = 0
     weights: tuple[int, int, int] = (0, 0, 0)
     """Weight bytes before and after storing low-precision constants, and how many were stored low."""
     _types: dict[tuple[int, str], tuple[Attribute, TensorType]] = field(default_factory=dict[tuple[int, str], tuple[Attribute, TensorType]])
+    _dtypes: dict[int, tuple[Attribute, str | None]] = field(default_factory=dict[int, tuple[Attribute, str | None]])
+    _equal_types: dict[tuple[TensorType, str], TensorType] = field(default_factory=dict[tuple[TensorType, str], TensorType])
+    _by_op: dict[Operation, _Change] | None = None
+
+    def change(self, op: Operation) -> _Change | None:
+        """What the plan changes of `op` (None: nothing)."""
+        if self._by_op is None:  # built once, when the patterns first ask (the direct loop reads `changes`)
+            self._by_op = {c[0]: c for c in self.changes}
+        return self._by_op.get(op)
 
     # -- casts --------------------------------------------------------------------------
     def retyped(self, type_: Attribute, dtype: str) -> TensorType:
-        """`type_` (a tensor type) with element type `dtype`, cached per type object."""
+        """`type_` (a tensor type) with element type `dtype`, cached per type object, then per equal type (a parsed
+        module has a type object per value; building a type costs far more than hashing one)."""
         key = (id(type_), dtype)
         hit = self._types.get(key)
         if hit is None:
             assert isinstance(type_, TensorType)
-            new: TensorType = TensorType(element_type(dtype), type_.shape, type_.encoding)
+            new = self._equal_types.get((type_, dtype))
+            if new is None:
+                new = self._equal_types[(type_, dtype)] = TensorType(element_type(dtype), type_.shape, type_.encoding)
             hit = self._types[key] = (type_, new)  # keep type_ alive so its id stays unique
         return hit[1]
 
-    def cast(self, value: SSAValue, dtype: str, rewriter: PatternRewriter, user: Operation | None = None) -> SSAValue:
+    def dtype(self, value: SSAValue) -> str | None:
+        """A value's dtype now (cached per type object)."""
+        type_ = value.type
+        hit = self._dtypes.get(id(type_))
+        if hit is None:
+            hit = self._dtypes[id(type_)] = (type_, _dtype_of(value))  # keeps type_ (and its id) alive
+        return hit[1]
+
+    def cast(
+        self, value: SSAValue, dtype: str, rewriter: PatternRewriter, user: Operation | None = None, seq: int | None = None
+    ) -> SSAValue:
         """`value` converted to `dtype` for `user`: one shared cast per (value, dtype), exact round trips folded.
 
-        A cast of `value` to `dtype` that the user wrote earlier in `user`'s block is reused; a new
-        one is placed right before `user`, its first consumer (see :meth:`_place`).
+        A cast of `value` to `dtype` that the user wrote earlier in `user`'s block is reused (`seq`: `user`'s
+        program-order index, looked up when not given); a new one is placed right before `user`, its first
+        consumer (see :meth:`_place`).
         """
-        key = (value, dtype)
+        key = (id(value), dtype)
         hit = self.casts.get(key)
-        if hit is not None:
-            return hit
-        if user is not None:
-            written = self.user_casts.get(key)
-            if written is not None and written.parent is user.parent and self.order.get(written, 0) < self.order.get(user, 0):
-                self.casts[key] = written.results[0]
-                return written.results[0]
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        if user is not None and self.user_casts:
+            written = self.user_casts.get((value, dtype))
+            if written is not None and written.parent is user.parent:
+                if seq is None:
+                    change = self.change(user)
+                    seq = change[1] if change is not None else 0
+                if self.user_order.get(written, 0) < seq:
+                    self.casts[key] = (value, written.results[0])
+                    return written.results[0]
         src = dtype_name(value.type.element_type)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
         owner = value.owner
         if isinstance(owner, CastOp) and owner not in self.inserted:
             inner = dtype_name(owner.x.type.element_type)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
             if inner == dtype and (inner, src) in EXACT_WIDENING:
                 self.casts_folded += 1
-                self.casts[key] = owner.x
+                self.casts[key] = (value, owner.x)
                 return owner.x
         if src is not None and {src, dtype} == {F16, BF16}:
             # No direct fp16 <-> bf16 kernel: go through fp32 (exact first step). The fp32 value may be
             # a user cast, so the second step is looked up (and shared) under its own key too.
-            result = self.cast(self.cast(value, F32, rewriter, user), dtype, rewriter, user)
-            self.casts[key] = result
+            result = self.cast(self.cast(value, F32, rewriter, user, seq), dtype, rewriter, user, seq)
+            self.casts[key] = (value, result)
             return result
-        cast = CastOp(value, result_types=[self.retyped(value.type, dtype)])
+        cast = CastOp.create(operands=[value], result_types=[self.retyped(value.type, dtype)])  # CastOp(...) without the
+        # builder's argument processing (a tenth of the cost; the same op)
         point, anchor = self._place(value, user)
         rewriter.insert(cast, point)
         if anchor is not None:
             self.last_cast[anchor] = cast
         self.inserted.add(cast)
         self.casts_inserted += 1
-        self.casts[key] = cast.y
+        self.casts[key] = (value, cast.y)
         return cast.y
 
     def _place(self, value: SSAValue, user: Operation | None) -> tuple[InsertPoint, Operation | Block | None]:
@@ -604,12 +710,15 @@ class PrecisionPlan:
     # -- reporting ------------------------------------------------------------------------
     def report(self) -> PrecisionReport:
         ops: list[OpDecision] = []
-        for r in self.records:
-            chosen = r.original if r.kernel is None else Signature(
-                tuple(None if s is None else k for k, s in zip(r.kernel.inputs, r.original.inputs)), r.kernel.outputs
+        for op, effect, operands, function, count in self.records:
+            sig, kernel = effect.sig, effect.kernel
+            chosen = sig if kernel is None else Signature(
+                tuple(None if s is None else k for k, s in zip(kernel.inputs, sig.inputs)), kernel.outputs
             )
-            engine = AICORE if r.kernel is None else r.kernel.engine
-            ops.append(OpDecision(r.name, r.type, _location(r.op, r.position), r.original, chosen, r.list_kind, engine, r.reason))
+            engine = AICORE if kernel is None else kernel.engine
+            reason = effect.reason + _follows(effect.follows, operands)
+            location = _location(op, _position(function, count))
+            ops.append(OpDecision(_name_of(op), effect.op_type, location, sig, chosen, effect.kind, engine, reason))
         return PrecisionReport(
             self.config.label, self.config.library.soc, ops, self.casts_inserted, self.casts_folded, list(self.warnings),
             *self.weights,
@@ -654,16 +763,20 @@ class _OpClass:
             return False
         return all(dts[i] in PRECISION_RANK for i in self.floats if present[i] is not None)
 
-    def groups(self, op: Operation) -> list[list[SSAValue]]:
-        """`operand_groups(op)` without re-reading the op definition."""
-        operands = list(op.operands)
+    def spans(self, n: int) -> list[range]:
+        """The operand positions of each operand definition of an op with `n` operands."""
         if self.regular:
-            return [[v] for v in operands]
+            return [range(i, i + 1) for i in range(n)]
         v = self.variadic
-        take = len(operands) - (self.defs - 1)
+        take = n - (self.defs - 1)
         if self.optional:
             take = min(take, 1)
-        return [[x] for x in operands[:v]] + [operands[v : v + take]] + [[x] for x in operands[v + take :]]
+        return [range(i, i + 1) for i in range(v)] + [range(v, v + take)] + [range(i, i + 1) for i in range(v + take, n)]
+
+    def groups(self, op: Operation) -> list[list[SSAValue]]:
+        """`operand_groups(op)` without re-reading the op definition."""
+        operands = op.operands
+        return [[operands[i] for i in span] for span in self.spans(len(operands))]
 
 
 _CLASSES: dict[type[Operation], _OpClass] = {}
@@ -707,26 +820,50 @@ def _dtype_of(value: SSAValue) -> str | None:
     return None
 
 
+_TYPE = attrgetter("_type")
+"""A value's type (`SSAValue.type` without the property call, for the hot loop)."""
+
+_FAST, _CONST, _ASCEND, _FUNC, _OTHER = range(5)
+"""How the walk handles an op class: an ascend op decided through the memo (`_CONST`: an `ascend.Const`, which the
+plan also lists), one decided afresh each time (user casts, every op under a rule that reads more than the memo key),
+a function (names the positions), any other op."""
+
+
 class _Planner:
     """Decides every op in one forward walk (see :func:`decide_precision`)."""
 
-    def __init__(self, config: PrecisionConfig):
+    def __init__(self, config: PrecisionConfig, records: bool = True, retype: bool = False):
         self.config = config
         self.plan = PrecisionPlan(config, warnings=list(config.warnings))
         self.rule = config.the_rule
-        self.chosen: dict[SSAValue, str] = {}
-        """Values whose dtype the decisions changed -> their new dtype."""
-        self.voters: dict[SSAValue, str] = {}
+        self.states: dict[int, _State] = {}
+        """id of a value -> its state, for every value the walk has met (block arguments and results)."""
+        self.type_states: dict[int, tuple[Attribute, _State]] = {}
+        """id of a type -> (the type, the state of a value of that type the walk knows nothing of)."""
+        self.type_keys: dict[int, str] = {}
+        """id of a type (kept alive by `type_states`) -> its dtype, `?` if unmodelled (the memo key's result part)."""
         self.candidates: dict[tuple[int, _OpClass, Signature], _Candidates] = {}
         self.keepalive: list[object] = []
         self.kinds: dict[tuple[str, str], tuple[str, str]] = {}
+        self.classes: dict[type[Operation], tuple[int, _OpClass | None]] = {}
+        self.memo: dict[object, _Effect] = {}
+        """Memo key (see :meth:`visit_block`) -> the effect every op with that key has."""
         self.warned: set[str] = set()
         self.used_names: set[str] = set()
         self.used_types: set[str] = set()
         self.info = logger.isEnabledFor(logging.INFO)
         self.seq = 0
-        self.type_dtypes: dict[int, tuple[Attribute, str | None]] = {}
+        self.function: str | None = None
+        self.count = 0
+        """The current op's function and its index in the function's walk (its position without a location)."""
         self.track = config.keep_dtype is not None or config.customize_dtypes is not None
+        self.overrides = self.track or config.to_float is not None
+        """Whether an op's name may change its decision."""
+        self.records: list[_Record] | None = self.plan.records if records else None
+        self.retype = retype and self.rule.context_free and not self.rule.keeps_origin and config.customize_dtypes is None
+        """Retype results in place as they are decided (their ops then need nothing more of the rewrite): asked by
+        the pass, which applies the plan at once, and only where deciding cannot fail (no must_keep_origin_dtype,
+        no customize_dtypes: nothing may change before an error) and the rule reads no types (context-free)."""
         self.aliases: dict[SSAValue, SSAValue] = {}
         """The results of folded user casts -> the values their uses will read."""
 
@@ -737,10 +874,35 @@ class _Planner:
             logger.warning("%s", message)
             self.plan.warnings.append(message)
 
+    def here(self) -> str:
+        return _position(self.function, self.count)
+
+    def type_state(self, value: SSAValue) -> _State:
+        """The state of a value the walk knows nothing of: its input dtype, no vote (cached per type object)."""
+        type_ = value.type
+        hit = self.type_states.get(id(type_))
+        if hit is None:
+            d = _dtype_of(value)
+            hit = self.type_states[id(type_)] = (type_, (d, d, None))  # keeps type_ (and its id) alive
+            self.type_keys[id(type_)] = "?" if d is None else d
+        return hit[1]
+
+    def state(self, value: SSAValue) -> _State:
+        return self.states.get(id(value)) or self.type_state(value)
+
+    def dtype_of(self, value: SSAValue) -> str | None:
+        """A value's dtype in the input (its type may have been retyped since, see `retype`)."""
+        state = self.states.get(id(value))
+        return state[0] if state is not None else self.type_state(value)[0]
+
     def dtype(self, value: SSAValue) -> str | None:
         """A value's dtype after the decisions so far."""
-        d = self.chosen.get(value)
-        return d if d is not None else self.dtype_of(value)
+        return self.state(value)[1]
+
+    def changed(self, value: SSAValue) -> bool:
+        """Whether the decisions so far changed the value's dtype."""
+        state = self.states.get(id(value))
+        return state is not None and state[1] != state[0]
 
     def kernels(self, op: AscendOp, op_type: str) -> tuple[Kernel, ...]:
         caps = op.properties.get("caps")
@@ -786,55 +948,175 @@ class _Planner:
     # -- the walk --------------------------------------------------------------------------
     def run(self, module: Operation) -> PrecisionPlan:
         self.rule.prepare(module, self.supports)
-        fname: str | None = None
-        count = 0
-        kinds: dict[type[Operation], int] = {}  # 0: other op, 1: ascend op, 2: function
-        for seq, op in enumerate(module.walk()):
-            self.seq = seq
-            kind = kinds.get(type(op))
-            if kind is None:
-                kind = kinds[type(op)] = 2 if isinstance(op, func.FuncOp) else 1 if isinstance(op, AscendOp) else 0
-            if kind == 2:
-                fname, count = op.sym_name.data, 0  # pyright: ignore[reportAttributeAccessIssue]
-                continue
-            count += 1
-            if kind == 1:
-                # What location_of says of an op it did not parse: its index in the function's walk.
-                self.decide(op, f"@{fname}, op #{count}" if fname is not None else "<unknown location>")  # pyright: ignore[reportArgumentType]
-            elif op is not module:
-                self.foreign(op)
+        self.visit(module, module)
         self.check_unused()
         if self.config.mixlist is not None:  # to-remove warnings come while the lists are read
             self.plan.warnings += [w for w in self.config.mixlist.warnings if w not in self.plan.warnings]
         return self.plan
 
-    def need_casts(self, op: Operation, wanted: list[str | None]) -> None:
-        self.plan.operands[op] = tuple(wanted)
-        self.plan.order[op] = self.seq
+    def visit(self, op: Operation, module: Operation) -> None:
+        """Decide `op` and every op nested in it, in program order (the order of `op.walk()`)."""
+        self.handle(op, module)
+        for region in op.regions:
+            for block in region.blocks:
+                self.visit_block(block, module)
+
+    def visit_block(self, block: Block, module: Operation) -> None:
+        """Decide the ops of a block (and those nested in them). Ops of a class decided through the memo are
+        handled here, inline (this loop is the pass's hot path): with a context-free rule, an op's effect depends
+        only on its class, its `caps`, `list` and `keep_dtype` properties, the overrides its name and type match,
+        its operands' states and its results' dtypes, so it is computed once per such key."""
+        states, type_state = self.states, self.type_state
+        for arg in block.args:
+            states[id(arg)] = type_state(arg)
+        get_state, type_key = states.get, self.type_keys.get
+        classes, memo, changes, records = self.classes, self.memo, self.plan.changes, self.records
+        overrides, info, retype = self.overrides, self.info, self.retype
+        retyped, consts = self.plan.retyped, self.plan.consts
+        seq, count = self.seq, self.count
+        op = block.first_op
+        while op is not None:
+            entry = classes.get(type(op))
+            if entry is None:
+                entry = classes[type(op)] = self.classify(op)
+            what = entry[0]
+            if what > _CONST or op.regions:
+                self.seq, self.count = seq, count
+                if op.regions:
+                    self.visit(op, module)
+                else:
+                    self.handle(op, module)
+                seq, count = self.seq, self.count
+                op = op._next_op  # pyright: ignore[reportPrivateUsage]
+                continue
+            seq += 1
+            count += 1
+            cls: _OpClass = entry[1]  # pyright: ignore[reportAssignmentType]
+            props = op.properties
+            extra: object = None
+            if props and ("caps" in props or "list" in props or "keep_dtype" in props):
+                caps, lst = props.get("caps"), props.get("list")
+                extra = (
+                    id(caps) if isinstance(caps, CapsAttr) else None,  # the op (hence its caps) lives through the walk
+                    lst.data if isinstance(lst, ListKindAttr) else None,
+                    "keep_dtype" in props,
+                )
+            tag = self.override_tag(_name_of(op), cls.op_type) if overrides else None
+            operands = op._operands  # pyright: ignore[reportPrivateUsage]
+            ins = tuple(map(get_state, map(id, operands)))
+            if None in ins:  # a value the walk has not met (defined in a later block)
+                ins = tuple([get_state(id(v)) or type_state(v) for v in operands])
+            results = op.results
+            single = len(results) == 1
+            if single:  # most ops: the result's dtype, not a tuple of them
+                (result,) = results
+                outs: object = type_key(id(result._type))  # pyright: ignore[reportPrivateUsage]
+                if outs is None:  # a type not met yet
+                    outs = type_state(result)[0] or "?"
+            else:
+                outs = tuple(map(type_key, map(id, map(_TYPE, results))))
+                if None in outs:  # pyright: ignore[reportOperatorIssue]
+                    outs = tuple([type_state(r)[0] or "?" for r in results])
+            key = (cls, extra, tag, ins, outs)
+            effect = memo.get(key)
+            if effect is None:
+                self.seq, self.count = seq, count  # where an error or a warning says the op is
+                effect = memo[key] = self.effect(op, cls)
+            # What `commit` does, inline.
+            new = effect.new
+            if single:
+                states[id(result)] = effect.states[0]  # pyright: ignore[reportPossiblyUnboundVariable]
+                if retype and new is not None:
+                    result._type = retyped(result._type, new[0])  # pyright: ignore[reportPrivateUsage, reportPossiblyUnboundVariable, reportArgumentType]
+                    new = None
+            else:
+                for r, state in zip(results, effect.states):
+                    states[id(r)] = state
+                if retype and new is not None:
+                    for r, dtype in zip(results, new):
+                        if dtype is not None:
+                            r._type = retyped(r._type, dtype)  # pyright: ignore[reportPrivateUsage]
+                    new = None
+            if effect.wanted is not None or new is not None or effect.folded:
+                changes.append((op, seq, effect.wanted, new, effect.folded))
+            if records is not None:
+                records.append((op, effect, operands, self.function, count))
+            if what == _CONST:
+                consts.append(op)  # pyright: ignore[reportArgumentType]
+            if effect.loud or (info and effect.reduced is not None):
+                self.seq, self.count = seq, count
+                self.notes(op, effect)
+            op = op._next_op  # pyright: ignore[reportPrivateUsage]
+        self.seq, self.count = seq, count
+
+    def classify(self, op: Operation) -> tuple[int, _OpClass | None]:
+        if isinstance(op, func.FuncOp):
+            return _FUNC, None
+        if isinstance(op, AscendOp):
+            cls = _op_class(op)
+            if not self.rule.context_free or cls.fixed == "user cast":
+                return _ASCEND, cls
+            return (_CONST if isinstance(op, ConstOp) else _FAST), cls
+        return _OTHER, None
+
+    def handle(self, op: Operation, module: Operation) -> None:
+        self.seq += 1
+        entry = self.classes.get(type(op))
+        if entry is None:
+            entry = self.classes[type(op)] = self.classify(op)
+        what, cls = entry
+        if what == _FUNC:
+            self.function, self.count = op.sym_name.data, 0  # pyright: ignore[reportAttributeAccessIssue]
+            return
+        self.count += 1
+        assert what > _CONST, "visit_block decides these"
+        if what == _ASCEND:
+            self.decide(op, cls)  # pyright: ignore[reportArgumentType]
+        elif op is not module:
+            self.foreign(op)
+
+    def commit(self, op: Operation, effect: _Effect) -> None:
+        """Record the effect of deciding `op`: its changes, its results' states, its record, its warnings."""
+        states = self.states
+        for r, state in zip(op.results, effect.states):
+            states[id(r)] = state
+        new = effect.new
+        if self.retype and new is not None:
+            for r, dtype in zip(op.results, new):
+                if dtype is not None:
+                    r._type = self.plan.retyped(r._type, dtype)  # pyright: ignore[reportPrivateUsage]
+            new = None
+        if effect.wanted is not None or new is not None or effect.folded:
+            self.plan.changes.append((op, self.seq, effect.wanted, new, effect.folded))
+        if self.records is not None:
+            self.records.append((op, effect, op._operands, self.function, self.count))  # pyright: ignore[reportPrivateUsage]
+        if effect.loud or (self.info and effect.reduced is not None):
+            self.notes(op, effect)
+
+    def notes(self, op: Operation, effect: _Effect) -> None:
+        """The warnings and the info line of one op."""
+        name, op_type = _name_of(op), effect.op_type
+        if effect.keep_failed:
+            self.warn(
+                f"{_location(op, self.here())}: {op_type} '{name or op_type}': keep_dtype cannot keep "
+                f"{_cann(_primary(*effect.sig))} (no kernel for it); the mode decides"
+            )
+        if effect.warning is not None:
+            label = f"{op_type} '{name}'" if name else op_type
+            self.warn(f"{_location(op, self.here())}: {label}: {effect.warning}")
+        if self.info and effect.reduced is not None:  # inputs or outputs: an fp32->fp16 Greater keeps its outputs
+            before, after = effect.reduced
+            reason = effect.reason + _follows(effect.follows, op._operands)  # pyright: ignore[reportPrivateUsage]
+            logger.info("Reduce precision: %s %s -> %s (%s)", name or op_type, _cann(before), _cann(after), reason)
 
     def foreign(self, op: Operation) -> None:
         """A non-ascend op (func.return, calls, ...): its operands keep their dtypes."""
-        wanted: list[str | None] | None = None
-        for i, v in enumerate(op.operands):
-            if v in self.chosen:
-                if wanted is None:
-                    wanted = [None] * len(op.operands)
-                wanted[i] = self.dtype_of(v)
+        wanted = self.kept_operands(op)
         if wanted is not None:
-            self.need_casts(op, wanted)
-        if not op.has_trait(ConstantLike, value_if_unregistered=False):
-            for r in op.results:
-                d = self.dtype_of(r)
-                if d in PRECISION_RANK:
-                    self.voters[r] = d  # pyright: ignore[reportArgumentType]
-
-    def dtype_of(self, value: SSAValue) -> str | None:
-        """A value's dtype in the input (cached per type object)."""
-        type_ = value.type
-        hit = self.type_dtypes.get(id(type_))
-        if hit is None:
-            hit = self.type_dtypes[id(type_)] = (type_, _dtype_of(value))  # keeps type_ (and its id) alive
-        return hit[1]
+            self.plan.changes.append((op, self.seq, wanted, None, False))
+        votes = not op.has_trait(ConstantLike, value_if_unregistered=False)
+        for r, state in zip(op.results, self.own_states(op, votes)):
+            self.states[id(r)] = state
 
     def signature(self, op: AscendOp, cls: _OpClass) -> tuple[Signature, list[list[SSAValue]] | None] | None:
         """The op's original signature (None if an operand or result has an unmodelled type)."""
@@ -867,55 +1149,80 @@ class _Planner:
             return None
         return Signature(ins, outs), groups
 
-    def decide(self, op: AscendOp, position: str) -> None:
-        cls = _op_class(op)
-        op_type = cls.op_type
-        name_attr = op.properties.get("name")
-        name = name_attr.data if isinstance(name_attr, StringAttr) else None
+    # -- deciding an op ----------------------------------------------------------------------
+    def override_tag(self, name: str | None, op_type: str) -> object:
+        """The overrides an op's name and type match (part of the memo key)."""
+        config = self.config
         if self.track:
             self.used_types.add(op_type)
             if name is not None:
                 self.used_names.add(name)
+        custom = config.customize_dtypes.lookup(name, op_type) if config.customize_dtypes is not None else None
+        keep = config.keep_dtype is not None and config.keep_dtype.matches(name, op_type)
+        scoped = config.to_float.lookup(name) if config.to_float is not None and name is not None else None
+        return (id(custom) if custom is not None else None, keep, scoped)  # custom: an entry of the loaded file
+
+    def decide(self, op: AscendOp, cls: _OpClass) -> None:
+        """Decide an op afresh: user casts (retargeted, folded or reused), and every op under a rule that reads
+        more than the memo key (the framework policies)."""
+        op_type = cls.op_type
+        name = _name_of(op)
+        if self.track:
+            self.used_types.add(op_type)
+            if name is not None:
+                self.used_names.add(name)
+        if isinstance(op, ConstOp):
+            self.plan.consts.append(op)
+        if cls.fixed is None:
+            self.commit(op, self.effect(op, cls))
+            return
         found = self.signature(op, cls)
         kind = self.library_kind(op, op_type)
         if found is None:
-            self.keep_as_is(op, op_type, name, kind, "unmodelled dtype", position, None)
+            self.commit(op, self.kept(op, op_type, kind, "unmodelled dtype", None))
             return
+        sig, _ = found
+        if cls.fixed == "user cast":
+            if self.retarget_cast(op, cls, kind, sig) or self.fold_identity_cast(op, cls, kind, sig):
+                return
+            source = op.operands[0]
+            if not self.changed(source):
+                source = self.aliases.get(source, source)  # a folded cast's uses read its input
+                self.plan.user_casts.setdefault((source, sig.outputs[0]), op)  # pyright: ignore[reportArgumentType]
+                self.plan.user_order[op] = self.seq
+        self.commit(op, self.kept(op, op_type, kind, cls.fixed, sig))
+
+    def effect(self, op: AscendOp, cls: _OpClass) -> _Effect:
+        """What deciding an op that may change does (reads the states of its operands, changes nothing)."""
+        op_type = cls.op_type
+        name = _name_of(op)
+        found = self.signature(op, cls)
+        kind = self.library_kind(op, op_type)
+        if found is None:
+            return self.kept(op, op_type, kind, "unmodelled dtype", None)
         sig, groups = found
-        if cls.fixed == "user cast" and self.retarget_cast(op, cls, name, kind, sig, position):
-            return
-        if cls.fixed == "user cast" and self.fold_identity_cast(op, cls, name, kind, sig, position):
-            return
-        if cls.fixed == "user cast" and op.operands[0] not in self.chosen:
-            source = self.aliases.get(op.operands[0], op.operands[0])  # a folded cast's uses read its input
-            self.plan.user_casts.setdefault((source, sig.outputs[0]), op)  # pyright: ignore[reportArgumentType]
-            self.plan.order[op] = self.seq
-        if cls.fixed is not None or _primary(sig.inputs, sig.outputs) is None:
-            self.keep_as_is(op, op_type, name, kind, cls.fixed or "no float tensors", position, sig)
-            return
+        if cls.fixed is not None:  # constants
+            return self.kept(op, op_type, kind, cls.fixed, sig)
+        if _primary(sig.inputs, sig.outputs) is None:
+            return self.kept(op, op_type, kind, "no float tensors", sig)
         kernels = self.kernels(op, op_type)
         cands = self.candidates_for(kernels, sig, cls)
         kind, mix_reason = self.effective_kind(op_type, kind)
-        choice = self.choose(op, op_type, name, cands, kind, mix_reason, position)
+        choice, follows, keep_failed = self.choose(op, op_type, name, cands, kind, mix_reason)
         kernel = choice.kernel
-        if choice.warning is not None:
-            label = f"{op_type} '{name}'" if name else op_type
-            self.warn(f"{_location(op, position)}: {label}: {choice.warning}; kernels: {_fmt_kernels(cands.all)}")
-        record = _Record(op, op_type, name, sig, kernel, kind, choice.reason, position)
-        self.plan.records.append(record)
+        warning = None if choice.warning is None else f"{choice.warning}; kernels: {_fmt_kernels(cands.all)}"
         if kernel is None:
-            self.keep_operands(op)
-            self.vote_results(op)
-            return
+            return self.kept(op, op_type, kind, choice.reason, sig, follows, warning, keep_failed)
         # Operands: cast where the value's (decided) dtype differs from the kernel's.
         wanted: list[str | None] | None = None
+        operands = op.operands
         if groups is None:
-            for i, v in enumerate(op.operands):
+            for i, v in enumerate(operands):
                 sd = sig.inputs[i]
                 kd = kernel.inputs[i] if sd in PRECISION_RANK else sd
-                if self.chosen.get(v, sd) != kd:
+                if self.dtype(v) != kd:
                     if wanted is None:
-                        wanted = [None] * len(op.operands)
+                        wanted = [None] * len(operands)
                     wanted[i] = kd
         else:
             pos = 0
@@ -925,34 +1232,66 @@ class _Planner:
                     kd = kernel.inputs[i] if sd in PRECISION_RANK else self.dtype_of(v)
                     if self.dtype(v) != kd:
                         if wanted is None:
-                            wanted = [None] * len(op.operands)
+                            wanted = [None] * len(operands)
                         wanted[pos] = kd
                     pos += 1
-        if wanted is not None:
-            self.need_casts(op, wanted)
-        # Results.
+        # Results: every float result votes with its kernel dtype.
         new: list[str | None] | None = None
-        for j, r in enumerate(op.results):
-            sd, kd = sig.outputs[j], kernel.outputs[j]
-            if sd in PRECISION_RANK:
-                self.voters[r] = kd
-                if kd != sd:
-                    if new is None:
-                        new = [None] * len(op.results)
-                    new[j] = kd
-                    self.chosen[r] = kd
-        if new is not None:
-            self.plan.results[op] = tuple(new)
-        if self.info:  # inputs or outputs: an fp32->fp16 Greater or Conv2DBackpropFilter keeps its outputs
-            before, after = _primary(*sig), _primary(kernel.inputs, kernel.outputs)
-            if _rank(after) < _rank(before):
-                logger.info(
-                    "Reduce precision: %s %s -> %s (%s)", name or op_type, _cann(before), _cann(after), choice.reason
-                )
+        states: list[_State] = []
+        for j, (sd, kd) in enumerate(zip(sig.outputs, kernel.outputs)):
+            if sd not in PRECISION_RANK:
+                states.append((sd, sd, None))
+                continue
+            states.append((sd, kd, kd))
+            if kd != sd:
+                if new is None:
+                    new = [None] * len(sig.outputs)
+                new[j] = kd
+        before, after = _primary(*sig), _primary(kernel.inputs, kernel.outputs)
+        return _effect(
+            op_type, sig, kernel, kind, choice.reason, follows,
+            None if wanted is None else tuple(wanted), None if new is None else tuple(new), tuple(states),
+            warning, keep_failed, (before, after) if _rank(after) < _rank(before) else None,
+        )
 
-    def retarget_cast(
-        self, op: AscendOp, cls: _OpClass, name: str | None, kind: str, sig: Signature, position: str
-    ) -> bool:
+    def kept_operands(self, op: Operation) -> tuple[str | None, ...] | None:
+        """The operand dtypes of an op that keeps its dtypes: the input dtype of every operand the decisions changed."""
+        wanted: list[str | None] | None = None
+        states = self.states
+        for i, v in enumerate(op.operands):
+            state = states.get(id(v))
+            if state is not None and state[1] != state[0]:
+                if wanted is None:
+                    wanted = [None] * len(op.operands)
+                wanted[i] = state[0]
+        return None if wanted is None else tuple(wanted)
+
+    def kept(
+        self,
+        op: AscendOp,
+        op_type: str,
+        kind: str,
+        reason: str,
+        sig: Signature | None,
+        follows: tuple[int, ...] | None = None,
+        warning: str | None = None,
+        keep_failed: bool = False,
+    ) -> _Effect:
+        """The effect of an op that keeps its dtypes (its float results vote with them; constants do not vote)."""
+        if sig is None:
+            sig = Signature(tuple(self.dtype_of(v) for v in op.operands), tuple(self.dtype_of(r) for r in op.results))
+        states = self.own_states(op, not op.has_trait(ConstantLike))
+        return _effect(op_type, sig, None, kind, reason, follows, self.kept_operands(op), None, states, warning, keep_failed)
+
+    def own_states(self, op: Operation, votes: bool) -> tuple[_State, ...]:
+        """The states of the results of an op that keeps its dtypes: float results vote with them (if `votes`)."""
+        states: list[_State] = []
+        for r in op.results:
+            d = self.dtype_of(r)
+            states.append((d, d, d) if votes and d in PRECISION_RANK else (d, d, None))
+        return tuple(states)
+
+    def retarget_cast(self, op: AscendOp, cls: _OpClass, kind: str, sig: Signature) -> bool:
         """A user's Cast the rule sends to another dtype (TF: a Cast to fp32 feeding only allow ops)."""
         target = self.rule.cast_target(op)
         if target is None or target[0] == sig.outputs[0]:
@@ -964,101 +1303,59 @@ class _Planner:
         kernel = self.candidates_for(self.kernels(op, cls.op_type), sig, cls).find((src,), (dst,))
         if kernel is None:
             return False
-        self.plan.records.append(_Record(op, cls.op_type, name, sig, kernel, kind, reason, position))
-        result = op.results[0]
-        self.plan.results[op] = (dst,)
-        self.chosen[result] = self.voters[result] = dst
+        self.commit(op, _effect(cls.op_type, sig, kernel, kind, reason, None, None, (dst,), ((sig.outputs[0], dst, dst),)))
         return True
 
-    def fold_identity_cast(
-        self, op: AscendOp, cls: _OpClass, name: str | None, kind: str, sig: Signature, position: str
-    ) -> bool:
+    def fold_identity_cast(self, op: AscendOp, cls: _OpClass, kind: str, sig: Signature) -> bool:
         """A user's cast to a lower dtype whose input the decisions retyped to that dtype (f32 -> f16 of a value
         now f16) is an identity: DESIGN 5's exact round trip (f16 -> f32 -> f16, bf16 -> f32 -> bf16) vanishes,
         so no cast back to the cast's input dtype is inserted and the user's cast is erased (its uses read the
         input). A cast that still changes the dtype (bf16 into an f32 -> f16 cast) is kept."""
         source = op.operands[0]
-        new = self.chosen.get(source)
         dst = sig.outputs[0]
         if op.keep_dtype is not None:  # a marked cast (training machinery) is kept as written
             return False
-        if new is None or new != dst or (dst, sig.inputs[0]) not in EXACT_WIDENING:
+        if not self.changed(source) or self.dtype(source) != dst or (dst, sig.inputs[0]) not in EXACT_WIDENING:
             return False
         result = op.results[0]
-        if self.plan.retyped(source.type, new) != result.type:
+        if self.plan.retyped(source.type, dst) != result.type:  # pyright: ignore[reportArgumentType]
             return False
         reason = "user cast: identity after retyping, folded"
-        self.plan.records.append(_Record(op, cls.op_type, name, sig, None, kind, reason, position))
-        self.plan.folded.add(op)
+        # A user cast votes with its output dtype.
+        self.commit(op, _effect(cls.op_type, sig, None, kind, reason, None, None, None, ((dst, dst, dst),), folded=True))
         self.plan.casts_folded += 1
         self.aliases[result] = self.aliases.get(source, source)
-        self.voters[result] = dst  # a user cast votes with its output dtype
         return True
-
-    def keep_as_is(
-        self, op: AscendOp, op_type: str, name: str | None, kind: str, reason: str, position: str, sig: Signature | None
-    ) -> None:
-        if sig is None:
-            sig = Signature(tuple(self.dtype_of(v) for v in op.operands), tuple(self.dtype_of(r) for r in op.results))
-        self.plan.records.append(_Record(op, op_type, name, sig, None, kind, reason, position))
-        self.keep_operands(op)
-        self.vote_results(op)
-
-    def keep_operands(self, op: Operation) -> None:
-        wanted: list[str | None] | None = None
-        for i, v in enumerate(op.operands):
-            if v in self.chosen:
-                if wanted is None:
-                    wanted = [None] * len(op.operands)
-                wanted[i] = self.dtype_of(v)
-        if wanted is not None:
-            self.need_casts(op, wanted)
-
-    def vote_results(self, op: Operation) -> None:
-        if op.has_trait(ConstantLike):
-            return  # constants do not vote
-        for r in op.results:
-            d = self.dtype_of(r)
-            if d in PRECISION_RANK:
-                self.voters[r] = d  # pyright: ignore[reportArgumentType]
 
     # -- the rules ---------------------------------------------------------------------------
     def choose(
-        self,
-        op: AscendOp,
-        op_type: str,
-        name: str | None,
-        cands: _Candidates,
-        kind: str,
-        mix_reason: str | None,
-        position: str,
-    ) -> _Choice:
-        """The overrides (customize_dtypes > keep_dtype > to_float), else the rule's steps."""
+        self, op: AscendOp, op_type: str, name: str | None, cands: _Candidates, kind: str, mix_reason: str | None
+    ) -> tuple[_Choice, tuple[int, ...] | None, bool]:
+        """The overrides (customize_dtypes > keep_dtype > to_float), else the rule's steps; with whom a gray op
+        follows, and whether keep_dtype failed to keep the op's dtype."""
         config, rule = self.config, self.rule
         orig = cands.primary
         assert orig is not None
         custom = config.customize_dtypes.lookup(name, op_type) if config.customize_dtypes is not None else None
         if custom is not None:
-            return self.customized(op, op_type, name, cands, custom, position)
-        if op.keep_dtype is not None and not rule.keeps_origin:
-            return self.overridden(cands, keep_steps(orig, "keep_dtype (marked)"))
+            return self.customized(op, op_type, name, cands, custom), None, False
+        if "keep_dtype" in op.properties and not rule.keeps_origin:
+            return self.overridden(cands, keep_steps(orig, "keep_dtype (marked)")), None, False
         keep = config.keep_dtype is not None and config.keep_dtype.matches(name, op_type)
+        keep_failed = False
         if keep and not rule.keeps_origin:
             choice = cands.run(keep_steps(orig, "keep_dtype", strict=True))
             if choice is not None:
-                return choice
-            self.warn(
-                f"{_location(op, position)}: {op_type} '{name or op_type}': keep_dtype cannot keep {_cann(orig)} "
-                f"(no kernel for it); the mode decides"
-            )
+                return choice, None, False
+            keep_failed = True  # the mode decides
         if config.to_float is not None and name is not None:
             scoped = config.to_float.steps(name, orig)
             if scoped is not None:
-                return self.overridden(cands, scoped)
+                return self.overridden(cands, scoped), None, keep_failed
         facts = OpFacts(op, op_type, name, orig, kind, mix_reason, None, type(op).UNIT == Unit.CUBE)
         if rule.needs_inputs:
             facts = facts._replace(inputs=tuple(d for v in op.operands if (d := self.dtype(v)) in PRECISION_RANK))
-        follows = ""
+        follows = None
         if rule.wants_vote(facts):
             vote, follows = self.votes(op, cands)
             facts = facts._replace(vote=vote)
@@ -1072,10 +1369,10 @@ class _Planner:
                 key = steps
                 choice = cands.memo.get(key)
             if choice is None:
-                choice = cands.memo[key] = self.fallback(cands, steps, op, op_type, name, position)
-        if follows and choice.reason.endswith("gray"):
-            choice = choice._replace(reason=choice.reason + follows)
-        return choice
+                choice = cands.memo[key] = self.fallback(cands, steps, op, op_type, name)
+        if follows is not None and not choice.reason.endswith("gray"):
+            follows = None
+        return choice, follows, keep_failed
 
     def overridden(self, cands: _Candidates, steps: tuple[Step, ...]) -> _Choice:
         choice = cands.memo.get(steps)
@@ -1083,16 +1380,14 @@ class _Planner:
             choice = cands.memo[steps] = cands.run(steps) or self.any_kernel(cands)
         return choice
 
-    def fallback(
-        self, cands: _Candidates, steps: tuple[Step, ...], op: AscendOp, op_type: str, name: str | None, position: str
-    ) -> _Choice:
+    def fallback(self, cands: _Candidates, steps: tuple[Step, ...], op: AscendOp, op_type: str, name: str | None) -> _Choice:
         choice = cands.run(steps)
         if choice is not None:
             return choice
         if self.rule.keeps_origin:
             label = f"{op_type} '{name}'" if name else f"{op_type} (unnamed)"
             raise AscendPassError(
-                f"{_location(op, position)}: {label} has no kernel for its original dtype {_cann(cands.primary)} "
+                f"{_location(op, self.here())}: {label} has no kernel for its original dtype {_cann(cands.primary)} "
                 f"under must_keep_origin_dtype and no AI CPU fallback; kernels: {_fmt_kernels(cands.all)}"
             )
         return self.any_kernel(cands)
@@ -1105,43 +1400,39 @@ class _Planner:
             return _Choice(k, "no preferred kernel", f"no kernel the mode allows; using {k}")
         return _Choice(None, "no kernel", f"no kernel fits {_fmt_sig(*cands.sig)}; left unchanged")
 
-    def votes(self, op: AscendOp, cands: _Candidates) -> tuple[str | None, str]:
-        """The dtype a gray op's producers vote for (the most precise), and whom it follows."""
+    def votes(self, op: AscendOp, cands: _Candidates) -> tuple[str | None, tuple[int, ...] | None]:
+        """The dtype a gray op's producers vote for (the most precise), and whom it follows (`_Effect.follows`)."""
         cls = _op_class(op)
+        operands = op.operands
         if cls.regular:
-            values: list[SSAValue] = [op.operands[i] for i in cands.varying]
+            positions: Sequence[int] = cands.varying
         else:
-            groups = cls.groups(op)
-            values = [v for i in cands.varying for v in groups[i]]
-        ballots = [(d, v.owner) for v in values if (d := self.voters.get(v)) is not None]
+            spans = cls.spans(len(operands))
+            positions = [p for i in cands.varying for p in spans[i]]
+        ballots = [(d, p) for p in positions if (d := self.state(operands[p])[2]) is not None]
         if not ballots:
-            return None, ""
+            return None, None
         vote = ballots[0][0]
         for d, _ in ballots[1:]:
             vote = _join(vote, d)
-        owner = next((o for d, o in ballots if d == vote), None)
-        if owner is None:  # fp16 and bf16 producers: they join at fp32
-            lows = {d: o for d, o in ballots if d in LOW}
+        first = next((p for d, p in ballots if d == vote), None)
+        if first is None:  # fp16 and bf16 producers: they join at fp32
+            lows = {d: p for d, p in ballots if d in LOW}
             if len(lows) == 2:
-                return vote, f": follows the fp16/bf16 join of {_producer(lows[F16])} and {_producer(lows[BF16])}"
-            owner = ballots[0][1]
-        if not isinstance(owner, Operation):
-            return vote, ""
-        return vote, f": follows {_producer(owner)}"
+                return vote, (lows[F16], lows[BF16])
+            first = ballots[0][1]
+        return vote, (first,)
 
-    def customized(
-        self, op: AscendOp, op_type: str, name: str | None, cands: _Candidates, custom: KernelDtypes, position: str
-    ) -> _Choice:
+    def customized(self, op: AscendOp, op_type: str, name: str | None, cands: _Candidates, custom: KernelDtypes) -> _Choice:
         kernel = cands.find(custom.inputs, custom.outputs)
         if kernel is None:
             path = self.config.customize_dtypes.path  # pyright: ignore[reportOptionalMemberAccess]
             label = f"{op_type} '{name}'" if name else op_type
             raise AscendPassError(
-                f"{_location(op, position)}: {label} has no kernel {_fmt_sig(custom.inputs, custom.outputs)} "
+                f"{_location(op, self.here())}: {label} has no kernel {_fmt_sig(custom.inputs, custom.outputs)} "
                 f"(customize_dtypes {path}:{custom.line}); kernels: {_fmt_kernels(cands.all)}"
             )
         return _Choice(kernel, "customize_dtypes", None)
-
     def check_unused(self) -> None:
         config = self.config
         for what, names, types, path in (
@@ -1170,9 +1461,16 @@ def _entries(cfg: KeepDtype | CustomizeDtypes | None) -> tuple[set[str], set[str
     return set(cfg.by_name), set(cfg.by_type), cfg.path
 
 
-def decide_precision(module: Operation, config: PrecisionConfig) -> PrecisionPlan:
-    """Decide every op's kernel in one forward walk; raises AscendError before anything changes."""
-    return _Planner(config).run(module)
+def decide_precision(module: Operation, config: PrecisionConfig, *, records: bool = True) -> PrecisionPlan:
+    """Decide every op's kernel in one forward walk; raises AscendError before anything changes.
+    `records=False`: keep no per-op records (the plan then reports no ops; the rewrite does not need them)."""
+    return _Planner(config, records).run(module)
+
+
+def _decide_and_retype(module: Operation, config: PrecisionConfig, records: bool) -> PrecisionPlan:
+    """:func:`decide_precision` that retypes results as it decides them where that is safe (see `_Planner.retype`):
+    the plan's changes then hold only the casts and folds left to :func:`apply_plan`."""
+    return _Planner(config, records, retype=True).run(module)
 
 
 # ======================================================================================
@@ -1182,7 +1480,7 @@ def decide_precision(module: Operation, config: PrecisionConfig) -> PrecisionPla
 
 class _DirectRewriter:
     """What the plan's rewrite needs of a rewriter (insert a cast, hear of modified ops), without the
-    generic driver's worklist: :func:`apply_plan` visits each op once, in program order."""
+    generic driver's worklist: :func:`apply_plan` visits each changed op once, in program order."""
 
     def insert(self, op: Operation, point: InsertPoint) -> None:
         Rewriter.insert_op(op, point)
@@ -1200,36 +1498,38 @@ class _DirectRewriter:
         Rewriter.erase_op(op)
 
 
-def _apply_ascend(op: AscendOp, plan: PrecisionPlan, rewriter: PatternRewriter | _DirectRewriter) -> None:
-    if op in plan.folded:  # an identity user cast: its uses read its (retyped) input
+def _apply_change(change: _Change, plan: PrecisionPlan, rewriter: PatternRewriter | _DirectRewriter) -> None:
+    op, seq, wanted, new, folded = change
+    if folded:  # an identity user cast: its uses read its (retyped) input
         rewriter.replace_all_uses_with(op.results[0], op.operands[0])
         rewriter.erase(op)
         return
-    _cast_operands(op, plan, rewriter)
-    new = plan.results.get(op)
+    if wanted is not None:
+        _cast_operands(op, seq, wanted, plan, rewriter)
     if new is None:
         return
+    results = op.results
     for j, dtype in enumerate(new):
         if dtype is not None:
             # Retype in place (the uses see the new type; xDSL's replace_value_with_new_type would build a
             # new result and move every use, about 10x the cost): the plan already decided every consumer.
-            result = op.results[j]
+            result = results[j]
             result._type = plan.retyped(result.type, dtype)  # pyright: ignore[reportPrivateUsage]
     rewriter.handle_operation_modification(op)
 
 
-def _cast_operands(op: Operation, plan: PrecisionPlan, rewriter: PatternRewriter | _DirectRewriter) -> None:
-    wanted = plan.operands.get(op)
-    if wanted is None:
-        return
+def _cast_operands(
+    op: Operation, seq: int, wanted: tuple[str | None, ...], plan: PrecisionPlan, rewriter: PatternRewriter | _DirectRewriter
+) -> None:
+    operands = op.operands
     changed = False
     for i, dtype in enumerate(wanted):
         if dtype is None:
             continue
-        value = op.operands[i]
-        if _dtype_of(value) == dtype:
+        value = operands[i]
+        if plan.dtype(value) == dtype:
             continue
-        op.operands[i] = plan.cast(value, dtype, rewriter, op)
+        operands[i] = plan.cast(value, dtype, rewriter, op, seq)  # pyright: ignore[reportArgumentType]
         changed = True
     if changed:
         rewriter.notify_op_modified(op)
@@ -1243,7 +1543,9 @@ class ApplyAscendDecision(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AscendOp, rewriter: PatternRewriter) -> None:
-        _apply_ascend(op, self.plan, rewriter)
+        change = self.plan.change(op)
+        if change is not None:
+            _apply_change(change, self.plan, rewriter)
 
 
 @dataclass(eq=False)
@@ -1254,7 +1556,9 @@ class KeepForeignOperands(RewritePattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, AscendOp):
-            _cast_operands(op, self.plan, rewriter)
+            change = self.plan.change(op)
+            if change is not None:
+                _apply_change(change, self.plan, rewriter)
 
 
 def populate_precision_patterns(plan: PrecisionPlan) -> list[RewritePattern]:
@@ -1263,17 +1567,48 @@ def populate_precision_patterns(plan: PrecisionPlan) -> list[RewritePattern]:
 
 
 def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan) -> None:
-    """Apply a plan in one program-order loop over the input's ops, without dead-code elimination (what the
-    patterns of :func:`populate_precision_patterns` do under xDSL's walker, without its worklist's cost)."""
+    """Apply a plan to the module it was decided on: one program-order loop over the ops it changes, without
+    dead-code elimination (what the patterns of :func:`populate_precision_patterns` do under xDSL's walker,
+    without its worklist's cost). The casts it inserts are not visited (they need nothing)."""
     rewriter = _DirectRewriter()
-    for op in list(module.walk()):  # the casts the loop inserts are not visited (they need nothing)
-        if op is module:
+    casts, types, dtypes = plan.casts, plan._types, plan._dtypes  # pyright: ignore[reportPrivateUsage]
+    for change in plan.changes:  # what _apply_change does, inline with the caches' hits (the rewrite's hot path)
+        op, seq, wanted, new, folded = change
+        if folded:
+            _apply_change(change, plan, rewriter)
             continue
-        if isinstance(op, AscendOp):
-            if op in plan.operands or op in plan.results or op in plan.folded:
-                _apply_ascend(op, plan, rewriter)
-        elif op in plan.operands:
-            _cast_operands(op, plan, rewriter)
+        if wanted is not None:
+            operands = op._operands  # pyright: ignore[reportPrivateUsage]
+            replaced: list[SSAValue] | None = None
+            for i, (value, dtype) in enumerate(zip(operands, wanted)):
+                if dtype is None:
+                    continue
+                hit = dtypes.get(id(value._type))  # pyright: ignore[reportPrivateUsage]
+                if (hit[1] if hit is not None else plan.dtype(value)) == dtype:
+                    continue
+                cast = casts.get((id(value), dtype))
+                if replaced is None:
+                    replaced = list(operands)
+                replaced[i] = cast[1] if cast is not None and cast[0] is value else plan.cast(value, dtype, rewriter, op, seq)  # pyright: ignore[reportArgumentType]
+            if replaced is not None:
+                _set_operands(op, replaced)
+        if new is not None:
+            for result, dtype in zip(op.results, new):
+                if dtype is not None:
+                    type_ = result._type  # pyright: ignore[reportPrivateUsage]
+                    retyped = types.get((id(type_), dtype))
+                    result._type = retyped[1] if retyped is not None else plan.retyped(type_, dtype)  # pyright: ignore[reportPrivateUsage]
+
+
+def _set_operands(op: Operation, values: Sequence[SSAValue]) -> None:
+    """`op.operands[i] = values[i]` for every position that changes, at once: what xDSL's `OpOperands.__setitem__`
+    does (move the use to the new value, replace the operand tuple), once per op instead of once per operand."""
+    uses = op._operand_uses  # pyright: ignore[reportPrivateUsage]
+    for old, new, use in zip(op._operands, values, uses):  # pyright: ignore[reportPrivateUsage]
+        if old is not new:
+            old.remove_use(use)
+            new.add_use(use)
+    op._operands = SSAValues(values)  # pyright: ignore[reportPrivateUsage]
 
 
 # ======================================================================================
@@ -1281,16 +1616,16 @@ def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan) -> None:
 # ======================================================================================
 
 
-def precision_rewrite(module: ModuleOp | Operation, config: PrecisionConfig) -> PrecisionPlan:
-    """Decide and apply (the cyclic garbage collector paused: the walk allocates but frees nothing)."""
+def precision_rewrite(module: ModuleOp | Operation, config: PrecisionConfig, *, records: bool = True) -> PrecisionPlan:
+    """Decide and apply (the cyclic garbage collector paused: the walk allocates but frees nothing).
+    `records=False` when no report is wanted (the plan then reports no ops)."""
     paused = gc.isenabled()
     gc.disable()
     try:
-        plan = decide_precision(module, config)
+        plan = _decide_and_retype(module, config, records)
         apply_plan(module, plan)
         # ATC stores a weight that only feeds low-precision kernels in that dtype (DESIGN 10).
-        consts = [r.op for r in plan.records if isinstance(r.op, ConstOp)]  # every Const is recorded
-        stored = store_low_weights(module, plan.inserted, consts)
+        stored = store_low_weights(module, plan.inserted, plan.consts)
         plan.weights = (stored.before, stored.after, len(stored.narrowed))
     finally:
         if paused:
@@ -1373,7 +1708,7 @@ class AscendPrecisionPass(ModulePass):
             self.op_info, self.report, policy=self.policy, level=self.level, amp_dtype_name=self.amp_dtype,
             tf_lists=self.tf_lists, to_float=self.to_float,
         )
-        plan = precision_rewrite(op, config)
+        plan = precision_rewrite(op, config, records=self.report is not None)
         if self.report is not None:
             done = _REPORTS.get(id(self))
             if done is not None and done[0]() is self:
