@@ -620,66 +620,6 @@ def test_pooling_matches_naive_loops(dtype: np.dtype, case: dict[str, Any]) -> N
         assert_close(y, to_fmt(ref, case["fmt"]), scale=to_fmt(naive_pool(np.abs(f64(x)), case["k"], case["s"], case["same"], "max"), case["fmt"]))
 
 
-def onnx_out_size(size: int, k: int, s: int, lo: int, hi: int, ceil: bool) -> int:
-    """ONNX/PyTorch pooling output size with explicit pads; with ceil_mode the last window must
-    start inside the input or its leading pad."""
-    span = size + lo + hi - k
-    out = (math.ceil(span / s) if ceil else span // s) + 1
-    return out - 1 if ceil and (out - 1) * s >= size + lo else out
-
-
-def naive_pool_pads(x: np.ndarray, k: tuple[int, int], s: tuple[int, int], pads: tuple[int, ...], ceil: bool, kind: str) -> np.ndarray:
-    """NCHW pooling with explicit [top, bottom, left, right] pads, loops over output pixels: max or
-    mean over the input elements of each window ("avg"), or the sum over the elements inside the
-    padded input ("avg_pads": count_include_pad, the ceil_mode overhang not counted)."""
-    n_, c_, h_, w_ = x.shape
-    pt, pb, pl, pr = pads
-    oh_, ow_ = onnx_out_size(h_, k[0], s[0], pt, pb, ceil), onnx_out_size(w_, k[1], s[1], pl, pr, ceil)
-    y = np.zeros((n_, c_, oh_, ow_))
-    for oh, ow in itertools.product(range(oh_), range(ow_)):
-        h0, w0 = oh * s[0] - pt, ow * s[1] - pl
-        win = x[:, :, max(h0, 0) : max(h0 + k[0], 0), max(w0, 0) : max(w0 + k[1], 0)]
-        if kind == "max":
-            y[:, :, oh, ow] = win.max(axis=(2, 3)) if win.size else -np.inf
-        elif kind == "avg":
-            y[:, :, oh, ow] = win.mean(axis=(2, 3))
-        else:
-            inside = (min(h0 + k[0], h_ + pb) - max(h0, -pt)) * (min(w0 + k[1], w_ + pr) - max(w0, -pl))
-            y[:, :, oh, ow] = win.sum(axis=(2, 3)) / inside
-    return y
-
-
-@st.composite
-def padded_pool_cases(draw: st.DrawFn) -> dict[str, Any]:
-    k = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
-    s = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
-    pads = (draw(st.integers(0, k[0] - 1)), draw(st.integers(0, k[0] - 1)), draw(st.integers(0, k[1] - 1)), draw(st.integers(0, k[1] - 1)))
-    h, w = draw(st.integers(k[0], 7)), draw(st.integers(k[1], 7))
-    fmt = draw(st.sampled_from(["NCHW", "NHWC"]))
-    nchw = fmt == "NCHW"
-    ceil = draw(st.booleans())
-    attrs = {"ksize": (1, 1, *k) if nchw else (1, *k, 1), "strides": (1, 1, *s) if nchw else (1, *s, 1), "pads": pads,
-             "ceil_mode": ceil, "data_format": fmt}
-    return {"k": k, "s": s, "pads": pads, "ceil": ceil, "shape": (draw(st.integers(1, 2)), draw(st.integers(1, 3)), h, w), "fmt": fmt,
-            "attrs": attrs, "seed": draw(st.integers(0, 2**16))}
-
-
-@pytest.mark.parametrize("dtype", [F16, F32], ids=str)
-@EXAMPLES
-@given(case=padded_pool_cases())
-def test_padded_pooling_matches_naive_loops(dtype: np.dtype, case: dict[str, Any]) -> None:
-    """MaxPoolV3 and AvgPoolV2 (both divisors) with explicit, asymmetric pads, strides and ceil_mode."""
-    x = rng(case["seed"]).standard_normal(case["shape"]).astype(dtype)
-    xin, fmt = to_fmt(x, case["fmt"]), case["fmt"]
-    geometry = (case["k"], case["s"], case["pads"], case["ceil"])
-    y = run("MaxPoolV3", xin, attrs=case["attrs"])
-    np.testing.assert_array_equal(y, to_fmt(naive_pool_pads(f64(x), *geometry, "max"), fmt).astype(dtype))  # exact
-    scale = to_fmt(naive_pool_pads(np.abs(f64(x)), *geometry, "max"), fmt)
-    for exclusive, kind in ((True, "avg"), (False, "avg_pads")):
-        y = run("AvgPoolV2", xin, attrs=case["attrs"] | {"exclusive": exclusive})
-        assert_close(y, to_fmt(naive_pool_pads(f64(x), *geometry, kind), fmt), scale=scale)
-
-
 def test_max_pool_of_fp16_extremes() -> None:
     x = np.array([[[[65504.0, -np.inf], [np.nan, 1.0]], [[-65504.0, -65504.0], [6e-8, 0.0]]]], np.float16)
     y = run("MaxPool", x, attrs={"ksize": (1, 1, 2, 2), "strides": (1, 1, 2, 2)})
