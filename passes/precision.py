@@ -104,10 +104,10 @@ from ascend_mp.dialects.ascend import (
     ListKindAttr,
     Unit,
 )
-from ascend_mp.dtypes import PRECISION_RANK, TO_CANN, dtype_name, element_type
+from ascend_mp.dtypes import LOW_FLOATS, PRECISION_RANK, TO_CANN, dtype_name, element_type
 from ascend_mp.errors import AscendError, AscendPassError
 from ascend_mp.fileio import write_output
-from ascend_mp.passes.store_weights import store_low_weights
+from ascend_mp.passes.store_weights import WeightBytes, store_low_weights
 from ascend_mp.modes import DEFAULT_MODE, V1_MODES, V2_MODES, V2_TO_V1
 from ascend_mp.opinfo import OpLibrary, load_library
 from ascend_mp.policies import (
@@ -598,6 +598,11 @@ class PrecisionPlan:
     casts_folded: int = 0
     weights: tuple[int, int, int] = (0, 0, 0)
     """Weight bytes before and after storing low-precision constants, and how many were stored low."""
+    stored: WeightBytes | None = None
+    """What storing the constants low did (with the bytes it converted and the time that took), once done."""
+    retyped_consts: dict[ConstOp, TensorType] = field(default_factory=dict[ConstOp, TensorType])
+    """Constants :func:`apply_plan` retyped to the low dtype instead of casting them (-> their type before); their
+    payload is left to `store_low_weights`."""
     _types: dict[tuple[int, str], tuple[Attribute, TensorType]] = field(default_factory=dict[tuple[int, str], tuple[Attribute, TensorType]])
     _dtypes: dict[int, tuple[Attribute, str | None]] = field(default_factory=dict[int, tuple[Attribute, str | None]])
     _equal_types: dict[tuple[TensorType, str], TensorType] = field(default_factory=dict[tuple[TensorType, str], TensorType])
@@ -1566,12 +1571,18 @@ def populate_precision_patterns(plan: PrecisionPlan) -> list[RewritePattern]:
     return [ApplyAscendDecision(plan), KeepForeignOperands(plan)]
 
 
-def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan) -> None:
+def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan, *, store_low: bool = False) -> None:
     """Apply a plan to the module it was decided on: one program-order loop over the ops it changes, without
     dead-code elimination (what the patterns of :func:`populate_precision_patterns` do under xDSL's walker,
-    without its worklist's cost). The casts it inserts are not visited (they need nothing)."""
+    without its worklist's cost). The casts it inserts are not visited (they need nothing).
+
+    `store_low`: a constant every use of which the plan casts to one lower float dtype is not cast: its result
+    is retyped to that dtype (listed in `plan.retyped_consts`; the cast is still counted as inserted) and
+    `store_low_weights(..., retyped=plan.retyped_consts)` must then convert its payload. That is the IR of
+    casting it and storing it low, without the cast built and erased again."""
     rewriter = _DirectRewriter()
     casts, types, dtypes = plan.casts, plan._types, plan._dtypes  # pyright: ignore[reportPrivateUsage]
+    low = _low_consts(plan) if store_low else {}
     for change in plan.changes:  # what _apply_change does, inline with the caches' hits (the rewrite's hot path)
         op, seq, wanted, new, folded = change
         if folded:
@@ -1587,6 +1598,14 @@ def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan) -> None:
                 if (hit[1] if hit is not None else plan.dtype(value)) == dtype:
                     continue
                 cast = casts.get((id(value), dtype))
+                if cast is None and low:
+                    const = low.get(id(value))
+                    if const is not None:  # the first use of a constant stored low: retyped, its uses read it
+                        plan.retyped_consts[const] = value._type  # pyright: ignore[reportArgumentType, reportPrivateUsage]
+                        value._type = plan.retyped(value._type, dtype)  # pyright: ignore[reportPrivateUsage]
+                        plan.casts_inserted += 1  # the cast it stands for (the report counts it, as before)
+                        plan.casts[(id(value), dtype)] = (value, value)
+                        continue
                 if replaced is None:
                     replaced = list(operands)
                 replaced[i] = cast[1] if cast is not None and cast[0] is value else plan.cast(value, dtype, rewriter, op, seq)  # pyright: ignore[reportArgumentType]
@@ -1598,6 +1617,34 @@ def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan) -> None:
                     type_ = result._type  # pyright: ignore[reportPrivateUsage]
                     retyped = types.get((id(type_), dtype))
                     result._type = retyped[1] if retyped is not None else plan.retyped(type_, dtype)  # pyright: ignore[reportPrivateUsage]
+
+
+def _low_consts(plan: PrecisionPlan) -> dict[int, ConstOp]:
+    """id of the result -> the constant, for the constants `store_low_weights` would store low after the plan's
+    casts: every use is an operand the plan casts (a cast it inserts: no user cast reads the constant, so none is
+    reused) to one float dtype of lower precision than the constant's."""
+    found: dict[int, ConstOp] = {}
+    if not plan.consts:
+        return found
+    by_op = {c[0]: c for c in plan.changes}
+    for const in plan.consts:
+        value = const.results[0]
+        src = plan.dtype(value)
+        first = value.first_use
+        if src not in PRECISION_RANK or first is None:
+            continue
+        target: str | None = None
+        for use in value.uses:
+            change = by_op.get(use.operation)
+            wanted = None if change is None or change[4] else change[2]
+            dtype = None if wanted is None else wanted[use.index]
+            if dtype is None or (target is not None and dtype != target):
+                target = None
+                break
+            target = dtype
+        if target in LOW_FLOATS and PRECISION_RANK[target] < PRECISION_RANK[src]:  # pyright: ignore[reportArgumentType]
+            found[id(value)] = const
+    return found
 
 
 def _set_operands(op: Operation, values: Sequence[SSAValue]) -> None:
@@ -1623,9 +1670,9 @@ def precision_rewrite(module: ModuleOp | Operation, config: PrecisionConfig, *, 
     gc.disable()
     try:
         plan = _decide_and_retype(module, config, records)
-        apply_plan(module, plan)
+        apply_plan(module, plan, store_low=True)
         # ATC stores a weight that only feeds low-precision kernels in that dtype (DESIGN 10).
-        stored = store_low_weights(module, plan.inserted, plan.consts)
+        stored = plan.stored = store_low_weights(module, plan.inserted, plan.consts, plan.retyped_consts)
         plan.weights = (stored.before, stored.after, len(stored.narrowed))
     finally:
         if paused:
