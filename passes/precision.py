@@ -605,7 +605,8 @@ class PrecisionPlan:
     payload is left to `store_low_weights`."""
     _types: dict[tuple[int, str], tuple[Attribute, TensorType]] = field(default_factory=dict[tuple[int, str], tuple[Attribute, TensorType]])
     _dtypes: dict[int, tuple[Attribute, str | None]] = field(default_factory=dict[int, tuple[Attribute, str | None]])
-    _equal_types: dict[tuple[TensorType, str], TensorType] = field(default_factory=dict[tuple[TensorType, str], TensorType])
+    """:func:`_type_key` of a type -> (what keeps the key's object alive, its dtype)."""
+    _equal_types: dict[tuple[object, ...], TensorType] = field(default_factory=dict[tuple[object, ...], TensorType])
     _by_op: dict[Operation, _Change] | None = None
 
     def change(self, op: Operation) -> _Change | None:
@@ -616,24 +617,27 @@ class PrecisionPlan:
 
     # -- casts --------------------------------------------------------------------------
     def retyped(self, type_: Attribute, dtype: str) -> TensorType:
-        """`type_` (a tensor type) with element type `dtype`, cached per type object, then per equal type (a parsed
-        module has a type object per value; building a type costs far more than hashing one)."""
+        """`type_` (a tensor type) with element type `dtype`, cached per type object, then per shape and encoding (a
+        parsed or imported module has a type object per value; building a type costs far more than looking one up,
+        and the shape's integers hash faster than the type)."""
         key = (id(type_), dtype)
         hit = self._types.get(key)
         if hit is None:
             assert isinstance(type_, TensorType)
-            new = self._equal_types.get((type_, dtype))
+            equal = (type_.get_shape(), id(type_.encoding), dtype)  # the encoding lives in the new type
+            new = self._equal_types.get(equal)
             if new is None:
-                new = self._equal_types[(type_, dtype)] = TensorType(element_type(dtype), type_.shape, type_.encoding)
+                new = self._equal_types[equal] = TensorType(element_type(dtype), type_.shape, type_.encoding)
             hit = self._types[key] = (type_, new)  # keep type_ alive so its id stays unique
         return hit[1]
 
     def dtype(self, value: SSAValue) -> str | None:
-        """A value's dtype now (cached per type object)."""
+        """A value's dtype now (cached per :func:`_type_key`)."""
         type_ = value.type
-        hit = self._dtypes.get(id(type_))
+        key = _type_key(type_)
+        hit = self._dtypes.get(key)
         if hit is None:
-            hit = self._dtypes[id(type_)] = (type_, _dtype_of(value))  # keeps type_ (and its id) alive
+            hit = self._dtypes[key] = (_key_owner(type_), _dtype_of(value))  # keeps the key's object alive
         return hit[1]
 
     def cast(
@@ -818,6 +822,17 @@ def _producer(owner: Operation | Block) -> str:
     return label
 
 
+def _type_key(type_: Attribute) -> int:
+    """What a value's dtype is cached under: the id of its element type for a tensor (an imported module has a
+    type object per value, but a handful of element types), else of its type."""
+    return id(type_.element_type) if type(type_) is TensorType else id(type_)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType, reportAttributeAccessIssue]
+
+
+def _key_owner(type_: Attribute) -> object:
+    """The object whose id :func:`_type_key` is (kept alive with the cache entry, so the id stays unique)."""
+    return type_.element_type if type(type_) is TensorType else type_  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
+
+
 def _dtype_of(value: SSAValue) -> str | None:
     type_ = value.type
     if isinstance(type_, TensorType):
@@ -843,10 +858,11 @@ class _Planner:
         self.rule = config.the_rule
         self.states: dict[int, _State] = {}
         """id of a value -> its state, for every value the walk has met (block arguments and results)."""
-        self.type_states: dict[int, tuple[Attribute, _State]] = {}
-        """id of a type -> (the type, the state of a value of that type the walk knows nothing of)."""
+        self.type_states: dict[int, tuple[object, _State]] = {}
+        """:func:`_type_key` of a type -> (the key's object, the state of a value of that type the walk knows nothing of)."""
         self.type_keys: dict[int, str] = {}
-        """id of a type (kept alive by `type_states`) -> its dtype, `?` if unmodelled (the memo key's result part)."""
+        """:func:`_type_key` of a type (kept alive by `type_states`) -> its dtype, `?` if unmodelled (the memo key's
+        result part)."""
         self.candidates: dict[tuple[int, _OpClass, Signature], _Candidates] = {}
         self.keepalive: list[object] = []
         self.kinds: dict[tuple[str, str], tuple[str, str]] = {}
@@ -883,13 +899,14 @@ class _Planner:
         return _position(self.function, self.count)
 
     def type_state(self, value: SSAValue) -> _State:
-        """The state of a value the walk knows nothing of: its input dtype, no vote (cached per type object)."""
+        """The state of a value the walk knows nothing of: its input dtype, no vote (cached per :func:`_type_key`)."""
         type_ = value.type
-        hit = self.type_states.get(id(type_))
+        key = _type_key(type_)
+        hit = self.type_states.get(key)
         if hit is None:
             d = _dtype_of(value)
-            hit = self.type_states[id(type_)] = (type_, (d, d, None))  # keeps type_ (and its id) alive
-            self.type_keys[id(type_)] = "?" if d is None else d
+            hit = self.type_states[key] = (_key_owner(type_), (d, d, None))  # keeps the key's object alive
+            self.type_keys[key] = "?" if d is None else d
         return hit[1]
 
     def state(self, value: SSAValue) -> _State:
@@ -1015,11 +1032,12 @@ class _Planner:
             single = len(results) == 1
             if single:  # most ops: the result's dtype, not a tuple of them
                 (result,) = results
-                outs: object = type_key(id(result._type))  # pyright: ignore[reportPrivateUsage]
+                rtype = result._type  # pyright: ignore[reportPrivateUsage]
+                outs: object = type_key(id(rtype.element_type) if type(rtype) is TensorType else id(rtype))  # _type_key
                 if outs is None:  # a type not met yet
                     outs = type_state(result)[0] or "?"
             else:
-                outs = tuple(map(type_key, map(id, map(_TYPE, results))))
+                outs = tuple(map(type_key, map(_type_key, map(_TYPE, results))))
                 if None in outs:  # pyright: ignore[reportOperatorIssue]
                     outs = tuple([type_state(r)[0] or "?" for r in results])
             key = (cls, extra, tag, ins, outs)
@@ -1594,7 +1612,8 @@ def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan, *, store_low: 
             for i, (value, dtype) in enumerate(zip(operands, wanted)):
                 if dtype is None:
                     continue
-                hit = dtypes.get(id(value._type))  # pyright: ignore[reportPrivateUsage]
+                type_ = value._type  # pyright: ignore[reportPrivateUsage]
+                hit = dtypes.get(id(type_.element_type) if type(type_) is TensorType else id(type_))  # _type_key
                 if (hit[1] if hit is not None else plan.dtype(value)) == dtype:
                     continue
                 cast = casts.get((id(value), dtype))

@@ -51,21 +51,24 @@ class WeightBytes:
         return {"weight_bytes_before": self.before, "weight_bytes_after": self.after, "narrowed_constants": len(self.narrowed)}
 
 
-def const_array(op: ConstOp, type_: TensorType | None = None) -> np.ndarray[Any, Any]:
-    """The value of a Const as a numpy array (`type_`: the Const's type when its result was retyped since)."""
+def const_array(op: ConstOp) -> np.ndarray[Any, Any]:
+    """The value of a Const as a numpy array."""
+    assert isinstance(op.y.type, TensorType)
+    return value_array(op.value, op.y.type)
+
+
+def value_array(value: Attribute, type_: TensorType) -> np.ndarray[Any, Any]:
+    """A Const's value attribute (of tensor type `type_`) as a numpy array."""
     import numpy as np
 
     from ascend_mp.dtypes import NUMPY
 
-    value = op.value
-    if type_ is None:
-        assert isinstance(op.y.type, TensorType)
-        type_ = op.y.type
-    dtype = NUMPY[tensor_dtype(type_) or "f32"]
     if isinstance(value, DenseResourceAttr):
         from ascend_mp.resources import resource_array
 
         return resource_array(value)
+    assert isinstance(value, DenseIntOrFPElementsAttr)
+    dtype = NUMPY[tensor_dtype(type_) or "f32"]
     shape = tuple(type_.get_shape())
     values = np.asarray(value.get_values(), dtype)  # pyright: ignore[reportUnknownMemberType]
     return np.broadcast_to(values.reshape(()), shape) if values.size == 1 else values.reshape(shape)
@@ -124,67 +127,94 @@ def store_low_weights(
     the result is what narrowing them here would give, without the casts built and erased again."""
     todo = [o for o in module.walk() if isinstance(o, ConstOp)] if consts is None else list(consts)
     retyped = retyped or {}
-    report = WeightBytes(before=sum(type_bytes(retyped.get(op) or op.y.type) for op in todo))
-    report.after = report.before
-    jobs: list[tuple[ConstOp, TensorType, TensorType, str, bool]] = []  # (op, old type, new type, low, retyped)
+    report = WeightBytes()
+    jobs: list[tuple[ConstOp, TensorType, TensorType, str, bool, int]] = []  # (op, old type, new type, low, retyped, bytes)
     for op in todo:
         old_type = retyped.get(op)
         if old_type is not None:
-            assert isinstance(op.y.type, TensorType)
-            jobs.append((op, old_type, op.y.type, tensor_dtype(op.y.type) or "", True))
-            continue
-        low = _narrow_target(op, casts)
-        if low is not None:
-            assert isinstance(op.y.type, TensorType)
-            jobs.append((op, op.y.type, with_dtype(op.y.type, low), low, False))
-    # The payloads first, all in one go (streaming weights through the caches between the IR edits slows them).
+            new_type = op.y.type
+            assert isinstance(new_type, TensorType)
+            size = type_bytes(old_type)
+            jobs.append((op, old_type, new_type, tensor_dtype(new_type) or "", True, size))
+        else:
+            size = const_bytes(op)
+            low = _narrow_target(op, casts)
+            if low is not None:
+                assert isinstance(op.y.type, TensorType)
+                jobs.append((op, op.y.type, with_dtype(op.y.type, low), low, False, size))
+        report.before += size
+    report.after = report.before
+    report.converted = sum(job[5] for job in jobs)
+    # The IR first, a blob under the handle it will get unless that handle holds other bytes (fixed below), and
+    # the payloads last, in one go: streaming the weights through the caches slows any IR work after it.
+    sources = [(op.value, op.node_name.data if op.node_name is not None else "const") for op, *_ in jobs]
+    targets: list[ConstOp | None] = []
+    for op, _, new_type, low, in_place, size in jobs:
+        report.after += type_bytes(new_type) - size
+        if isinstance(op.value, DenseResourceAttr):
+            targets.append(_narrow(op, _blob_attr(op, low, new_type), in_place))
+        else:
+            targets.append(None)  # a literal, or a blob named after the op: after its payload
     start = time.process_time()
-    values = [_low_value(op, old, new, low) for op, old, new, low, _ in jobs]
+    values = [_low_value(*source, old, new, low) for source, (_, old, new, low, _, _) in zip(sources, jobs)]
     report.seconds = time.process_time() - start
-    report.converted = sum(type_bytes(old) for _, old, _, _, _ in jobs)
-    for (op, old_type, new_type, _, in_place), value in zip(jobs, values):
-        attr = value if isinstance(value, Attribute) else DenseResourceAttr.from_params(value, new_type)
-        if in_place:
-            op.properties = {"value": attr, **_other_properties(op)}
-            report.after += const_bytes(op) - type_bytes(old_type)
-            report.narrowed.append(op.node_name.data if op.node_name is not None else "const")
-            continue
-        new = ConstOp(attr)
-        new.y.name_hint = op.y.name_hint
-        new.properties.update(_other_properties(op))
-        new.attributes.update(op.attributes)
-        assert op.parent is not None
-        op.parent.insert_op_before(new, op)
-        for use in list(op.y.uses):
-            cast = use.operation
-            cast.results[0].replace_all_uses_with(new.y)
-            cast.detach()
-            cast.erase()
-        report.after += const_bytes(new) - const_bytes(op)
-        op.detach()
-        op.erase()
-        report.narrowed.append(new.node_name.data if new.node_name is not None else "const")
+    for (op, _, new_type, _, in_place, _), value, target in zip(jobs, values, targets):
+        if target is None:
+            attr = value if isinstance(value, Attribute) else DenseResourceAttr.from_params(value, new_type)
+            _narrow(op, attr, in_place)
+        elif not isinstance(value, str) or value != target.value.resource_handle.data:  # pyright: ignore[reportAttributeAccessIssue]
+            target.properties["value"] = value if isinstance(value, Attribute) else DenseResourceAttr.from_params(value, new_type)
+    report.narrowed = [name for _, name in sources]
     return report
+
+
+def _blob_attr(op: ConstOp, low: str, new_type: TensorType) -> DenseResourceAttr:
+    """The attribute of the Const's narrowed blob under the handle `_low_value` gives it when it is free."""
+    from ascend_mp.resources import handle_for
+
+    assert isinstance(op.value, DenseResourceAttr)
+    return DenseResourceAttr.from_params(handle_for(f"{op.value.resource_handle.data}_{low}"), new_type)
+
+
+def _narrow(op: ConstOp, attr: Attribute, in_place: bool) -> ConstOp:
+    """Make the Const hold `attr`: in place when the pass retyped it already, else as a new Const replacing it and
+    the casts of it. Returns the Const that holds it."""
+    if in_place:
+        op.properties = {"value": attr, **_other_properties(op)}
+        return op
+    new = ConstOp(attr)
+    new.y.name_hint = op.y.name_hint
+    new.properties.update(_other_properties(op))
+    new.attributes.update(op.attributes)
+    assert op.parent is not None
+    op.parent.insert_op_before(new, op)
+    for use in list(op.y.uses):
+        cast = use.operation
+        cast.results[0].replace_all_uses_with(new.y)
+        cast.detach()
+        cast.erase()
+    op.detach()
+    op.erase()
+    return new
 
 
 def _other_properties(op: ConstOp) -> dict[str, Attribute]:
     return {k: v for k, v in op.properties.items() if k != "value"}
 
 
-def _low_value(op: ConstOp, old_type: TensorType, new_type: TensorType, low: str) -> Attribute | str:
-    """The Const's payload (of type `old_type`) rounded to `low` (nearest even, as the Cast it replaces) for a
-    value of `new_type`: the handle of its blob for a blob, else a literal when it fits one."""
+def _low_value(value: Attribute, name: str, old_type: TensorType, new_type: TensorType, low: str) -> Attribute | str:
+    """A Const's value (of type `old_type`; `name`: its node name) rounded to `low` (nearest even, as the Cast it
+    replaces) for a value of `new_type`: the handle of its blob for a blob, else a literal when it fits one."""
     import numpy as np
 
     from ascend_mp.dtypes import NUMPY
     from ascend_mp.resources import fits_dense_literal, store_blob
 
     with np.errstate(over="ignore"):  # overflow gives inf, as the Cast it replaces would
-        array = np.asarray(const_array(op, old_type)).astype(NUMPY[low])
-    if fits_dense_literal(array) and not isinstance(op.value, DenseResourceAttr):
+        array = np.asarray(value_array(value, old_type)).astype(NUMPY[low])
+    if fits_dense_literal(array) and not isinstance(value, DenseResourceAttr):
         return DenseIntOrFPElementsAttr.from_list(new_type, [float(v) for v in array.reshape(-1)])
-    prefix = op.value.resource_handle.data if isinstance(op.value, DenseResourceAttr) else (
-        op.node_name.data if op.node_name is not None else "const")
+    prefix = value.resource_handle.data if isinstance(value, DenseResourceAttr) else name
     return store_blob(f"{prefix}_{low}", array, new_type)
 
 
