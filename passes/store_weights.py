@@ -83,8 +83,11 @@ def type_bytes(type_: Attribute) -> int:
     """Bytes a tensor of this type holds (0 for a non-tensor)."""
     if not isinstance(type_, TensorType):
         return 0
-    width = int(getattr(type_.element_type, "bitwidth", 32))
-    return type_.element_count() * max(1, (width + 7) // 8)
+    return type_.element_count() * _itemsize(type_)
+
+
+def _itemsize(type_: TensorType) -> int:
+    return max(1, (int(getattr(type_.element_type, "bitwidth", 32)) + 7) // 8)
 
 
 def weight_bytes(module: Operation) -> int:
@@ -149,8 +152,8 @@ def store_low_weights(
     # the payloads last, in one go: streaming the weights through the caches slows any IR work after it.
     sources = [(op.value, op.node_name.data if op.node_name is not None else "const") for op, *_ in jobs]
     targets: list[ConstOp | None] = []
-    for op, _, new_type, low, in_place, size in jobs:
-        report.after += type_bytes(new_type) - size
+    for op, old, new_type, low, in_place, size in jobs:
+        report.after += size // _itemsize(old) * _itemsize(new_type) - size  # type_bytes(new_type) - size
         if isinstance(op.value, DenseResourceAttr):
             targets.append(_narrow(op, _blob_attr(op, low, new_type), in_place))
         else:
