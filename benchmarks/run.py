@@ -7,7 +7,8 @@ hold up on a machine other work shares.
 
 Sections (each prints its rows as it finishes):
   precision  the ascend-precision pass in-process on 10k/50k-op chains: time, us/op, ratio to a bare
-             walk() of the same module, scaling exponent                                   (issue 13.1)
+             walk() of the same module, scaling exponent; on imported bert_sdpa and resnet50: us/op
+             without the weight conversion, the conversion's MB/s, the whole pass      (issue 13.1)
   text       parse and print; ascend-opt end to end on 10k ops vs plain xdsl-opt parse+print (13.2)
   step       one training step of the digits MLP (batch 64, momentum), fp32 vs mixed with
              dynamic loss scaling (default: compiled rounding when numba is installed, and numpy

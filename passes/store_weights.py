@@ -13,7 +13,9 @@ Casts go. Values are unchanged bit for bit; the stored bytes shrink.
 %w = ascend.Const dense_resource<w_f16> : tensor<64x3x7x7xf16> {name = "w"}
 ```
 
-:func:`store_low_weights` returns the weight bytes before and after (for reports).
+:func:`store_low_weights` returns the weight bytes before and after (for reports). The precision
+pass does not build the Casts it would erase here: it retypes such a Const itself and leaves only
+its payload to convert (`retyped`), which gives the same IR.
 The pass is idempotent and leaves every other op alone.
 """
 
