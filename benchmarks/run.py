@@ -154,7 +154,7 @@ def bench_precision(quick: bool) -> None:
                    8.0 if big else None))
     a, b = sizes
     report(Row(f"precision pass scaling exponent {a} -> {b} ops", math.log(medians[b] / medians[a]) / math.log(b / a), "", 1.05))
-    _bench_precision_imported(ctx, pass_)
+    _bench_precision_imported()
 
 
 IMPORTED = ("bert_sdpa", "resnet50")
@@ -162,7 +162,7 @@ IMPORTED = ("bert_sdpa", "resnet50")
 (importing resnet50 costs about 0.7 s)."""
 
 
-def _bench_precision_imported(ctx: object, pass_: object) -> None:
+def _bench_precision_imported() -> None:
     """The pass on imported models (models/out, from `make models`) as `ascend-precision{mode=allow_mix_precision}`
     runs it (options loaded, decided, rewritten, weights stored low): its time per op without converting the
     weight payloads to fp16 (that part grows with the weight bytes, not the ops: printed apart, as MB/s of fp32
