@@ -62,18 +62,25 @@ def numpy_dtype(type_: TensorType) -> np.dtype[Any]:
 
 def resource_attr(name: str, array: np.ndarray[Any, Any], type_: TensorType) -> DenseResourceAttr:
     """A new `dense_resource` attribute holding `array` (converted to `type_`'s dtype)."""
+    return DenseResourceAttr.from_params(store_blob(name, array, type_), type_)
+
+
+def store_blob(name: str, array: np.ndarray[Any, Any], type_: TensorType) -> str:
+    """Store `array` (converted to `type_`'s dtype) as a blob; its handle: `name` made a handle, or, when
+    that handle holds other bytes, a fresh one (`name_0`, ...: handles are process-wide)."""
     dtype = numpy_dtype(type_)
     data = np.ascontiguousarray(array, dtype=dtype)  # hosts are little-endian, as the blob format is
     interface = storage()
-    blob = "0x" + struct.pack("<I", max(dtype.itemsize, 1)).hex() + data.tobytes().hex()
+    # The element bytes are hex-encoded straight from the array's buffer (no bytes copy first).
+    blob = "0x" + struct.pack("<I", max(dtype.itemsize, 1)).hex() + data.reshape(-1).view(np.uint8).data.hex()
     handle = handle_for(name)
     if interface.lookup(handle) != blob:  # the same bytes under the same name share the handle
-        handle = interface.declare_resource(handle)  # else a fresh one (`name_0`, ...): handles are process-wide
+        handle = interface.declare_resource(handle)
         interface.parse_resource(handle, blob)
     cached = data.view().reshape(type_.get_shape())
     cached.setflags(write=False)
     _CACHE[handle] = (blob, cached)
-    return DenseResourceAttr.from_params(handle, type_)
+    return handle
 
 
 def resource_problem(attr: DenseResourceAttr) -> str | None:

@@ -56,6 +56,11 @@ that consumer is nested in a region, the cast goes right before the op of the
 value's block that contains it; when it is in another block of a multi-block
 region, right after the value's definition. Either point dominates every use.
 
+Weights: ATC stores a weight that only feeds low-precision kernels in that dtype (DESIGN 10), and so does the
+pass: a Const every use of which the plan casts to one lower float dtype is retyped to it instead of cast
+(no Cast is built only to be folded away), and `store_low_weights` converts its payload; the report counts
+the cast it stands for, as before. The payloads are converted last, in one go.
+
 Running the pass twice gives the same IR as running it once.
 """
 
@@ -104,10 +109,10 @@ from ascend_mp.dialects.ascend import (
     ListKindAttr,
     Unit,
 )
-from ascend_mp.dtypes import PRECISION_RANK, TO_CANN, dtype_name, element_type
+from ascend_mp.dtypes import LOW_FLOATS, PRECISION_RANK, TO_CANN, dtype_name, element_type
 from ascend_mp.errors import AscendError, AscendPassError
 from ascend_mp.fileio import write_output
-from ascend_mp.passes.store_weights import store_low_weights
+from ascend_mp.passes.store_weights import WeightBytes, store_low_weights
 from ascend_mp.modes import DEFAULT_MODE, V1_MODES, V2_MODES, V2_TO_V1
 from ascend_mp.opinfo import OpLibrary, load_library
 from ascend_mp.policies import (
@@ -598,9 +603,15 @@ class PrecisionPlan:
     casts_folded: int = 0
     weights: tuple[int, int, int] = (0, 0, 0)
     """Weight bytes before and after storing low-precision constants, and how many were stored low."""
+    stored: WeightBytes | None = None
+    """What storing the constants low did (with the bytes it converted and the time that took), once done."""
+    retyped_consts: dict[ConstOp, TensorType] = field(default_factory=dict[ConstOp, TensorType])
+    """Constants :func:`apply_plan` retyped to the low dtype instead of casting them (-> their type before); their
+    payload is left to `store_low_weights`."""
     _types: dict[tuple[int, str], tuple[Attribute, TensorType]] = field(default_factory=dict[tuple[int, str], tuple[Attribute, TensorType]])
     _dtypes: dict[int, tuple[Attribute, str | None]] = field(default_factory=dict[int, tuple[Attribute, str | None]])
-    _equal_types: dict[tuple[TensorType, str], TensorType] = field(default_factory=dict[tuple[TensorType, str], TensorType])
+    """:func:`_type_key` of a type -> (what keeps the key's object alive, its dtype)."""
+    _equal_types: dict[tuple[object, ...], TensorType] = field(default_factory=dict[tuple[object, ...], TensorType])
     _by_op: dict[Operation, _Change] | None = None
 
     def change(self, op: Operation) -> _Change | None:
@@ -611,24 +622,27 @@ class PrecisionPlan:
 
     # -- casts --------------------------------------------------------------------------
     def retyped(self, type_: Attribute, dtype: str) -> TensorType:
-        """`type_` (a tensor type) with element type `dtype`, cached per type object, then per equal type (a parsed
-        module has a type object per value; building a type costs far more than hashing one)."""
+        """`type_` (a tensor type) with element type `dtype`, cached per type object, then per shape and encoding (a
+        parsed or imported module has a type object per value; building a type costs far more than looking one up,
+        and the shape's integers hash faster than the type)."""
         key = (id(type_), dtype)
         hit = self._types.get(key)
         if hit is None:
             assert isinstance(type_, TensorType)
-            new = self._equal_types.get((type_, dtype))
+            equal = (type_.get_shape(), id(type_.encoding), dtype)  # the encoding lives in the new type
+            new = self._equal_types.get(equal)
             if new is None:
-                new = self._equal_types[(type_, dtype)] = TensorType(element_type(dtype), type_.shape, type_.encoding)
+                new = self._equal_types[equal] = TensorType(element_type(dtype), type_.shape, type_.encoding)
             hit = self._types[key] = (type_, new)  # keep type_ alive so its id stays unique
         return hit[1]
 
     def dtype(self, value: SSAValue) -> str | None:
-        """A value's dtype now (cached per type object)."""
+        """A value's dtype now (cached per :func:`_type_key`)."""
         type_ = value.type
-        hit = self._dtypes.get(id(type_))
+        key = _type_key(type_)
+        hit = self._dtypes.get(key)
         if hit is None:
-            hit = self._dtypes[id(type_)] = (type_, _dtype_of(value))  # keeps type_ (and its id) alive
+            hit = self._dtypes[key] = (_key_owner(type_), _dtype_of(value))  # keeps the key's object alive
         return hit[1]
 
     def cast(
@@ -813,6 +827,17 @@ def _producer(owner: Operation | Block) -> str:
     return label
 
 
+def _type_key(type_: Attribute) -> int:
+    """What a value's dtype is cached under: the id of its element type for a tensor (an imported module has a
+    type object per value, but a handful of element types), else of its type."""
+    return id(type_.element_type) if type(type_) is TensorType else id(type_)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType, reportAttributeAccessIssue]
+
+
+def _key_owner(type_: Attribute) -> object:
+    """The object whose id :func:`_type_key` is (kept alive with the cache entry, so the id stays unique)."""
+    return type_.element_type if type(type_) is TensorType else type_  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
+
+
 def _dtype_of(value: SSAValue) -> str | None:
     type_ = value.type
     if isinstance(type_, TensorType):
@@ -838,10 +863,11 @@ class _Planner:
         self.rule = config.the_rule
         self.states: dict[int, _State] = {}
         """id of a value -> its state, for every value the walk has met (block arguments and results)."""
-        self.type_states: dict[int, tuple[Attribute, _State]] = {}
-        """id of a type -> (the type, the state of a value of that type the walk knows nothing of)."""
+        self.type_states: dict[int, tuple[object, _State]] = {}
+        """:func:`_type_key` of a type -> (the key's object, the state of a value of that type the walk knows nothing of)."""
         self.type_keys: dict[int, str] = {}
-        """id of a type (kept alive by `type_states`) -> its dtype, `?` if unmodelled (the memo key's result part)."""
+        """:func:`_type_key` of a type (kept alive by `type_states`) -> its dtype, `?` if unmodelled (the memo key's
+        result part)."""
         self.candidates: dict[tuple[int, _OpClass, Signature], _Candidates] = {}
         self.keepalive: list[object] = []
         self.kinds: dict[tuple[str, str], tuple[str, str]] = {}
@@ -878,13 +904,14 @@ class _Planner:
         return _position(self.function, self.count)
 
     def type_state(self, value: SSAValue) -> _State:
-        """The state of a value the walk knows nothing of: its input dtype, no vote (cached per type object)."""
+        """The state of a value the walk knows nothing of: its input dtype, no vote (cached per :func:`_type_key`)."""
         type_ = value.type
-        hit = self.type_states.get(id(type_))
+        key = _type_key(type_)
+        hit = self.type_states.get(key)
         if hit is None:
             d = _dtype_of(value)
-            hit = self.type_states[id(type_)] = (type_, (d, d, None))  # keeps type_ (and its id) alive
-            self.type_keys[id(type_)] = "?" if d is None else d
+            hit = self.type_states[key] = (_key_owner(type_), (d, d, None))  # keeps the key's object alive
+            self.type_keys[key] = "?" if d is None else d
         return hit[1]
 
     def state(self, value: SSAValue) -> _State:
@@ -1010,11 +1037,12 @@ class _Planner:
             single = len(results) == 1
             if single:  # most ops: the result's dtype, not a tuple of them
                 (result,) = results
-                outs: object = type_key(id(result._type))  # pyright: ignore[reportPrivateUsage]
+                rtype = result._type  # pyright: ignore[reportPrivateUsage]
+                outs: object = type_key(id(rtype.element_type) if type(rtype) is TensorType else id(rtype))  # _type_key
                 if outs is None:  # a type not met yet
                     outs = type_state(result)[0] or "?"
             else:
-                outs = tuple(map(type_key, map(id, map(_TYPE, results))))
+                outs = tuple(map(type_key, map(_type_key, map(_TYPE, results))))
                 if None in outs:  # pyright: ignore[reportOperatorIssue]
                     outs = tuple([type_state(r)[0] or "?" for r in results])
             key = (cls, extra, tag, ins, outs)
@@ -1566,12 +1594,18 @@ def populate_precision_patterns(plan: PrecisionPlan) -> list[RewritePattern]:
     return [ApplyAscendDecision(plan), KeepForeignOperands(plan)]
 
 
-def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan) -> None:
+def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan, *, store_low: bool = False) -> None:
     """Apply a plan to the module it was decided on: one program-order loop over the ops it changes, without
     dead-code elimination (what the patterns of :func:`populate_precision_patterns` do under xDSL's walker,
-    without its worklist's cost). The casts it inserts are not visited (they need nothing)."""
+    without its worklist's cost). The casts it inserts are not visited (they need nothing).
+
+    `store_low`: a constant every use of which the plan casts to one lower float dtype is not cast: its result
+    is retyped to that dtype (listed in `plan.retyped_consts`; the cast is still counted as inserted) and
+    `store_low_weights(..., retyped=plan.retyped_consts)` must then convert its payload. That is the IR of
+    casting it and storing it low, without the cast built and erased again."""
     rewriter = _DirectRewriter()
     casts, types, dtypes = plan.casts, plan._types, plan._dtypes  # pyright: ignore[reportPrivateUsage]
+    low = _low_consts(plan) if store_low else {}
     for change in plan.changes:  # what _apply_change does, inline with the caches' hits (the rewrite's hot path)
         op, seq, wanted, new, folded = change
         if folded:
@@ -1583,10 +1617,19 @@ def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan) -> None:
             for i, (value, dtype) in enumerate(zip(operands, wanted)):
                 if dtype is None:
                     continue
-                hit = dtypes.get(id(value._type))  # pyright: ignore[reportPrivateUsage]
+                type_ = value._type  # pyright: ignore[reportPrivateUsage]
+                hit = dtypes.get(id(type_.element_type) if type(type_) is TensorType else id(type_))  # _type_key
                 if (hit[1] if hit is not None else plan.dtype(value)) == dtype:
                     continue
                 cast = casts.get((id(value), dtype))
+                if cast is None and low:
+                    const = low.get(id(value))
+                    if const is not None:  # the first use of a constant stored low: retyped, its uses read it
+                        plan.retyped_consts[const] = value._type  # pyright: ignore[reportArgumentType, reportPrivateUsage]
+                        value._type = plan.retyped(value._type, dtype)  # pyright: ignore[reportPrivateUsage]
+                        plan.casts_inserted += 1  # the cast it stands for (the report counts it, as before)
+                        plan.casts[(id(value), dtype)] = (value, value)
+                        continue
                 if replaced is None:
                     replaced = list(operands)
                 replaced[i] = cast[1] if cast is not None and cast[0] is value else plan.cast(value, dtype, rewriter, op, seq)  # pyright: ignore[reportArgumentType]
@@ -1598,6 +1641,34 @@ def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan) -> None:
                     type_ = result._type  # pyright: ignore[reportPrivateUsage]
                     retyped = types.get((id(type_), dtype))
                     result._type = retyped[1] if retyped is not None else plan.retyped(type_, dtype)  # pyright: ignore[reportPrivateUsage]
+
+
+def _low_consts(plan: PrecisionPlan) -> dict[int, ConstOp]:
+    """id of the result -> the constant, for the constants `store_low_weights` would store low after the plan's
+    casts: every use is an operand the plan casts (a cast it inserts: no user cast reads the constant, so none is
+    reused) to one float dtype of lower precision than the constant's."""
+    found: dict[int, ConstOp] = {}
+    if not plan.consts:
+        return found
+    by_op = {c[0]: c for c in plan.changes}
+    for const in plan.consts:
+        value = const.results[0]
+        src = plan.dtype(value)
+        first = value.first_use
+        if src not in PRECISION_RANK or first is None:
+            continue
+        target: str | None = None
+        for use in value.uses:
+            change = by_op.get(use.operation)
+            wanted = None if change is None or change[4] else change[2]
+            dtype = None if wanted is None else wanted[use.index]
+            if dtype is None or (target is not None and dtype != target):
+                target = None
+                break
+            target = dtype
+        if target in LOW_FLOATS and PRECISION_RANK[target] < PRECISION_RANK[src]:  # pyright: ignore[reportArgumentType]
+            found[id(value)] = const
+    return found
 
 
 def _set_operands(op: Operation, values: Sequence[SSAValue]) -> None:
@@ -1623,9 +1694,9 @@ def precision_rewrite(module: ModuleOp | Operation, config: PrecisionConfig, *, 
     gc.disable()
     try:
         plan = _decide_and_retype(module, config, records)
-        apply_plan(module, plan)
+        apply_plan(module, plan, store_low=True)
         # ATC stores a weight that only feeds low-precision kernels in that dtype (DESIGN 10).
-        stored = store_low_weights(module, plan.inserted, plan.consts)
+        stored = plan.stored = store_low_weights(module, plan.inserted, plan.consts, plan.retyped_consts)
         plan.weights = (stored.before, stored.after, len(stored.narrowed))
     finally:
         if paused:

@@ -13,19 +13,22 @@ Casts go. Values are unchanged bit for bit; the stored bytes shrink.
 %w = ascend.Const dense_resource<w_f16> : tensor<64x3x7x7xf16> {name = "w"}
 ```
 
-:func:`store_low_weights` returns the weight bytes before and after (for reports).
+:func:`store_low_weights` returns the weight bytes before and after (for reports). The precision
+pass does not build the Casts it would erase here: it retypes such a Const itself and leaves only
+its payload to convert (`retyped`), which gives the same IR.
 The pass is idempotent and leaves every other op alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable
+import time
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, ModuleOp, TensorType
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 
 from ascend_mp.dialects.ascend import CastOp, ConstOp
@@ -41,6 +44,10 @@ class WeightBytes:
     before: int = 0
     after: int = 0
     narrowed: list[str] = field(default_factory=list[str])
+    converted: int = 0
+    """Bytes of the narrowed constants' payloads before conversion (the benchmark's MB/s) ..."""
+    seconds: float = 0.0
+    """... and the CPU seconds converting them cost (reading, rounding and encoding the payloads; not in the JSON)."""
 
     def as_json(self) -> dict[str, Any]:
         return {"weight_bytes_before": self.before, "weight_bytes_after": self.after, "narrowed_constants": len(self.narrowed)}
@@ -48,29 +55,41 @@ class WeightBytes:
 
 def const_array(op: ConstOp) -> np.ndarray[Any, Any]:
     """The value of a Const as a numpy array."""
+    assert isinstance(op.y.type, TensorType)
+    return value_array(op.value, op.y.type)
+
+
+def value_array(value: Attribute, type_: TensorType) -> np.ndarray[Any, Any]:
+    """A Const's value attribute (of tensor type `type_`) as a numpy array."""
     import numpy as np
 
     from ascend_mp.dtypes import NUMPY
 
-    value = op.value
-    assert isinstance(op.y.type, TensorType)
-    dtype = NUMPY[tensor_dtype(op.y.type) or "f32"]
     if isinstance(value, DenseResourceAttr):
         from ascend_mp.resources import resource_array
 
         return resource_array(value)
-    shape = tuple(op.y.type.get_shape())
+    assert isinstance(value, DenseIntOrFPElementsAttr)
+    dtype = NUMPY[tensor_dtype(type_) or "f32"]
+    shape = tuple(type_.get_shape())
     values = np.asarray(value.get_values(), dtype)  # pyright: ignore[reportUnknownMemberType]
     return np.broadcast_to(values.reshape(()), shape) if values.size == 1 else values.reshape(shape)
 
 
 def const_bytes(op: ConstOp) -> int:
     """Bytes a Const holds (numpy is not needed to count them)."""
-    type_ = op.y.type
+    return type_bytes(op.y.type)
+
+
+def type_bytes(type_: Attribute) -> int:
+    """Bytes a tensor of this type holds (0 for a non-tensor)."""
     if not isinstance(type_, TensorType):
         return 0
-    width = int(getattr(type_.element_type, "bitwidth", 32))
-    return type_.element_count() * max(1, (width + 7) // 8)
+    return type_.element_count() * _itemsize(type_)
+
+
+def _itemsize(type_: TensorType) -> int:
+    return max(1, (int(getattr(type_.element_type, "bitwidth", 32)) + 7) // 8)
 
 
 def weight_bytes(module: Operation) -> int:
@@ -99,51 +118,109 @@ def _narrow_target(op: ConstOp, casts: Container[Operation] | None) -> str | Non
 
 
 def store_low_weights(
-    module: ModuleOp | Operation, casts: Container[Operation] | None = None, consts: Iterable[ConstOp] | None = None
+    module: ModuleOp | Operation,
+    casts: Container[Operation] | None = None,
+    consts: Iterable[ConstOp] | None = None,
+    retyped: Mapping[ConstOp, TensorType] | None = None,
 ) -> WeightBytes:
     """Narrow every constant used only through casts to one low float dtype (see the module doc).
 
     With `casts`, only those casts count (the precision pass passes the casts it inserted, so a
-    cast the user wrote is kept); with `consts`, those are the module's constants (no walk)."""
+    cast the user wrote is kept); with `consts`, those are the module's constants (no walk).
+    `retyped`: constants whose result the precision pass already retyped to the low dtype instead
+    of casting it at every use (-> their type before), so only their payload is left to convert:
+    the result is what narrowing them here would give, without the casts built and erased again."""
     todo = [o for o in module.walk() if isinstance(o, ConstOp)] if consts is None else list(consts)
-    report = WeightBytes(before=sum(const_bytes(op) for op in todo))
-    report.after = report.before
+    retyped = retyped or {}
+    report = WeightBytes()
+    jobs: list[tuple[ConstOp, TensorType, TensorType, str, bool, int]] = []  # (op, old type, new type, low, retyped, bytes)
     for op in todo:
-        low = _narrow_target(op, casts)
-        if low is None:
-            continue
-        import numpy as np
-
-        from ascend_mp.dtypes import NUMPY
-        from ascend_mp.resources import fits_dense_literal, resource_attr
-
-        assert isinstance(op.y.type, TensorType)
-        new_type = with_dtype(op.y.type, low)
-        with np.errstate(over="ignore"):  # overflow gives inf, as the Cast it replaces would
-            array = np.asarray(const_array(op)).astype(NUMPY[low])
-        name = op.node_name.data if op.node_name is not None else "const"
-        if fits_dense_literal(array) and not isinstance(op.value, DenseResourceAttr):
-            value: Any = DenseIntOrFPElementsAttr.from_list(new_type, [float(v) for v in array.reshape(-1)])
+        old_type = retyped.get(op)
+        if old_type is not None:
+            new_type = op.y.type
+            assert isinstance(new_type, TensorType)
+            size = type_bytes(old_type)
+            jobs.append((op, old_type, new_type, tensor_dtype(new_type) or "", True, size))
         else:
-            handle = op.value.resource_handle.data if isinstance(op.value, DenseResourceAttr) else name
-            value = resource_attr(f"{handle}_{low}", array, new_type)
-        props = {k: v for k, v in op.properties.items() if k != "value"}
-        new = ConstOp(value)
-        new.y.name_hint = op.y.name_hint
-        new.properties.update(props)
-        new.attributes.update(op.attributes)
-        assert op.parent is not None
-        op.parent.insert_op_before(new, op)
-        for use in list(op.y.uses):
-            cast = use.operation
-            cast.results[0].replace_all_uses_with(new.y)
-            cast.detach()
-            cast.erase()
-        report.after += const_bytes(new) - const_bytes(op)
-        op.detach()
-        op.erase()
-        report.narrowed.append(name)
+            size = const_bytes(op)
+            low = _narrow_target(op, casts)
+            if low is not None:
+                assert isinstance(op.y.type, TensorType)
+                jobs.append((op, op.y.type, with_dtype(op.y.type, low), low, False, size))
+        report.before += size
+    report.after = report.before
+    report.converted = sum(job[5] for job in jobs)
+    # The IR first, a blob under the handle it will get unless that handle holds other bytes (fixed below), and
+    # the payloads last, in one go: streaming the weights through the caches slows any IR work after it.
+    sources = [(op.value, op.node_name.data if op.node_name is not None else "const") for op, *_ in jobs]
+    targets: list[ConstOp | None] = []
+    for op, old, new_type, low, in_place, size in jobs:
+        report.after += size // _itemsize(old) * _itemsize(new_type) - size  # type_bytes(new_type) - size
+        if isinstance(op.value, DenseResourceAttr):
+            targets.append(_narrow(op, _blob_attr(op, low, new_type), in_place))
+        else:
+            targets.append(None)  # a literal, or a blob named after the op: after its payload
+    start = time.process_time()
+    values = [_low_value(*source, old, new, low) for source, (_, old, new, low, _, _) in zip(sources, jobs)]
+    report.seconds = time.process_time() - start
+    for (op, _, new_type, _, in_place, _), value, target in zip(jobs, values, targets):
+        if target is None:
+            attr = value if isinstance(value, Attribute) else DenseResourceAttr.from_params(value, new_type)
+            _narrow(op, attr, in_place)
+        elif not isinstance(value, str) or value != target.value.resource_handle.data:  # pyright: ignore[reportAttributeAccessIssue]
+            target.properties["value"] = value if isinstance(value, Attribute) else DenseResourceAttr.from_params(value, new_type)
+    report.narrowed = [name for _, name in sources]
     return report
+
+
+def _blob_attr(op: ConstOp, low: str, new_type: TensorType) -> DenseResourceAttr:
+    """The attribute of the Const's narrowed blob under the handle `_low_value` gives it when it is free."""
+    from ascend_mp.resources import handle_for
+
+    assert isinstance(op.value, DenseResourceAttr)
+    return DenseResourceAttr.from_params(handle_for(f"{op.value.resource_handle.data}_{low}"), new_type)
+
+
+def _narrow(op: ConstOp, attr: Attribute, in_place: bool) -> ConstOp:
+    """Make the Const hold `attr`: in place when the pass retyped it already, else as a new Const replacing it and
+    the casts of it. Returns the Const that holds it."""
+    if in_place:
+        op.properties = {"value": attr, **_other_properties(op)}
+        return op
+    new = ConstOp(attr)
+    new.y.name_hint = op.y.name_hint
+    new.properties.update(_other_properties(op))
+    new.attributes.update(op.attributes)
+    assert op.parent is not None
+    op.parent.insert_op_before(new, op)
+    for use in list(op.y.uses):
+        cast = use.operation
+        cast.results[0].replace_all_uses_with(new.y)
+        cast.detach()
+        cast.erase()
+    op.detach()
+    op.erase()
+    return new
+
+
+def _other_properties(op: ConstOp) -> dict[str, Attribute]:
+    return {k: v for k, v in op.properties.items() if k != "value"}
+
+
+def _low_value(value: Attribute, name: str, old_type: TensorType, new_type: TensorType, low: str) -> Attribute | str:
+    """A Const's value (of type `old_type`; `name`: its node name) rounded to `low` (nearest even, as the Cast it
+    replaces) for a value of `new_type`: the handle of its blob for a blob, else a literal when it fits one."""
+    import numpy as np
+
+    from ascend_mp.dtypes import NUMPY
+    from ascend_mp.resources import fits_dense_literal, store_blob
+
+    with np.errstate(over="ignore"):  # overflow gives inf, as the Cast it replaces would
+        array = np.asarray(value_array(value, old_type)).astype(NUMPY[low])
+    if fits_dense_literal(array) and not isinstance(value, DenseResourceAttr):
+        return DenseIntOrFPElementsAttr.from_list(new_type, [float(v) for v in array.reshape(-1)])
+    prefix = value.resource_handle.data if isinstance(value, DenseResourceAttr) else name
+    return store_blob(f"{prefix}_{low}", array, new_type)
 
 
 @dataclass(frozen=True)
