@@ -172,8 +172,14 @@ def test_store_blob_writes_mlir_blob_format(dtype: str, shape: tuple[int, ...]) 
         assert back.tobytes() == array.tobytes() and back.shape == shape
 
 
+FIXTURES = Path(__file__).parent / "fixtures" / "onnx"
+
+
 def _zoo(name: str) -> Path:
-    path = ZOO / f"{name}.legacy.onnx"
+    """A legacy export: the committed fixture (MLP, LeNet-5) or the `make models` zoo."""
+    path = FIXTURES / f"{name}.legacy.onnx"
+    if not path.exists():
+        path = ZOO / f"{name}.legacy.onnx"
     if not path.exists():
         pytest.skip(f"no {path.name} in models/out (make models)")
     return path
