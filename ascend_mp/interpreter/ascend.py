@@ -583,8 +583,8 @@ def _select(spec: OpSpec) -> KernelFn:
 def select_moving(move1: bool, move2: bool) -> KernelFn:
     """A Select on one flag (0-d condition) that returns the chosen operand itself, not a copy,
     where `move1`/`move2` say so: the runner passes True for an operand whose buffer it knows
-    dies at this Select (then no one can tell the difference; the loss-scale update selects
-    every parameter between its old value and its fresh update this way)."""
+    dies at this Select (then no one can tell the difference; the loss-scale pass gates each
+    gradient of a skipped update with such a Select)."""
     return lambda c, x1, x2: (x1 if move1 else x1.copy()) if c else (x2 if move2 else x2.copy())
 
 
