@@ -284,6 +284,66 @@ def test_a_kernel_after_a_clear_sets_the_status_again() -> None:
     assert np.isinf(b[0]) and g0.tolist() == CLEAR and g1.tolist() == SET
 
 
+TAIL_AFTER_READ = """
+func.func @f(%x: tensor<3xf16>) -> (tensor<8xf32>, tensor<3xf16>) {
+  %s = ascend.NPUAllocFloatStatus : tensor<8xf32>
+  %c = ascend.NPUClearFloatStatus %s : (tensor<8xf32>) -> tensor<8xf32>
+  %a = ascend.Mul %x, %x : (tensor<3xf16>, tensor<3xf16>) -> tensor<3xf16>
+  %g = ascend.NPUGetFloatStatus %c : (tensor<8xf32>) -> tensor<8xf32>
+  %b = ascend.Add %a, %a : (tensor<3xf16>, tensor<3xf16>) -> tensor<3xf16>
+  func.return %g, %b : tensor<8xf32>, tensor<3xf16>
+}
+func.func @g(%x: tensor<3xf16>) -> (tensor<8xf32>, tensor<3xf16>) {
+  %s = ascend.NPUAllocFloatStatus : tensor<8xf32>
+  %c = ascend.NPUClearFloatStatus %s : (tensor<8xf32>) -> tensor<8xf32>
+  %h = ascend.Add %x, %x : (tensor<3xf16>, tensor<3xf16>) -> tensor<3xf16>
+  %r:2 = func.call @tail(%h) : (tensor<3xf16>) -> (tensor<3xf16>, tensor<3xf16>)
+  %g = ascend.NPUGetFloatStatus %c : (tensor<8xf32>) -> tensor<8xf32>
+  func.return %g, %r#0 : tensor<8xf32>, tensor<3xf16>
+}
+func.func private @tail(%x: tensor<3xf16>) -> (tensor<3xf16>, tensor<3xf16>) {
+  %y = ascend.Add %x, %x : (tensor<3xf16>, tensor<3xf16>) -> tensor<3xf16>
+  func.return %y, %y : tensor<3xf16>, tensor<3xf16>
+}
+"""
+
+
+@pytest.mark.parametrize("final_status", [True, False])
+def test_unread_final_status_drops_only_the_checks_after_the_last_read(final_status: bool) -> None:
+    """With final_status=False nothing reads the register after a run: the tail after the last
+    status op goes unchecked, but every status op still sees what came before it, and a called
+    function keeps its checks (its caller reads the register afterwards)."""
+    prog = program(TAIL_AFTER_READ, final_status=final_status)
+    g, b = prog.run("f", np.array([300.0, 1.0, 2.0], F16))  # the Mul overflows before the read
+    assert g.tolist() == SET and np.isinf(b[0]) and prog.float_status is True
+    g, b = prog.run("f", np.array([200.0, 1.0, 2.0], F16))  # only the Add after the read overflows
+    assert g.tolist() == CLEAR and np.isinf(b[0])
+    assert prog.float_status is final_status  # no one looks: the check is left out
+    checks = {name: fn.source.count("st.flag = True") for name, fn in prog.functions.items()}
+    assert checks == {"f": 2 if final_status else 1, "g": 1, "tail": 1}  # Mul (+ Add); @g's Add; @tail's Add
+    g, r = prog.run("g", np.array([20000.0, 1.0, 2.0], F16))
+    assert np.isinf(r[0]) and g.tolist() == SET  # the overflow inside @tail reaches @g's read either way
+
+
+def test_training_programs_do_not_track_the_final_status_and_train_the_same() -> None:
+    """The trainer compiles its step with final_status=False; the step's results are the same
+    bits as a program that checks everything (the step reads the status with its own ops)."""
+    compiled = compile_training(TrainConfig(model="mlp", batch=8, precision_mode="allow_mix_precision", loss_scale="dynamic"))
+    assert compiled.program.final_status is False
+    full = Program.from_module(compiled.module)
+    state = initial_state(compiled.step_fn, compiled.model.init_params(0))
+    specs = full.signature("train_step")[0]
+    n = len(state.args())
+    for scale in (state.loss_scale, np.array(2.0**40, F32)):  # a clean step, then one that overflows in fp16
+        x = rand(*specs[n].shape, seed=1) * F32(1e3 if scale > 2.0**20 else 1)
+        labels = np.eye(specs[n + 1].shape[1], dtype=F32)[np.arange(specs[n + 1].shape[0]) % specs[n + 1].shape[1]]
+        args = [*state.args(), x, labels, np.asarray(scale, F32), state.good_steps, state.step]
+        ours, ref = compiled.program.run("train_step", *args), full.run("train_step", *args)
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(ours, ref, strict=True))
+        overflowed = any(r.shape == () and r == scale / 2 for r in ours)  # the dynamic scale backs off
+        assert overflowed == bool(scale > 2.0**20)
+
+
 def test_overflow_hidden_by_a_later_op_is_still_seen() -> None:
     prog = program("""
     func.func @f(%x: tensor<3xf16>, %one: tensor<3xf16>) -> tensor<3xf16> {

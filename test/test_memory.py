@@ -40,6 +40,7 @@ CASES: list[tuple[str, tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...],
     ("ApplyAdamD", ADAM, ((3, 4),) * 3, {"use_nesterov": False}),
     ("ApplyAdamD", ADAM, ((3, 4),) * 3, {"use_nesterov": True}),
     ("SelectV2", ((), (), (3, 4)), ((3, 4),), {}),
+    ("SelectV2", ((3, 4), (4,), (3, 4)), ((3, 4),), {}),
     ("Add", ((3, 4), (4,)), ((3, 4),), {}),
     ("Sub", ((3, 4), ()), ((3, 4),), {}),
     ("Mul", ((3, 4), (3, 4)), ((3, 4),), {}),
@@ -55,8 +56,8 @@ def _operands(op_type: str, shapes: tuple[tuple[int, ...], ...], seed: int) -> l
         out[3:9] = [np.array(v, F32) for v in (0.9**3, 0.999**3, 0.01, 0.9, 0.999, 1e-8)]
     if op_type == "ApplyMomentumD":
         out[2], out[4] = np.array(0.05, F32), np.array(0.9, F32)
-    if op_type == "SelectV2":
-        out[0] = np.array(seed % 2 == 0)
+    if op_type == "SelectV2":  # one flag (true for seed 0, false for 1), or a mask
+        out[0] = np.array(seed % 2 == 0) if shapes[0] == () else r.standard_normal(shapes[0]) > 0
     return out
 
 

@@ -1675,7 +1675,14 @@ def _in_place_select_v2(spec: OpSpec) -> KernelFn | None:
         np.copyto(x2, x1, where=c)
         return x2
 
-    return select if spec.in_shapes[2] == spec.out_shapes[0] and spec.in_dtypes[1] == spec.in_dtypes[2] else None
+    def select_on_flag(c: Array, x1: Array, x2: Array) -> Array:  # one flag: x2 is kept or overwritten whole
+        if c:
+            np.copyto(x2, x1)
+        return x2
+
+    if spec.in_shapes[2] != spec.out_shapes[0] or spec.in_dtypes[1] != spec.in_dtypes[2]:
+        return None
+    return select_on_flag if spec.in_shapes[0] == () else select
 
 
 def _in_place_binary(ufunc: np.ufunc) -> Callable[[OpSpec], KernelFn | None]:

@@ -331,12 +331,12 @@ class _Compiler:
         """
         pending = self.pending
         if not self.program.status_analysis:
-            return [
+            return self.drop_unread_tail([
                 tuple((s, self.program.nonfinite(d)) for s, d in zip(p.step.outs, p.out_dtypes) if d in FLOATS)
                 if p.kernel_def is not None and p.kernel_def.unit not in (CONST, STATUS)
                 else ()
                 for p in pending
-            ]
+            ])
         segment: list[int] = []
         seg = 0
         for p in pending:
@@ -391,9 +391,22 @@ class _Compiler:
                     for s_in, d in float_ins
                 ):
                     state[s] = _PRESERVED
-        return [
+        return self.drop_unread_tail([
             tuple((s, self.program.nonfinite(d)) for s, d in watched_outputs(p) if state[s] == _CHECK) for p in pending
-        ]
+        ])
+
+    def drop_unread_tail(
+        self, checks: list[tuple[tuple[int, Callable[[Any], bool]], ...]]
+    ) -> list[tuple[tuple[int, Callable[[Any], bool]], ...]]:
+        """`checks` without those after the function's last status op or call, when nothing
+        reads the register after a run (`final_status=False`) and no function calls this one
+        (a caller's later status op would read what its tail sets)."""
+        if self.program.final_status or self.fn.name in self.program.called:
+            return checks
+        tail = 1 + max(
+            (i for i, p in enumerate(self.pending) if p.kernel_def is None or p.kernel_def.unit == STATUS), default=-1
+        )
+        return checks[:tail] + [()] * (len(checks) - tail)
 
     def moving_selects(self, kernels: list[KernelFn], last: dict[int, int], group_last: dict[int, int]) -> list[KernelFn]:
         """`kernels` (each step's), with Selects on one flag that do not run in place (see
@@ -564,9 +577,12 @@ class Program:
     `track_memory`), and `op_times` seconds per op type (with `profile`).
     """
 
-    def __init__(self, reference: bool = False, status_analysis: bool = True, carry_f16: bool = True):
+    def __init__(self, reference: bool = False, status_analysis: bool = True, carry_f16: bool = True, final_status: bool = True):
         self.reference = reference
         self.status_analysis = status_analysis
+        self.final_status = final_status
+        self.called: set[str] = set()
+        """Functions some `func.call` of the module calls."""
         self.carry_f16 = carry_f16 and not reference
         self.functions: dict[str, CompiledFunction] = {}
         self.status_register = FloatStatus()
@@ -579,7 +595,7 @@ class Program:
     @classmethod
     def from_module(
         cls, module: ModuleOp, *, reference: bool = False, status_analysis: bool = True, carry_f16: bool = True,
-        donate: Mapping[str, Collection[int]] | None = None,
+        donate: Mapping[str, Collection[int]] | None = None, final_status: bool = True,
     ) -> Program:
         """Compile every function of `module`; `reference` runs every float op in float64.
 
@@ -588,11 +604,17 @@ class Program:
         the new parameters into the old ones' buffers), so the caller must not read them
         afterwards; a donated array that is read-only, a view or passed twice is copied first.
 
+        `final_status=False` promises that nothing reads `float_status` after a run (a
+        training loop whose step reads the register with its own status ops): the float
+        results after a function's last status op are then not checked (unless another
+        function calls it), which the register cannot show. Status ops inside read it as always.
+
         `status_analysis=False` checks every float result for the float status instead
         of only those the analysis needs (slower; for testing the analysis).
         `carry_f16=False` holds float16 tensors as numpy float16 arrays, widened for every
         op, instead of float32 arrays of float16 values (same results, slower; for testing)."""
-        program = cls(reference, status_analysis, carry_f16)
+        program = cls(reference, status_analysis, carry_f16, final_status)
+        program.called = {op.callee.string_value() for op in module.walk() if isinstance(op, func.CallOp)}
         bodies: list[tuple[CompiledFunction, func.FuncOp]] = []
         for op in module.ops:
             if not isinstance(op, func.FuncOp):

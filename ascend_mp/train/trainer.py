@@ -162,6 +162,8 @@ class Compiled:
     module: ModuleOp
     step_fn: func.FuncOp
     program: Any
+    """`module` compiled with `final_status=False`: the step's status ops read the float status,
+    `program.float_status` after a step is not kept up to date."""
     grad_program: Any
     """The fp32 `@forward_grad` (no precision pass), for the underflow statistics."""
     report: Any = None
@@ -186,7 +188,9 @@ def compile_training(cfg: TrainConfig, model: Sequential | None = None) -> Compi
     step_fn = build_train_step(module, grad, loss_scale)
     reference = model.forward_module(cfg.batch)
     differentiate(reference)
-    return Compiled(model, module, step_fn, Program.from_module(module), Program.from_module(reference), report, loss_scale)
+    # the step reads the float status with its own status ops; nothing reads it after a step
+    program = Program.from_module(module, final_status=False)
+    return Compiled(model, module, step_fn, program, Program.from_module(reference), report, loss_scale)
 
 
 def donating_program(compiled: Compiled) -> Any:
@@ -198,7 +202,7 @@ def donating_program(compiled: Compiled) -> Any:
 
     layout = step_layout(compiled.step_fn)
     n = layout["params"] + len(layout["state"])
-    return Program.from_module(compiled.module, donate={compiled.step_fn.sym_name.data: range(n)})
+    return Program.from_module(compiled.module, donate={compiled.step_fn.sym_name.data: range(n)}, final_status=False)
 
 
 def report_summary(report: Any) -> str:
