@@ -27,12 +27,6 @@ from ascend_mp.ir import parse_module
 
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 
-try:
-    import numba  # noqa: F401
-except ImportError:
-    HAVE_NUMBA = False
-else:
-    HAVE_NUMBA = True
 
 
 def f16_values(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -120,7 +114,6 @@ def numpy_rounding(x: np.ndarray) -> np.ndarray:
         return x.astype(F16).astype(F32)
 
 
-@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed (the compiled rounding is optional)")
 def test_compiled_rounding_on_ten_million_patterns_and_every_edge() -> None:
     assert use_compiled_rounding(True)
     kernel = kernels._compiled_kernel()

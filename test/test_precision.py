@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from ascend_mp.passes.precision import (
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from cli_util import run_main
 from strategies import MODES, SOCS, check_invariants, graphs
 from xdsl.dialects import cf, func, scf
 from xdsl.dialects.builtin import ModuleOp
@@ -105,15 +105,7 @@ def write(tmp_path: Path, name: str, text: str) -> str:
 
 def opt(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """Run ascend-opt in-process: (exit code, stdout, stderr)."""
-    try:
-        main(args)
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-        if isinstance(e.code, str):
-            print(e.code, file=sys.stderr)
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_main(main, args, capsys)
 
 
 def one_line_error(err: str) -> str:

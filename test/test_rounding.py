@@ -17,12 +17,6 @@ from ascend_mp.interpreter.ascend import _round_f16_element, _round_f16_numpy, r
 
 F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
 
-try:
-    import numba  # noqa: F401
-except ImportError:  # the compiled path is optional: its Python body is still tested below
-    HAVE_NUMBA = False
-else:
-    HAVE_NUMBA = True
 
 
 def numpy_rounding(x: np.ndarray) -> np.ndarray:
@@ -79,7 +73,6 @@ def test_numpy_path_is_numpy_rounding(x: np.ndarray) -> None:
     np.testing.assert_array_equal(ours.view(np.uint32)[~nan], want.view(np.uint32)[~nan])
 
 
-@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed (the compiled rounding is optional)")
 class TestCompiled:
     @pytest.fixture(autouse=True)
     def compiled(self) -> Any:
@@ -115,7 +108,6 @@ class TestCompiled:
         assert not kernels._COMPILED_ON[0]
 
 
-@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed (the compiled rounding is optional)")
 def test_mixed_training_step_same_bits_with_either_rounding() -> None:
     from ascend_mp.passes.loss_scale import initial_state
     from ascend_mp.train import TrainConfig, compile_training
