@@ -132,8 +132,22 @@ def is_float(name: str | None) -> bool:
 
 
 def with_dtype(type_: TensorType, name: str) -> TensorType:
-    """The same tensor shape with another element type."""
-    return TensorType(_ELEMENT_TYPES[name], type_.get_shape())
+    """The same tensor type (shape and encoding) with the element type of dtype `name`.
+
+    Built without xDSL's parameter verification, which would prove nothing new: the shape and encoding come
+    from a tensor type that was verified when it was built, and TensorType's element type parameter is
+    unconstrained. `TensorType(...)` re-wraps the shape and re-verifies every parameter, 15x the cost of this
+    (a precision pass retypes most values of a model, weights included). The result equals that of the
+    constructor (`test_dtypes.py` checks it)."""
+    new = _NEW(TensorType)
+    _SET(new, "shape", type_.shape)
+    _SET(new, "element_type", _ELEMENT_TYPES[name])
+    _SET(new, "encoding", type_.encoding)
+    return new
+
+
+_NEW = object.__new__
+_SET = object.__setattr__  # how xDSL itself sets the fields of its frozen attributes
 
 
 def from_cann(name: str) -> str | None:

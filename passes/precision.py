@@ -109,7 +109,7 @@ from ascend_mp.dialects.ascend import (
     ListKindAttr,
     Unit,
 )
-from ascend_mp.dtypes import LOW_FLOATS, PRECISION_RANK, TO_CANN, dtype_name, element_type
+from ascend_mp.dtypes import LOW_FLOATS, PRECISION_RANK, TO_CANN, dtype_name, element_type, with_dtype
 from ascend_mp.errors import AscendError, AscendPassError
 from ascend_mp.fileio import write_output
 from ascend_mp.passes.store_weights import WeightBytes, store_low_weights
@@ -601,8 +601,6 @@ class PrecisionPlan:
     """Every `ascend.Const`, in program order (storing low weights needs no walk)."""
     casts_inserted: int = 0
     casts_folded: int = 0
-    weights: tuple[int, int, int] = (0, 0, 0)
-    """Weight bytes before and after storing low-precision constants, and how many were stored low."""
     stored: WeightBytes | None = None
     """What storing the constants low did (with the bytes it converted and the time that took), once done."""
     retyped_consts: dict[ConstOp, TensorType] = field(default_factory=dict[ConstOp, TensorType])
@@ -611,7 +609,6 @@ class PrecisionPlan:
     _types: dict[tuple[int, str], tuple[Attribute, TensorType]] = field(default_factory=dict[tuple[int, str], tuple[Attribute, TensorType]])
     _dtypes: dict[int, tuple[Attribute, str | None]] = field(default_factory=dict[int, tuple[Attribute, str | None]])
     """:func:`_type_key` of a type -> (what keeps the key's object alive, its dtype)."""
-    _equal_types: dict[tuple[object, ...], TensorType] = field(default_factory=dict[tuple[object, ...], TensorType])
     _by_op: dict[Operation, _Change] | None = None
 
     def change(self, op: Operation) -> _Change | None:
@@ -622,18 +619,13 @@ class PrecisionPlan:
 
     # -- casts --------------------------------------------------------------------------
     def retyped(self, type_: Attribute, dtype: str) -> TensorType:
-        """`type_` (a tensor type) with element type `dtype`, cached per type object, then per shape and encoding (a
-        parsed or imported module has a type object per value; building a type costs far more than looking one up,
-        and the shape's integers hash faster than the type)."""
+        """`type_` (a tensor type) with element type `dtype` (:func:`with_dtype`), cached per type object (a
+        module built in Python shares its type objects; a parsed or imported one has one per value)."""
         key = (id(type_), dtype)
         hit = self._types.get(key)
         if hit is None:
             assert isinstance(type_, TensorType)
-            equal = (type_.get_shape(), id(type_.encoding), dtype)  # the encoding lives in the new type
-            new = self._equal_types.get(equal)
-            if new is None:
-                new = self._equal_types[equal] = TensorType(element_type(dtype), type_.shape, type_.encoding)
-            hit = self._types[key] = (type_, new)  # keep type_ alive so its id stays unique
+            hit = self._types[key] = (type_, with_dtype(type_, dtype))  # keep type_ alive so its id stays unique
         return hit[1]
 
     def dtype(self, value: SSAValue) -> str | None:
@@ -737,6 +729,12 @@ class PrecisionPlan:
             self.config.label, self.config.library.soc, ops, self.casts_inserted, self.casts_folded, list(self.warnings),
             *self.weights,
         )
+
+    @property
+    def weights(self) -> tuple[int, int, int]:
+        """Weight bytes before and after storing low-precision constants, and how many were stored low."""
+        stored = self.stored
+        return (0, 0, 0) if stored is None else (stored.before, stored.after, len(stored.narrowed))
 
 
 def _location(op: Operation, position: str) -> str:
@@ -1696,8 +1694,7 @@ def precision_rewrite(module: ModuleOp | Operation, config: PrecisionConfig, *, 
         plan = _decide_and_retype(module, config, records)
         apply_plan(module, plan, store_low=True)
         # ATC stores a weight that only feeds low-precision kernels in that dtype (DESIGN 10).
-        stored = plan.stored = store_low_weights(module, plan.inserted, plan.consts, plan.retyped_consts)
-        plan.weights = (stored.before, stored.after, len(stored.narrowed))
+        plan.stored = store_low_weights(module, plan.inserted, plan.consts, plan.retyped_consts)
     finally:
         if paused:
             gc.enable()

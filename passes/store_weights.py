@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 
@@ -39,15 +39,27 @@ if TYPE_CHECKING:
 
 @dataclass
 class WeightBytes:
-    """Bytes held by `ascend.Const` ops before and after narrowing, and the constants narrowed."""
+    """Bytes held by `ascend.Const` ops before and after narrowing, and the constants narrowed. The byte counts
+    are computed when asked (a report asks; a pass run without one does not pay for sizing every constant)."""
 
-    before: int = 0
-    after: int = 0
     narrowed: list[str] = field(default_factory=list[str])
-    converted: int = 0
-    """Bytes of the narrowed constants' payloads before conversion (the benchmark's MB/s) ..."""
     seconds: float = 0.0
-    """... and the CPU seconds converting them cost (reading, rounding and encoding the payloads; not in the JSON)."""
+    """The CPU seconds converting the narrowed payloads cost (reading, rounding and encoding them; not in the JSON)."""
+    types: list[tuple[Attribute, Attribute]] = field(default_factory=list[tuple[Attribute, Attribute]])
+    """(type before, type after) of every constant, narrowed ones first."""
+
+    @property
+    def before(self) -> int:
+        return sum(type_bytes(old) for old, _ in self.types)
+
+    @property
+    def after(self) -> int:
+        return sum(type_bytes(new) for _, new in self.types)
+
+    @property
+    def converted(self) -> int:
+        """Bytes of the narrowed constants' payloads before conversion (the benchmark's MB/s)."""
+        return sum(type_bytes(old) for old, _ in self.types[: len(self.narrowed)])
 
     def as_json(self) -> dict[str, Any]:
         return {"weight_bytes_before": self.before, "weight_bytes_after": self.after, "narrowed_constants": len(self.narrowed)}
@@ -130,62 +142,57 @@ def store_low_weights(
     `retyped`: constants whose result the precision pass already retyped to the low dtype instead
     of casting it at every use (-> their type before), so only their payload is left to convert:
     the result is what narrowing them here would give, without the casts built and erased again."""
-    todo = [o for o in module.walk() if isinstance(o, ConstOp)] if consts is None else list(consts)
+    todo = [o for o in module.walk() if isinstance(o, ConstOp)] if consts is None else consts
     retyped = retyped or {}
-    report = WeightBytes()
-    jobs: list[tuple[ConstOp, TensorType, TensorType, str, bool, int]] = []  # (op, old type, new type, low, retyped, bytes)
+    jobs: list[tuple[ConstOp, TensorType, TensorType, str, bool]] = []  # (op, old type, new type, low, retyped)
+    kept: list[tuple[Attribute, Attribute]] = []
     for op in todo:
+        result = op.results[0]
         old_type = retyped.get(op)
         if old_type is not None:
-            new_type = op.y.type
+            new_type = result.type
             assert isinstance(new_type, TensorType)
-            size = type_bytes(old_type)
-            jobs.append((op, old_type, new_type, tensor_dtype(new_type) or "", True, size))
+            jobs.append((op, old_type, new_type, tensor_dtype(new_type) or "", True))
+            continue
+        low = _narrow_target(op, casts)
+        if low is None:
+            kept.append((result.type, result.type))
         else:
-            size = const_bytes(op)
-            low = _narrow_target(op, casts)
-            if low is not None:
-                assert isinstance(op.y.type, TensorType)
-                jobs.append((op, op.y.type, with_dtype(op.y.type, low), low, False, size))
-        report.before += size
-    report.after = report.before
-    report.converted = sum(job[5] for job in jobs)
+            assert isinstance(result.type, TensorType)
+            jobs.append((op, result.type, with_dtype(result.type, low), low, False))
+    report = WeightBytes(types=[(old, new) for _, old, new, _, _ in jobs] + kept)
     # The IR first, a blob under the handle it will get unless that handle holds other bytes (fixed below), and
     # the payloads last, in one go: streaming the weights through the caches slows any IR work after it.
-    sources = [(op.value, op.node_name.data if op.node_name is not None else "const") for op, *_ in jobs]
-    targets: list[ConstOp | None] = []
-    for op, old, new_type, low, in_place, size in jobs:
-        report.after += size // _itemsize(old) * _itemsize(new_type) - size  # type_bytes(new_type) - size
-        if isinstance(op.value, DenseResourceAttr):
-            targets.append(_narrow(op, _blob_attr(op, low, new_type), in_place))
+    from ascend_mp.resources import blob_attr, handle_for
+
+    sources: list[tuple[Attribute, str]] = []
+    targets: list[tuple[ConstOp, str] | None] = []  # (the Const holding the blob, the blob's expected handle)
+    for op, _, new_type, low, in_place in jobs:
+        props = op.properties
+        value, name = props["value"], props.get("name")
+        sources.append((value, name.data if isinstance(name, StringAttr) else "const"))
+        if isinstance(value, DenseResourceAttr):
+            handle = handle_for(f"{value.resource_handle.data}_{low}")
+            targets.append((_narrow(op, blob_attr(handle, new_type), in_place), handle))
         else:
             targets.append(None)  # a literal, or a blob named after the op: after its payload
     start = time.process_time()
-    values = [_low_value(*source, old, new, low) for source, (_, old, new, low, _, _) in zip(sources, jobs)]
+    values = [_low_value(*source, old, new, low) for source, (_, old, new, low, _) in zip(sources, jobs)]
     report.seconds = time.process_time() - start
-    for (op, _, new_type, _, in_place, _), value, target in zip(jobs, values, targets):
+    for (op, _, new_type, _, in_place), value, target in zip(jobs, values, targets):
         if target is None:
-            attr = value if isinstance(value, Attribute) else DenseResourceAttr.from_params(value, new_type)
-            _narrow(op, attr, in_place)
-        elif not isinstance(value, str) or value != target.value.resource_handle.data:  # pyright: ignore[reportAttributeAccessIssue]
-            target.properties["value"] = value if isinstance(value, Attribute) else DenseResourceAttr.from_params(value, new_type)
+            _narrow(op, value if isinstance(value, Attribute) else blob_attr(value, new_type), in_place)
+        elif value != target[1]:  # the expected handle held other bytes: the blob got a fresh one
+            target[0].properties["value"] = value if isinstance(value, Attribute) else blob_attr(value, new_type)
     report.narrowed = [name for _, name in sources]
     return report
-
-
-def _blob_attr(op: ConstOp, low: str, new_type: TensorType) -> DenseResourceAttr:
-    """The attribute of the Const's narrowed blob under the handle `_low_value` gives it when it is free."""
-    from ascend_mp.resources import handle_for
-
-    assert isinstance(op.value, DenseResourceAttr)
-    return DenseResourceAttr.from_params(handle_for(f"{op.value.resource_handle.data}_{low}"), new_type)
 
 
 def _narrow(op: ConstOp, attr: Attribute, in_place: bool) -> ConstOp:
     """Make the Const hold `attr`: in place when the pass retyped it already, else as a new Const replacing it and
     the casts of it. Returns the Const that holds it."""
     if in_place:
-        op.properties = {"value": attr, **_other_properties(op)}
+        op.properties["value"] = attr
         return op
     new = ConstOp(attr)
     new.y.name_hint = op.y.name_hint

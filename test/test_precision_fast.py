@@ -145,8 +145,7 @@ def by_patterns(module: ModuleOp, options: dict[str, str], dce: bool = True) -> 
     patterns = GreedyRewritePatternApplier(populate_precision_patterns(plan), dce_enabled=dce)
     walker = PatternRewriteWalker(patterns, apply_recursively=False)
     walker.rewrite_module(module)
-    stored = store_low_weights(module, plan.inserted, plan.consts)
-    plan.weights = (stored.before, stored.after, len(stored.narrowed))
+    plan.stored = store_low_weights(module, plan.inserted, plan.consts)
     return _report(plan)
 
 

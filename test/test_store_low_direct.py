@@ -91,8 +91,7 @@ def _through_casts(text: str, mode: str) -> tuple[str, dict[str, Any]]:
         module = parse_module(text)
         plan = decide_precision(module, load_config(mode=mode))
         apply_plan(module, plan)
-        stored = store_low_weights(module, plan.inserted, plan.consts)
-        plan.weights = (stored.before, stored.after, len(stored.narrowed))
+        plan.stored = store_low_weights(module, plan.inserted, plan.consts)
         return print_module(module), plan.report().to_json()
 
 
@@ -201,8 +200,7 @@ def test_imported_models_store_the_same_weights_directly(model: str, mode: str) 
             else:
                 plan = decide_precision(module, load_config(mode=mode))
                 apply_plan(module, plan)
-                stored = store_low_weights(module, plan.inserted, plan.consts)
-                plan.weights = (stored.before, stored.after, len(stored.narrowed))
+                plan.stored = store_low_weights(module, plan.inserted, plan.consts)
             return print_module(module), json.dumps(plan.report().to_json())
 
     direct = run(True)
