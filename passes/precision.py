@@ -371,14 +371,12 @@ def _fits(k: Kernel, sig: Signature) -> bool:
     """Whether kernel `k` can run an op of signature `sig`: same arity, same non-float dtypes."""
     if len(k.inputs) != len(sig.inputs) or len(k.outputs) != len(sig.outputs):
         return False
-    for kd, sd in zip((*k.inputs, *k.outputs), (*sig.inputs, *sig.outputs)):
-        if sd is None:
-            continue
-        if sd in PRECISION_RANK:
-            if kd not in PRECISION_RANK:
+    for kds, sds in ((k.inputs, sig.inputs), (k.outputs, sig.outputs)):
+        for kd, sd in zip(kds, sds):
+            if sd is None or kd == sd:
+                continue
+            if sd not in PRECISION_RANK or kd not in PRECISION_RANK:
                 return False
-        elif kd != sd:
-            return False
     return True
 
 
@@ -606,7 +604,6 @@ class PrecisionPlan:
     retyped_consts: dict[ConstOp, TensorType] = field(default_factory=dict[ConstOp, TensorType])
     """Constants :func:`apply_plan` retyped to the low dtype instead of casting them (-> their type before); their
     payload is left to `store_low_weights`."""
-    _types: dict[tuple[int, str], tuple[Attribute, TensorType]] = field(default_factory=dict[tuple[int, str], tuple[Attribute, TensorType]])
     _dtypes: dict[int, tuple[Attribute, str | None]] = field(default_factory=dict[int, tuple[Attribute, str | None]])
     """:func:`_type_key` of a type -> (what keeps the key's object alive, its dtype)."""
     _by_op: dict[Operation, _Change] | None = None
@@ -618,15 +615,12 @@ class PrecisionPlan:
         return self._by_op.get(op)
 
     # -- casts --------------------------------------------------------------------------
-    def retyped(self, type_: Attribute, dtype: str) -> TensorType:
-        """`type_` (a tensor type) with element type `dtype` (:func:`with_dtype`), cached per type object (a
-        module built in Python shares its type objects; a parsed or imported one has one per value)."""
-        key = (id(type_), dtype)
-        hit = self._types.get(key)
-        if hit is None:
-            assert isinstance(type_, TensorType)
-            hit = self._types[key] = (type_, with_dtype(type_, dtype))  # keep type_ alive so its id stays unique
-        return hit[1]
+    @staticmethod
+    def retyped(type_: Attribute, dtype: str) -> TensorType:
+        """`type_` (a tensor type) with element type `dtype`: :func:`with_dtype`, which builds one for less than
+        looking it up would cost (a parsed or imported module has a type object per value)."""
+        assert isinstance(type_, TensorType)
+        return with_dtype(type_, dtype)
 
     def dtype(self, value: SSAValue) -> str | None:
         """A value's dtype now (cached per :func:`_type_key`)."""
@@ -997,7 +991,7 @@ class _Planner:
         get_state, type_key = states.get, self.type_keys.get
         classes, memo, changes, records = self.classes, self.memo, self.plan.changes, self.records
         overrides, info, retype = self.overrides, self.info, self.retype
-        retyped, consts = self.plan.retyped, self.plan.consts
+        retyped, consts = with_dtype, self.plan.consts
         seq, count = self.seq, self.count
         op = block.first_op
         while op is not None:
@@ -1149,7 +1143,7 @@ class _Planner:
         dtype_of = self.dtype_of
         groups = None
         if cls.regular:
-            ins = tuple([dtype_of(v) for v in op.operands])
+            ins = tuple([dtype_of(v) for v in op._operands])  # pyright: ignore[reportPrivateUsage]
             if None in ins:
                 return None
         else:
@@ -1602,7 +1596,7 @@ def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan, *, store_low: 
     `store_low_weights(..., retyped=plan.retyped_consts)` must then convert its payload. That is the IR of
     casting it and storing it low, without the cast built and erased again."""
     rewriter = _DirectRewriter()
-    casts, types, dtypes = plan.casts, plan._types, plan._dtypes  # pyright: ignore[reportPrivateUsage]
+    casts, dtypes = plan.casts, plan._dtypes  # pyright: ignore[reportPrivateUsage]
     low = _low_consts(plan) if store_low else {}
     for change in plan.changes:  # what _apply_change does, inline with the caches' hits (the rewrite's hot path)
         op, seq, wanted, new, folded = change
@@ -1624,7 +1618,7 @@ def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan, *, store_low: 
                     const = low.get(id(value))
                     if const is not None:  # the first use of a constant stored low: retyped, its uses read it
                         plan.retyped_consts[const] = value._type  # pyright: ignore[reportArgumentType, reportPrivateUsage]
-                        value._type = plan.retyped(value._type, dtype)  # pyright: ignore[reportPrivateUsage]
+                        value._type = with_dtype(value._type, dtype)  # pyright: ignore[reportPrivateUsage, reportArgumentType]
                         plan.casts_inserted += 1  # the cast it stands for (the report counts it, as before)
                         plan.casts[(id(value), dtype)] = (value, value)
                         continue
@@ -1636,9 +1630,7 @@ def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan, *, store_low: 
         if new is not None:
             for result, dtype in zip(op.results, new):
                 if dtype is not None:
-                    type_ = result._type  # pyright: ignore[reportPrivateUsage]
-                    retyped = types.get((id(type_), dtype))
-                    result._type = retyped[1] if retyped is not None else plan.retyped(type_, dtype)  # pyright: ignore[reportPrivateUsage]
+                    result._type = with_dtype(result._type, dtype)  # pyright: ignore[reportPrivateUsage, reportArgumentType]
 
 
 def _low_consts(plan: PrecisionPlan) -> dict[int, ConstOp]:
