@@ -179,7 +179,7 @@ def _bench_precision_imported() -> None:
         n = sum(1 for _ in imported.walk())
         totals: list[float] = []
         converting: list[float] = []
-        converted = 0
+        converted = distinct = 0
         for _ in range(7):
             module = imported.clone()  # a fresh module each round (not timed)
             start = cpu()
@@ -187,10 +187,11 @@ def _bench_precision_imported() -> None:
             totals.append(cpu() - start)
             assert plan.stored is not None
             converting.append(plan.stored.seconds)  # measured inside the same call (CPU seconds too)
-            converted = plan.stored.converted
+            converted, distinct = plan.stored.converted, plan.distinct
         rest = statistics.median(t - c for t, c in zip(totals, converting))
         report(Row(f"precision pass, imported {name} ({n} ops): time per op", rest / n * 1e6, "us/op", 8.0,
-                   note="(all but converting the weight payloads: options, decide, rewrite, constants retyped)"))
+                   note=f"(all but converting the weight payloads: options, decide, rewrite, constants retyped; "
+                        f"{distinct} distinct decisions, each computed once)"))
         conv = statistics.median(converting)
         if converted:
             report(Row(f"precision pass, imported {name}: weight conversion", converted / conv / 1e6, "MB/s",

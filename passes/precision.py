@@ -599,6 +599,8 @@ class PrecisionPlan:
     """Every `ascend.Const`, in program order (storing low weights needs no walk)."""
     casts_inserted: int = 0
     casts_folded: int = 0
+    distinct: int = 0
+    """How many distinct decisions the walk computed (the rest were looked up: see `_Planner.visit_block`)."""
     stored: WeightBytes | None = None
     """What storing the constants low did (with the bytes it converted and the time that took), once done."""
     retyped_consts: dict[ConstOp, TensorType] = field(default_factory=dict[ConstOp, TensorType])
@@ -968,6 +970,7 @@ class _Planner:
     def run(self, module: Operation) -> PrecisionPlan:
         self.rule.prepare(module, self.supports)
         self.visit(module, module)
+        self.plan.distinct = len(self.memo)
         self.check_unused()
         if self.config.mixlist is not None:  # to-remove warnings come while the lists are read
             self.plan.warnings += [w for w in self.config.mixlist.warnings if w not in self.plan.warnings]
