@@ -3,7 +3,9 @@ instead of an out-of-memory kill, a numpy `ValueError` or a `RecursionError`.
 
 - :func:`check_alloc` refuses a tensor whose bytes exceed :func:`max_tensor_bytes` (the machine's
   physical memory, or `ASCEND_MP_MAX_TENSOR_BYTES`), saying how much it would need.
-- :func:`check_module_sizes` applies it to every statically shaped value of a module.
+- :func:`check_module_sizes` applies it to every statically shaped value of a module. A value of
+  dynamic shape is checked by the interpreter as soon as the op making it returns, before any later
+  op allocates, and a kernel's `MemoryError` names its op (see `interpreter.runner`).
 - :func:`check_no_recursion` refuses a `func.call` cycle (the interpreter does not support recursion).
 """
 

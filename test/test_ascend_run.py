@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -257,6 +258,70 @@ def test_huge_tensors_are_refused_before_allocating(tmp_path: Path, capsys: pyte
     )
     monkeypatch.setenv("ASCEND_MP_MAX_TENSOR_BYTES", str(1 << 23))
     assert "result0: tensor<1024x1024xf32>" in ok([str(path)], capsys)
+
+
+OUTER = """func.func @f(%a: tensor<?x1xf32>, %b: tensor<1x?xf32>) -> tensor<?x?xf32> {
+  %0 = ascend.MatMulV2 %a, %b : (tensor<?x1xf32>, tensor<1x?xf32>) -> tensor<?x?xf32>
+  %1 = ascend.Relu %0 : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  func.return %1 : tensor<?x?xf32>
+}
+func.func @g(%a: tensor<?x1xf32>, %b: tensor<1x?xf32>) -> tensor<?x?xf32> {
+  %0 = func.call @f(%a, %b) : (tensor<?x1xf32>, tensor<1x?xf32>) -> tensor<?x?xf32>
+  func.return %0 : tensor<?x?xf32>
+}
+"""
+
+
+def _outer_inputs(tmp_path: Path, n: int) -> tuple[str, list[str]]:
+    path = tmp_path / "outer.mlir"
+    path.write_text(OUTER)
+    np.save(tmp_path / "a.npy", np.ones((n, 1), np.float32))
+    np.save(tmp_path / "b.npy", np.ones((1, n), np.float32))
+    return str(path), ["--input", f"a={tmp_path / 'a.npy'}", "--input", f"b={tmp_path / 'b.npy'}"]
+
+
+@pytest.mark.parametrize("extra", [[], ["--print-memory"], ["--function", "g"]])
+def test_a_dynamic_result_over_the_limit_stops_the_run_at_its_op(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, extra: list[str]
+) -> None:
+    """Shapes only the run knows (here an outer product of two vectors) are checked as soon as the op made them,
+    before any later op allocates: the error names the op (its file:line:col) and what its result needs."""
+    path, inputs = _outer_inputs(tmp_path, 300)  # a 300x300 float32 result: 360 KB
+    monkeypatch.setenv("ASCEND_MP_MAX_TENSOR_BYTES", str(100_000))
+    assert error([path, *inputs, *extra], capsys) == (
+        f"{path}:2:3: the result of ascend.MatMulV2 needs 360.0 KB (90000 elements of 4 bytes); "
+        "the limit is 100.0 KB (physical memory, or $ASCEND_MP_MAX_TENSOR_BYTES)"
+    )
+    monkeypatch.setenv("ASCEND_MP_MAX_TENSOR_BYTES", str(400_000))
+    assert "result0: tensor<?x?xf32> sum=90000.0000" in ok([path, *inputs, *extra], capsys)
+
+
+@pytest.mark.parametrize("extra", [[], ["--print-memory"], ["--function", "g"]])
+def test_a_kernel_out_of_memory_names_its_op_and_operand_shapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, extra: list[str]
+) -> None:
+    """A kernel whose allocation fails (numpy's MemoryError: here raised by a stand-in MatMulV2 kernel, since a
+    real one depends on the machine's memory and overcommit policy) is a one-line error naming the op, also
+    inside a called function and on the step-by-step path of --print-memory."""
+    from ascend_mp.interpreter import runner
+
+    real = runner.make_kernel
+
+    def make_kernel(spec: Any) -> Any:
+        kernel = real(spec)
+        if spec.type != "MatMulV2":
+            return kernel
+
+        def failing(*args: Any) -> Any:
+            raise MemoryError("Unable to allocate 3.64 TiB")
+
+        return failing
+
+    monkeypatch.setattr(runner, "make_kernel", make_kernel)
+    path, inputs = _outer_inputs(tmp_path, 7)
+    assert error([path, *inputs, *extra], capsys) == (
+        f"{path}:2:3: out of memory running ascend.MatMulV2 on operands of shapes (7, 1), (1, 7)"
+    )
 
 
 def test_npy_header_is_checked_before_reading(small: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

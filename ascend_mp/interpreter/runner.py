@@ -23,10 +23,11 @@ program.peak_bytes, program.peak_activation_bytes, program.float_status
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections import defaultdict
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,6 +112,10 @@ class Step:
     releases: tuple[int, ...] = ()
     """Buffers (owner registers) that die after this step, for memory accounting."""
     callee: CompiledFunction | None = None
+    op: Operation | None = None
+    """The op the step runs (errors name it)."""
+    dynamic: bool = False
+    """A result's shape is dynamic: the run checks its size against the tensor limit once the kernel made it."""
 
 
 @dataclass
@@ -142,6 +147,8 @@ class CompiledFunction:
     """Runs the body on carried values (what calls between functions use)."""
     source: str = ""
     """The generated Python code of `fast` (for debugging)."""
+    line_steps: dict[int, int] = field(default_factory=dict[int, int])
+    """Line of `source` calling a step's kernel -> the step's index."""
 
 
 def _tensor(t: Attribute, name: str, reference: bool, where: str) -> TensorSpec:
@@ -213,6 +220,13 @@ def op_spec(op: AscendOp, reference: bool = False, status: FloatStatus | None = 
         status=status,
         carry_f16=carry_f16,
     )
+
+
+def _too_big(op: Operation, array: np.ndarray[Any, Any], itemsize: int) -> None:
+    """A result of dynamic shape larger than the tensor limit (the generated code calls this)."""
+    from ascend_mp.limits import check_alloc
+
+    check_alloc(array.shape, itemsize, f"{_location(op)}: the result of {op.name}")
 
 
 def _location(op: Operation) -> str:
@@ -301,7 +315,7 @@ class _Compiler:
         def call(*args: Any, _callee: CompiledFunction = callee) -> list[Any]:
             return _callee.fast(*args)
 
-        self.pending.append(_Pending(Step(call, ins, outs, "func.call", True, callee=callee)))
+        self.pending.append(_Pending(Step(call, ins, outs, "func.call", True, callee=callee, op=op)))
 
     def ascend(self, op: AscendOp) -> None:
         try:
@@ -313,7 +327,8 @@ class _Compiler:
         alias = ins[0] if spec.type == "Reshape" else None
         outs = self.new_slots(op.results, spec.out_dtypes, alias)
         size = math.prod(spec.out_shapes[0]) if spec.out_shapes and all(d > 0 for d in spec.out_shapes[0]) else 0
-        step = Step(kernel, ins, outs, spec.type, len(outs) != 1)
+        dynamic = any(d < 0 for shape in spec.out_shapes for d in shape)
+        step = Step(kernel, ins, outs, spec.type, len(outs) != 1, op=op, dynamic=dynamic)
         kd = KERNELS[spec.type]
         fresh = kd.unit in _FRESH_UNITS and len(outs) == 1
         flag = spec.type == "Select" and spec.in_shapes[0] == ()
@@ -459,7 +474,7 @@ class _Compiler:
         kernels = self.moving_selects(kernels, last, group_last)
         fn.steps = [
             Step(kernels[i], p.step.ins, p.step.outs, p.step.op_type, p.step.multi, checks[i],
-                 tuple(sorted(frees[i])), tuple(sorted(releases[i])), p.step.callee)
+                 tuple(sorted(frees[i])), tuple(sorted(releases[i])), p.step.callee, p.step.op, p.step.dynamic)
             for i, p in enumerate(self.pending)
         ]
         fn.entry_releases = tuple(releases[-1])
@@ -532,14 +547,19 @@ class _Compiler:
 
 def _generate(fn: CompiledFunction, status: FloatStatus) -> tuple[str, Callable[..., list[Any]]]:
     """A straight-line Python function running `fn`'s steps (registers are locals)."""
-    env: dict[str, Any] = {"st": status, "inf": math.inf, "isfinite": np.isfinite}
+    env: dict[str, Any] = {"st": status, "inf": math.inf, "isfinite": np.isfinite, "too_big": _too_big}
     params = ", ".join(f"r{i}" for i in range(len(fn.args)))
     lines = [f"def run({params}):"]
+    if any(step.dynamic for step in fn.steps):
+        from ascend_mp.limits import max_tensor_bytes
+
+        env["limit"] = max_tensor_bytes()
     unused = [s for s in range(len(fn.args)) if all(s not in st.ins for st in fn.steps) and s not in fn.result_slots]
     if unused:
         lines.append(f"    del {', '.join(f'r{s}' for s in unused)}")
     for i, step in enumerate(fn.steps):
         env[f"k{i}"] = step.kernel
+        fn.line_steps[len(lines) + 1] = i  # the line calling the kernel (a MemoryError names its op)
         call = f"k{i}({', '.join(f'r{s}' for s in step.ins)})"
         if step.kernel is identity:  # the operand's register is the result
             call = f"r{step.ins[0]}"
@@ -552,6 +572,11 @@ def _generate(fn: CompiledFunction, status: FloatStatus) -> tuple[str, Callable[
             lines.append(f"    {', '.join(f'r{s}' for s in step.outs)}, = {call}")
         else:
             lines.append(f"    r{step.outs[0]} = {call}")
+        if step.dynamic:  # a size only the run knows: checked before the next step allocates
+            env[f"o{i}"] = step.op
+            for slot in step.outs:
+                size = fn.itemsizes[slot]
+                lines.append(f"    if r{slot}.size * {size} > limit: too_big(o{i}, r{slot}, {size})")
         for j, (slot, check) in enumerate(step.checks):
             if check is nonfinite_wide:  # inlined: one BLAS dot, an exact test only if it is not finite
                 lines.append("    if not st.flag:")
@@ -671,7 +696,7 @@ class Program:
             for i in fn.carried_args:
                 arrays[i] = arrays[i].astype(F32)
         self.status_register.flag = False
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), self._naming_memory_errors():
             if not (track_memory or profile):
                 results = fn.fast(*arrays)
             else:
@@ -684,6 +709,34 @@ class Program:
         for i in fn.carried_results:  # exact: the values are float16 values
             results[i] = results[i].astype(F16)
         return results
+
+    @contextlib.contextmanager
+    def _naming_memory_errors(self) -> Iterator[None]:
+        """A kernel's MemoryError as a one-line error naming its op and the shapes of its operands (the step is
+        found in the traceback: the innermost frame of generated code, see `line_steps`, or of :meth:`_walk`)."""
+        try:
+            yield
+        except MemoryError as e:
+            found: tuple[Step, Sequence[Any]] | None = None
+            tb = e.__traceback__
+            while tb is not None:
+                frame = tb.tb_frame
+                code = frame.f_code
+                if code.co_filename.startswith("<ascend @"):
+                    fn = self.functions.get(code.co_filename[len("<ascend @") : -1])
+                    index = fn.line_steps.get(tb.tb_lineno) if fn is not None else None
+                    if fn is not None and index is not None:
+                        step = fn.steps[index]
+                        found = step, [frame.f_locals.get(f"r{s}") for s in step.ins]
+                elif code is Program._walk.__code__ and isinstance(frame.f_locals.get("step"), Step):
+                    found = frame.f_locals["step"], frame.f_locals.get("ins") or ()
+                tb = tb.tb_next
+            if found is None or found[0].op is None:
+                raise
+            step, ins = found
+            shapes = ", ".join(str(tuple(a.shape)) if isinstance(a, np.ndarray) else "?" for a in ins)
+            op = step.op
+            raise AscendError(f"{_location(op)}: out of memory running {op.name} on operands of shapes {shapes}") from None
 
     def _check_args(self, fn: CompiledFunction, args: Sequence[Any]) -> Sequence[np.ndarray[Any, Any]]:
         specs = fn.args
@@ -717,7 +770,7 @@ class Program:
             arrays[i] = arrays[i].astype(F32)
         self.status_register.flag = False
         steps: list[tuple[np.ndarray[Any, Any], ...]] = []
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), self._naming_memory_errors():
             results, _, _ = self._walk(fn, arrays, False, False, steps)
         for i in fn.carried_results:
             results[i] = results[i].astype(F16)
@@ -762,6 +815,12 @@ class Program:
                     regs[s] = v
             elif step.outs:
                 regs[step.outs[0]] = out
+            if step.dynamic:  # as the generated code checks them
+                from ascend_mp.limits import max_tensor_bytes
+
+                for s in step.outs:
+                    if regs[s].size * itemsize[s] > max_tensor_bytes():
+                        _too_big(step.op, regs[s], itemsize[s])  # pyright: ignore[reportArgumentType]
             for slot, check in step.checks:
                 if not status.flag and check(regs[slot]):
                     status.flag = True
