@@ -376,6 +376,9 @@ class AscendOp(IRDLOperation, ABC):
     """CANN output names where they differ from the result field names."""
     UNIT: ClassVar[Unit] = Unit.VECTOR
     """The unit that runs the op (the interpreter's numerics follow it)."""
+    VARIABLE_UPDATE: ClassVar[bool] = False
+    """The op updates variables (an optimizer: on Ascend its var/slot outputs are ref outputs, as TF's ref and
+    resource optimizers, which TF's mixed-precision rewrite never forces to fp16)."""
 
     @classmethod
     def attr_defaults(cls) -> dict[str, object]:
@@ -2238,6 +2241,7 @@ class ApplyGradientDescentOp(AscendOp):
     var_out = result_def(TensorType)
     SAME_DTYPE: ClassVar[tuple[str, ...]] = ("var", "alpha", "delta", "var_out")
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("var", "alpha", "delta", "var_out")
+    VARIABLE_UPDATE: ClassVar[bool] = True
     CANN_OUTPUTS: ClassVar[tuple[str, ...] | None] = ("var",)
 
     def verify_shapes(self) -> None:
@@ -2259,6 +2263,7 @@ class ApplyMomentumDOp(AscendOp):
     use_nesterov = bool_prop(False)
     SAME_DTYPE: ClassVar[tuple[str, ...]] = ("var", "accum", "lr", "grad", "momentum", "var_out", "accum_out")
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = SAME_DTYPE
+    VARIABLE_UPDATE: ClassVar[bool] = True
     CANN_OUTPUTS: ClassVar[tuple[str, ...] | None] = ("var", "accum")
 
     def verify_shapes(self) -> None:
@@ -2287,6 +2292,7 @@ class ApplyAdamDOp(AscendOp):
     use_nesterov = bool_prop(False)
     SAME_DTYPE: ClassVar[tuple[str, ...]] = ("var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "grad", "var_out", "m_out", "v_out")
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = SAME_DTYPE
+    VARIABLE_UPDATE: ClassVar[bool] = True
     CANN_OUTPUTS: ClassVar[tuple[str, ...] | None] = ("var", "m", "v")
 
     def verify_shapes(self) -> None:

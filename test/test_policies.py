@@ -329,6 +329,67 @@ def test_tf_list_edits_apply_in_tf_order(monkeypatch: pytest.MonkeyPatch) -> Non
     assert run_precision(parse_module(TF_SIMPLE), policy="tf").by_name("clr3").reason == "tf: not on any list"
 
 
+TF_FORCE = """func.func @f(%x: tensor<4x4xf32>, %lr: tensor<f32>, %w: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<8xf32>) {
+  %s = ascend.NPUAllocFloatStatus {name = "alloc"} : tensor<8xf32>
+  %c = ascend.NPUClearFloatStatus %s {name = "clear"} : (tensor<8xf32>) -> tensor<8xf32>
+  %e = ascend.Exp %x {name = "exp"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %k = ascend.Const dense<2.0> : tensor<4x4xf32> {name = "k"}
+  %m = ascend.Mul %e, %k {name = "mul"} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %u = ascend.ApplyGradientDescent %w, %lr, %m {name = "sgd"} : (tensor<4x4xf32>, tensor<f32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %g = ascend.NPUGetFloatStatus %c {name = "get"} : (tensor<8xf32>) -> tensor<8xf32>
+  func.return %m, %u, %g : tensor<4x4xf32>, tensor<4x4xf32>, tensor<8xf32>
+}
+"""
+
+
+def test_tf_unsafe_force_all_spares_what_tf_cannot_force(monkeypatch: pytest.MonkeyPatch) -> None:
+    """UNSAFE_FORCE_ALL (TF's `CanForceFP16`): every fp32 op with an fp16 kernel goes fp16 (a deny op too) except
+    constants, stateful ops (the float status register) and variable updates (an optimizer, whose variable TF
+    takes by reference). Without an allow op TF does nothing, which forcing does not change here: Mul and Exp
+    are forced even though no allow-list op is present."""
+    default = run_precision(parse_module(TF_FORCE), policy="tf")
+    assert {d.name: d.chosen.outputs[0] for d in default.ops if d.name} == {
+        "alloc": "f32", "clear": "f32", "exp": "f32", "k": "f32", "mul": "f32", "sgd": "f32", "get": "f32"
+    }
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL", "unsafe_force_all")
+    forced = run_precision(parse_module(TF_FORCE), policy="tf")
+    assert {d.name: d.chosen.outputs[0] for d in forced.ops if d.name} == {
+        "alloc": "f32", "clear": "f32", "exp": "f16", "k": "f32", "mul": "f16", "sgd": "f32", "get": "f32"
+    }
+    assert forced.by_name("exp").reason == "tf: forced (UNSAFE_FORCE_ALL)"
+    assert forced.by_name("sgd").reason == "tf: not on any list"
+
+
+@pytest.mark.parametrize(
+    ("level", "amp_dtype", "message"),
+    [
+        ("FAST", "fp16", "environment variable TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL: unknown level 'FAST'; "
+                         "expected TENSOR_CORES_ONLY, TREAT_INFER_AS_DENY, UNSAFE_FORCE_ALL or unset"),
+        ("UNSAFE_FORCE_ALL", "bf16", "environment variable TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL: UNSAFE_FORCE_ALL "
+                                     "cannot be used with amp_dtype bf16 (TensorFlow refuses it when oneDNN is used)"),
+    ],
+)
+def test_tf_bad_level_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch, level: str, amp_dtype: str, message: str) -> None:
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL", level)
+    with pytest.raises(AscendError) as e:
+        run_precision(parse_module(TF_SIMPLE), policy="tf", amp_dtype=amp_dtype)
+    assert str(e.value) == message
+
+
+def test_tf_tensor_cores_only_leaves_the_bf16_lists_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TENSOR_CORES_ONLY is read by TF's CUDA (fp16) lists only: the oneDNN (bf16) lists keep their infer, deny and
+    clear ops; and the fp16 lists ignore edits of the lists it empties, as TF's getters return before editing
+    (adding Exp, a deny op, to the clear list is then no conflict)."""
+    bf16 = run_precision(parse_module(TF_SIMPLE), policy="tf", amp_dtype="bf16")
+    fp16 = run_precision(parse_module(TF_SIMPLE), policy="tf")
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL", "TENSOR_CORES_ONLY")
+    assert _dtypes(run_precision(parse_module(TF_SIMPLE), policy="tf", amp_dtype="bf16")) == _dtypes(bf16)
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_CLEARLIST_ADD", "Exp")
+    only = _dtypes(run_precision(parse_module(TF_SIMPLE), policy="tf"))
+    assert only != _dtypes(fp16)
+    assert only == {"deny1": "f32", "clr2": "f32", "allow1": "f16", "clr3": "f32"}
+
+
 TF_PRESERVE_FETCHES = """func.func @preserve_fetches(%input: tensor<32x32xf32>) -> (tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>) {
   %allow1 = ascend.MatMulV2 %input, %input {name = "allow1"} : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
   %clr1 = ascend.Relu %allow1 {name = "clr1"} : (tensor<32x32xf32>) -> tensor<32x32xf32>

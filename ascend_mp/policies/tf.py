@@ -19,6 +19,13 @@ never entered (deny still propagates through them, as in TF). Edges are the
 float tensors between ascend ops; function arguments and results are TF's Placeholder/_Retval.
 List edits come from `TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_{ALLOW,INFER,DENY,CLEAR}LIST_{ADD,REMOVE}`
 (comma separated TF op names or CANN op types) and the pass option `tf_lists`.
+
+`TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL` (case-insensitive, as TF reads it) selects TF's variants:
+`TENSOR_CORES_ONLY` empties the fp16 infer, deny and clear lists (TF's CUDA lists, `IsPseudoFastMath`:
+only allow-list ops change; the bf16 oneDNN lists ignore it); `TREAT_INFER_AS_DENY` moves the infer list
+onto the deny list; `UNSAFE_FORCE_ALL` paints every fp32 op allow that TF's `CanForceFP16` admits (not a
+constant, stateful or variable-updating op; here also not a user's Cast, and only with a low-precision kernel)
+and skips the deny propagation; TF refuses it with bf16 (oneDNN), and so does this policy.
 """
 
 from __future__ import annotations
@@ -54,6 +61,18 @@ def _known_cann_types() -> frozenset[str]:
 
 
 NOT_LIST_EDITS = frozenset({"LEVEL", "IGNORE_PERFORMANCE", "EMULATE_FP16", "LOG_PATH"})
+LEVELS = ("TENSOR_CORES_ONLY", "TREAT_INFER_AS_DENY", "UNSAFE_FORCE_ALL")
+"""The values of `TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL` TF acts on (unset or empty: the default)."""
+
+
+def tf_level(opts: PolicyOptions) -> str:
+    """`TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL`, upper-cased ('' when unset); another value is an error
+    (TF would silently run the default rewrite)."""
+    var = ENV_PREFIX + "LEVEL"
+    level = (opts.environ or {}).get(var, "").strip().upper()
+    if level and level not in LEVELS:
+        raise AscendError(f"environment variable {var}: unknown level '{level}'; expected {', '.join(LEVELS)} or unset")
+    return level
 """TF's other `TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_*` variables (auto_mixed_precision.cc): not list edits."""
 
 
@@ -109,6 +128,8 @@ def tf_lists(low_name: str, opts: PolicyOptions) -> dict[str, str]:
     lists: dict[str, set[str]] = {n: set(data["lists"][low_name][KINDS[n]]) for n in LISTS}
     mapping: dict[str, list[str]] = data["cann"]
     known = _known_cann_types()
+    level = tf_level(opts)
+    tensor_cores_only = level == "TENSOR_CORES_ONLY" and low_name == "fp16"  # TF's getters return before editing
     for name, action, op, source in _edits(opts):
         if op not in mapping and op not in known:
             raise AscendError(f"{source}: unknown op '{op}'; expected a TensorFlow op name or a CANN op type")
@@ -116,6 +137,12 @@ def tf_lists(low_name: str, opts: PolicyOptions) -> dict[str, str]:
             lists[name].add(op)
         else:
             lists[name].discard(op)
+    if tensor_cores_only:
+        for name in ("INFERLIST", "DENYLIST", "CLEARLIST"):
+            lists[name] = set()
+    if level == "TREAT_INFER_AS_DENY":
+        lists["DENYLIST"] |= lists["INFERLIST"]
+        lists["INFERLIST"] = set()
     where: dict[str, str] = {}  # op name -> its list
     owner: dict[str, tuple[str, str]] = {}  # CANN op type -> (list, the op name that reaches it)
     for name in LISTS:
@@ -172,6 +199,8 @@ class TfRule(Rule):
     """oneDNN (bf16) mode: infer ops directly after an allow op become allow (TF's pass 4)."""
     preserve: KeepDtype | None = None
     """The keep_dtype file: its ops (by name or `OpType::`) are TF's preserved nodes, as the marked ones."""
+    force_all: bool = False
+    """`..._LEVEL=UNSAFE_FORCE_ALL`: every op :func:`_can_force` admits is allow; no deny propagation."""
     paint: dict[Operation, str] = field(default_factory=dict[Operation, str])
     cast_targets: dict[Operation, str] = field(default_factory=dict[Operation, str])
 
@@ -207,14 +236,19 @@ class TfRule(Rule):
         n = len(g.ops)
         allow = {i for i in range(n) if process[i] and kind[i] == "allow"}
         why: dict[int, str] = {i: "tf: allow" for i in allow}
+        if self.force_all:
+            for i, op in enumerate(g.ops):
+                if process[i] and i not in allow and f32[i] and low_ok[i] and _can_force(op):
+                    allow.add(i)
+                    why[i] = "tf: forced (UNSAFE_FORCE_ALL)"
         if allow:
-            # 2) deny forward through infer/clear ops upstream of deny or infer ops.
+            # 2) deny forward through infer/clear ops upstream of deny or infer ops (not when forcing all).
             upstream: set[int] = set()
-            for r in range(n):
+            deny: set[int] = set()
+            for r in range(n) if not self.force_all else ():
                 if kind[r] in ("deny", "infer"):
                     _dfs([r], lambda i: g.inputs[i], lambda j: j not in upstream and kind[j] == "clear", upstream.add)
-            deny: set[int] = set()
-            for r in range(n):
+            for r in range(n) if not self.force_all else ():
                 if kind[r] == "deny" and r not in deny:
                     _dfs([r], lambda i: g.outputs[i], lambda j: j not in deny and j in upstream, deny.add)
             # 3) infer/clear between allow ops.
@@ -319,6 +353,17 @@ def _idle_reason(kind: str, denied: bool) -> str:
     return "tf: not on any list"
 
 
+def _can_force(op: Operation) -> bool:
+    """TF's `CanForceFP16`: not a constant, not stateful (the float status ops have effects), not an op updating
+    variables (TF's ref/resource optimizers: `VARIABLE_UPDATE`); a user's Cast keeps its target (step 7 may
+    retarget it)."""
+    from xdsl.traits import Pure
+
+    from ascend_mp.dialects.ascend import CastOp, ConstOp
+
+    return not isinstance(op, (ConstOp, CastOp)) and op.has_trait(Pure) and not getattr(op, "VARIABLE_UPDATE", False)
+
+
 def _compute_dtype(op: Operation) -> str | None:
     from ascend_mp.dtypes import PRECISION_RANK, tensor_dtype
 
@@ -333,10 +378,17 @@ def tf_rule(opts: PolicyOptions) -> Rule:
     if opts.level is not None:
         raise AscendError(f"amp_level '{opts.level}' applies to the mindspore policy only")
     low_name = "fp16" if opts.amp_dtype == "f16" else "bf16"
+    force_all = tf_level(opts) == "UNSAFE_FORCE_ALL"
+    if force_all and low_name == "bf16":
+        raise AscendError(
+            f"environment variable {ENV_PREFIX}LEVEL: UNSAFE_FORCE_ALL cannot be used with amp_dtype bf16 "
+            "(TensorFlow refuses it when oneDNN is used)"
+        )
     return TfRule(
         "tf" if low_name == "fp16" else "tf bf16",
         opts.amp_dtype,
         tf_lists(low_name, opts),
         follow_allow=low_name == "bf16",
         preserve=opts.keep_dtype,
+        force_all=force_all,
     )
