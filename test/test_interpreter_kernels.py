@@ -1090,10 +1090,11 @@ def test_clip_by_value_and_relu6(dtype: np.dtype, data: st.DataObject) -> None:
 def test_hard_sigmoid(dtype: np.dtype, alpha: float, beta: float, data: st.DataObject) -> None:
     x = data.draw(arrays_of(dtype, SHAPES))
     a, b = float(np.float32(alpha)), float(np.float32(beta))  # the attributes are f32
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # inf and NaN inputs are part of the draw
         ref = np.clip(a * f64(x) + b, 0.0, 1.0)
         ref = np.where(np.isnan(f64(x)), np.nan, ref)
-    assert_close(run("HardSigmoid", x, attrs={"alpha": a, "beta": b}), ref, scale=np.abs(a * f64(x)) + abs(b))
+        scale = np.abs(a * f64(x)) + abs(b)
+    assert_close(run("HardSigmoid", x, attrs={"alpha": a, "beta": b}), ref, scale=scale)
 
 
 def test_hard_sigmoid_defaults_are_canns() -> None:
