@@ -180,7 +180,7 @@ def _bench_precision_imported() -> None:
         totals: list[float] = []
         converting: list[float] = []
         converted = distinct = 0
-        for _ in range(7):
+        for _ in range(11):
             module = imported.clone()  # a fresh module each round (not timed)
             start = cpu()
             plan = precision_rewrite(module, load_config(mode="allow_mix_precision"), records=False)  # what apply does
