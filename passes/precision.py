@@ -1643,22 +1643,25 @@ def _low_consts(plan: PrecisionPlan) -> dict[int, ConstOp]:
     found: dict[int, ConstOp] = {}
     if not plan.consts:
         return found
-    by_op = {c[0]: c for c in plan.changes}
+    by_op = {id(c[0]): c for c in plan.changes}  # ids: an op's __hash__ is a Python call
     for const in plan.consts:
         value = const.results[0]
+        use = value.first_use
+        if use is None:
+            continue
         src = plan.dtype(value)
-        first = value.first_use
-        if src not in PRECISION_RANK or first is None:
+        if src not in PRECISION_RANK:
             continue
         target: str | None = None
-        for use in value.uses:
-            change = by_op.get(use.operation)
+        while use is not None:  # the use list, walked as xDSL's `uses` does
+            change = by_op.get(id(use.operation))
             wanted = None if change is None or change[4] else change[2]
             dtype = None if wanted is None else wanted[use.index]
             if dtype is None or (target is not None and dtype != target):
                 target = None
                 break
             target = dtype
+            use = use._next_use  # pyright: ignore[reportPrivateUsage]
         if target in LOW_FLOATS and PRECISION_RANK[target] < PRECISION_RANK[src]:  # pyright: ignore[reportArgumentType]
             found[id(value)] = const
     return found

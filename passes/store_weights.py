@@ -143,12 +143,12 @@ def store_low_weights(
     of casting it at every use (-> their type before), so only their payload is left to convert:
     the result is what narrowing them here would give, without the casts built and erased again."""
     todo = [o for o in module.walk() if isinstance(o, ConstOp)] if consts is None else consts
-    retyped = retyped or {}
+    before = {id(op): type_ for op, type_ in (retyped or {}).items()}  # ids: an op's __hash__ is a Python call
     jobs: list[tuple[ConstOp, TensorType, TensorType, str, bool]] = []  # (op, old type, new type, low, retyped)
     kept: list[tuple[Attribute, Attribute]] = []
     for op in todo:
         result = op.results[0]
-        old_type = retyped.get(op)
+        old_type = before.get(id(op))
         if old_type is not None:
             new_type = result.type
             assert isinstance(new_type, TensorType)
