@@ -177,3 +177,40 @@ def test_small_or_dynamic_tensors_stay_on_numpy() -> None:
     assert compiled("relu", (LOAD_COMPILED_AT - 1,)) is None
     assert compiled("relu", (-1, 4096)) is None
     assert compiled("relu", (LOAD_COMPILED_AT,)) is not None
+
+
+CONV_RELU = """func.func @f(%x: tensor<1x8x20x20x{t}>, %w: tensor<16x8x3x3x{t}>, %b: tensor<16x{t}>) -> tensor<1x16x20x20x{o}> {{
+  %0 = ascend.Conv2D %x, %w, %b {{strides = array<i64: 1, 1, 1, 1>, pads = array<i64: 1, 1, 1, 1>}} : (tensor<1x8x20x20x{t}>, tensor<16x8x3x3x{t}>, tensor<16x{t}>) -> tensor<1x16x20x20x{o}>
+  %1 = ascend.Relu %0 : (tensor<1x16x20x20x{o}>) -> tensor<1x16x20x20x{o}>
+  func.return %1 : tensor<1x16x20x20x{o}>
+}}
+"""
+
+
+@pytest.mark.parametrize("poison", ["none", "-inf", "nan", "overflow"])
+@pytest.mark.parametrize("types", [("f32", "f32"), ("f16", "f32"), ("f16", "f16")], ids="-".join)
+def test_a_convolution_that_sets_the_float_status_itself(poison: str, types: tuple[str, str]) -> None:
+    """A float32 convolution result goes unchecked by the executor (its bias epilogue sets the float
+    status): an inf or NaN in it sets the register even when the Relu after it hides it."""
+    t, o = types
+    module = parse_module(CONV_RELU.format(t=t, o=o), "conv.mlir")
+    program = Program.from_module(module)
+    (conv_step,) = [s for s in program.function("f").steps if s.op_type == "Conv2D"]
+    assert (conv_step.checks == ()) == (o == "f32")  # an f16 result is rounded after the epilogue: checked
+    dtype = np.float16 if t == "f16" else np.float32
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 8, 20, 20)).astype(dtype)
+    w = rng.standard_normal((16, 8, 3, 3)).astype(dtype)
+    b = rng.standard_normal(16).astype(dtype)
+    if poison == "-inf":
+        b[5] = -np.inf  # channel 5 is -inf everywhere: the Relu makes it 0
+    elif poison == "nan":
+        x[0, 2, 7, 7] = np.nan
+    elif poison == "overflow":  # finite operands, a product past the result's range (-3.6e9 is finite in f32)
+        big = 6e4 if t == "f16" else 3e38
+        x[0, 0, 10, 10], w[3, 0, 1, 1] = -big, big
+    (y,) = program.run("f", x, w, b)
+    overflows = poison != "none" and not (poison == "overflow" and types == ("f16", "f32"))
+    assert program.float_status == overflows
+    if poison == "-inf":
+        assert np.isfinite(y).all()  # only the register shows it

@@ -449,14 +449,20 @@ def _relu_loop(x: Array) -> None:
         x[i] = v if v > _F32_ZERO or v != v else _F32_ZERO
 
 
-def _channel_bias_loops(y: Array, b: Array) -> None:
-    """y[n, c, :] += b[c] for y (N, C, P) (the compiled Conv2D bias epilogue, in place)."""
+def _channel_bias_loops(y: Array, b: Array) -> int:
+    """y[n, c, :] += b[c] for y (N, C, P) (the compiled convolution bias epilogue, in place);
+    returns how many sums are inf or NaN (v - v is 0 exactly for finite v), so the float
+    status needs no second pass over y."""
+    bad = 0
     for n in range(y.shape[0]):
         for c in range(y.shape[1]):
             bc = b[c]
             row = y[n, c]
             for p in range(row.shape[0]):
-                row[p] += bc
+                v = row[p] + bc
+                row[p] = v
+                bad += (v - v) != _F32_ZERO
+    return bad
 
 
 _FAST_ON = [True]
@@ -493,7 +499,7 @@ def _build_compiled(name: str) -> Callable[..., Any]:
     def build(cache: bool) -> Callable[..., Any]:
         if name == "relu":  # a real ufunc: out= works, any layout
             return numba.vectorize(["float32(float32)"], nopython=True, cache=cache)(_relu_element).ufunc
-        f32, void = numba.types.float32, numba.types.void
+        f32, i64, void = numba.types.float32, numba.types.int64, numba.types.void
 
         def arrays(ndim: int, layout: str) -> list[Any]:  # constants are read-only arrays
             return [numba.types.Array(f32, ndim, layout, readonly=r) for r in (False, True)]
@@ -502,7 +508,7 @@ def _build_compiled(name: str) -> Callable[..., Any]:
             return numba.njit([void(numba.types.Array(f32, 1, "C"))], cache=cache)(_relu_loop)
         if name == "channel_bias":
             y = numba.types.Array(f32, 3, "C")
-            return numba.njit([void(y, b) for b in arrays(1, "C")], cache=cache)(_channel_bias_loops)
+            return numba.njit([i64(y, b) for b in arrays(1, "C")], cache=cache)(_channel_bias_loops)
         raise KeyError(name)
 
     with warnings.catch_warnings():
@@ -1108,25 +1114,47 @@ def _channel_bias(y: Array, bias: Array | None, fmt: str) -> Array:
     return y + (bias.reshape(1, -1, 1, 1) if fmt == "NCHW" else bias)
 
 
+SETS_STATUS = "sets_status"
+"""A kernel function with this attribute set sets the float status register itself when its
+result holds inf or NaN (a convolution whose bias epilogue sees every element of its float32
+result anyway), so the executor does not check that result again."""
+
+
 def _conv_bias(spec: OpSpec, fmt: str) -> Callable[[Array, Array | None], Array]:
     """The bias epilogue of a forward convolution: `y` (N, O, OH, OW, a fresh array) plus the
-    channel bias, in data_format; in place when the dtypes allow it (with the compiled loop for
-    a large static float32 output, one pass in a third of numpy's broadcast add's time)."""
+    channel bias, in data_format; in place when the dtypes allow it. A large static float32
+    result gets the compiled loop (one pass, about a third of numpy's broadcast add's time),
+    which also sets the float status (:data:`SETS_STATUS`, marked on the returned function)."""
     biased = len(spec.in_dtypes) > 2 and fmt == "NCHW" and spec.compute == F32 and bool(spec.out_shapes)
     fast = compiled("channel_bias", spec.out_shapes[0]) if biased else None
+    # the result is the op's own (no rounding after): an inf/NaN seen here is one in the result
+    status = spec.status if fast is not None and spec.out_dtypes[0] == F32 else None
 
     def add(y: Array, bias: Array | None) -> Array:
+        if fast is not None and bias is not None and y.dtype == bias.dtype == F32 and y.flags.c_contiguous:
+            if fast(y.reshape(y.shape[0], y.shape[1], -1), _contig(bias)) and status is not None:
+                status.flag = True
+            return y
         if bias is None:
-            return _from_nchw(y, fmt)
-        if fast is not None and y.dtype == bias.dtype == F32 and y.flags.c_contiguous:
-            fast(y.reshape(y.shape[0], y.shape[1], -1), _contig(bias))
-            return y
-        if fmt == "NCHW" and np.result_type(y, bias) == y.dtype:
+            y = _from_nchw(y, fmt)
+        elif fmt == "NCHW" and np.result_type(y, bias) == y.dtype:
             y += bias.reshape(1, -1, 1, 1)  # in place: no second output-sized buffer
-            return y
-        return _channel_bias(_from_nchw(y, fmt), bias, fmt)
+        else:
+            y = _channel_bias(_from_nchw(y, fmt), bias, fmt)
+        if status is not None and not status.flag and nonfinite_wide(y):
+            status.flag = True
+        return y
 
+    if status is not None:
+        setattr(add, SETS_STATUS, True)
     return add
+
+
+def _sets_status_as(fn: KernelFn, epilogue: Callable[..., Any]) -> KernelFn:
+    """`fn`, marked :data:`SETS_STATUS` when its result is `epilogue`'s and that sets the status."""
+    if getattr(epilogue, SETS_STATUS, False):
+        setattr(fn, SETS_STATUS, True)
+    return fn
 
 
 @kernel("Conv2D", propagates=(1, 2))  # an input pixel may lie outside every window
@@ -1138,7 +1166,7 @@ def _conv2d(spec: OpSpec) -> KernelFn:
     def conv(x: Array, w: Array, bias: Array | None = None) -> Array:
         return add_bias(geo.forward(_to_nchw(x, fmt), _oihw(w, fmt)), bias)
 
-    return conv
+    return _sets_status_as(conv, add_bias)
 
 
 @kernel("DepthwiseConv2D", propagates=(1, 2))
@@ -1153,7 +1181,7 @@ def _depthwise(spec: OpSpec) -> KernelFn:
         w_oihw = w.transpose(2, 3, 0, 1).reshape(c * m, 1, kh, kw)
         return add_bias(geo.forward(_to_nchw(x, fmt), w_oihw), bias)
 
-    return conv
+    return _sets_status_as(conv, add_bias)
 
 
 @kernel("Conv2DBackpropInput")
