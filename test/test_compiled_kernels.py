@@ -65,6 +65,8 @@ CONV_CASES = [
     (2, 16, 16, 18, 18, 1, 2, 1, (0, 0, 0, 0), 1),  # 1x1 stride 2
     (1, 3, 8, 40, 40, 7, 2, 1, (3, 3, 3, 3), 1),  # resnet's stem
     (2, 8, 12, 16, 16, 3, 1, 1, (1, 1, 1, 1), 4),  # grouped
+    (1, 4, 8, 24, 24, 3, 1, 2, (2, 2, 2, 2), 1),  # dilated, as wide as x: shifted taps
+    (2, 5, 6, 21, 23, 3, 1, 1, (0, 2, 2, 0), 1),  # uneven pads, as wide as x
 ]
 
 
@@ -105,6 +107,26 @@ def test_conv2d_bias_epilogue_gives_numpys_bits(case: tuple[Any, ...], numpy_ker
     use_compiled_kernels(True)
     y = apply(spec("Conv2D", [x, f, b], F32, out_shape, attrs), x, f, b)
     assert np.array_equal(y.view(np.uint32), by_numpy.view(np.uint32))
+
+
+@pytest.mark.parametrize(
+    "k,dilation,pads",
+    [(3, 1, (1, 1, 1, 1)), (3, 1, (0, 0, 1, 1)), (3, 1, (2, 0, 0, 2)), (3, 2, (2, 2, 2, 2)), (5, 1, (1, 3, 2, 2)),
+     (3, 1, (4, 4, 1, 1)), (7, 1, (3, 3, 3, 3)), (2, 1, (0, 1, 1, 0))],
+)  # fmt: skip
+def test_shifted_tap_patches_are_the_windows(k: int, dilation: int, pads: tuple[int, int, int, int]) -> None:
+    """Stride-1 patches of an output as wide as x (one flat copy per tap, then the wrapped columns and
+    the rows outside x zeroed) are x's padded windows, exactly (rows past x: (4, 4) pads on 5 rows)."""
+    from ascend_mp.interpreter.ascend import ConvGeometry
+
+    x = np.random.default_rng(k).standard_normal((2, 3, 5, 6)).astype(F32) + 10  # no zeros of its own
+    geo = ConvGeometry(1, 1, dilation, dilation, pads, 1)
+    oh, ow = geo.out_size(5, 6, k, k)
+    assert ow == 6  # the shifted-tap path
+    windows = geo.windows(x, k, k)  # (N, C, OH, OW, K, K), a view of the zero-padded x
+    expected = windows.transpose(0, 1, 4, 5, 2, 3).reshape(2, 3 * k * k, oh * ow)
+    np.testing.assert_array_equal(geo.patches(x, k, k), expected)
+    np.testing.assert_array_equal(geo.patches(x.transpose(0, 1, 3, 2).copy().transpose(0, 1, 3, 2), k, k), expected)  # strided x
 
 
 @pytest.mark.parametrize("m", [1, 2])

@@ -1026,6 +1026,12 @@ class ConvGeometry:
             return x[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw].reshape(n, c, oh * ow)
         cols = np.empty((n, c, kh, kw, oh, ow), x.dtype)
         pt, _, pl, _ = self.pads
+        if self.sh == self.sw == 1 and ow == w:  # output rows align with x's: one flat copy per tap
+            xf, flat = _contig(x).reshape(n, c, h * w), cols.reshape(n, c, kh * kw, oh * ow)
+            for a in range(kh):
+                for b in range(kw):
+                    _copy_shifted_tap(cols[:, :, a, b], flat[:, :, a * kw + b], xf, h, a * self.dh - pt, b * self.dw - pl)
+            return cols.reshape(n, c * kh * kw, oh * ow)
         for a in range(kh):  # one slice copy per filter tap (the copy streams whole output rows)
             rows = (*_tap_span(oh, h, self.sh, a * self.dh - pt), self.sh)
             for b in range(kw):
@@ -1102,6 +1108,29 @@ def _copy_tap(dst: Array, x: Array, rows: tuple[int, int, int, int], cols: tuple
     if j1 < dst.shape[3]:
         dst[:, :, i0:i1, j1:] = 0
     dst[:, :, i0:i1, j0:j1] = _tap_view(x, rows, cols)
+
+
+def _copy_shifted_tap(dst: Array, flat: Array, xf: Array, h: int, dr: int, dc: int) -> None:
+    """dst (N, C, OH, W), and `flat`, the same memory as (N, C, OH*W), = x at rows i + dr, columns
+    j + dc, zero outside x (one stride-1 filter tap whose output is as wide as x; `xf` is x
+    (N, C, H, W) as (N, C, H*W)). Flat, the tap is x shifted by dr*W + dc: one copy of long
+    contiguous runs; then the columns it wrapped around (|dc| per row) and the rows outside x
+    are zeroed."""
+    oh, w = dst.shape[2], dst.shape[3]
+    i0, i1 = max(0, -dr), min(oh, h - dr)
+    if i1 <= i0 or abs(dc) >= w:
+        dst[...] = 0
+        return
+    lo, hi = i0 * w, i1 * w
+    src_lo, src_hi = lo + dr * w + dc, hi + dr * w + dc  # may pass x's ends by |dc|: those are wrapped columns
+    s0, s1 = max(src_lo, 0), min(src_hi, h * w)
+    flat[:, :, lo + s0 - src_lo : hi - (src_hi - s1)] = xf[:, :, s0:s1]
+    flat[:, :, :lo] = 0
+    flat[:, :, hi:] = 0
+    if dc < 0:
+        dst[:, :, i0:i1, :-dc] = 0
+    elif dc > 0:
+        dst[:, :, i0:i1, w - dc :] = 0
 
 
 def _oihw(w: Array, fmt: str) -> Array:
