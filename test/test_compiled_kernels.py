@@ -129,6 +129,24 @@ def test_shifted_tap_patches_are_the_windows(k: int, dilation: int, pads: tuple[
     np.testing.assert_array_equal(geo.patches(x.transpose(0, 1, 3, 2).copy().transpose(0, 1, 3, 2), k, k), expected)  # strided x
 
 
+@pytest.mark.parametrize(
+    "k,stride,dilation,pads",
+    [(7, (2, 2), 1, (3, 3, 3, 3)), (5, (2, 2), 1, (0, 1, 2, 0)), (3, (2, 1), 2, (1, 1, 1, 1)), (5, (3, 2), 1, (2, 2, 2, 2)),
+     (5, (2, 2), 2, (9, 0, 1, 1)), (7, (2, 2), 1, (0, 0, 0, 0))],
+)  # fmt: skip
+def test_stride_phase_patches_are_the_windows(k: int, stride: tuple[int, int], dilation: int, pads: tuple[int, int, int, int]) -> None:
+    """Strided patches of a many-tap window (read from the padded x split by stride phase, each tap a
+    stride-1 copy) are x's padded windows, exactly."""
+    from ascend_mp.interpreter.ascend import ConvGeometry
+
+    x = np.random.default_rng(k).standard_normal((2, 3, 13, 12)).astype(F32) + 10
+    geo = ConvGeometry(stride[0], stride[1], dilation, dilation, pads, 1)
+    assert k * k >= 4 * stride[0] * stride[1]  # the phase path
+    oh, ow = geo.out_size(13, 12, k, k)
+    expected = geo.windows(x, k, k).transpose(0, 1, 4, 5, 2, 3).reshape(2, 3 * k * k, oh * ow)
+    np.testing.assert_array_equal(geo.patches(x, k, k), expected)
+
+
 @pytest.mark.parametrize("m", [1, 2])
 def test_depthwise_bias_epilogue_against_a_float64_tap_sum(m: int) -> None:
     rng = np.random.default_rng(m)

@@ -1032,11 +1032,33 @@ class ConvGeometry:
                 for b in range(kw):
                     _copy_shifted_tap(cols[:, :, a, b], flat[:, :, a * kw + b], xf, h, a * self.dh - pt, b * self.dw - pl)
             return cols.reshape(n, c * kh * kw, oh * ow)
+        if kh * kw >= 4 * self.sh * self.sw > 4:  # a strided window of many taps (resnet's 7x7 stem)
+            phases = self.phases(x, kh, kw, oh, ow)
+            for a in range(kh):
+                u, p = divmod(a * self.dh, self.sh)
+                for b in range(kw):
+                    v, q = divmod(b * self.dw, self.sw)
+                    cols[:, :, a, b] = phases[p, q][:, :, u : u + oh, v : v + ow]
+            return cols.reshape(n, c * kh * kw, oh * ow)
         for a in range(kh):  # one slice copy per filter tap (the copy streams whole output rows)
             rows = (*_tap_span(oh, h, self.sh, a * self.dh - pt), self.sh)
             for b in range(kw):
                 _copy_tap(cols[:, :, a, b], x, rows, (*_tap_span(ow, w, self.sw, b * self.dw - pl), self.sw))
         return cols.reshape(n, c * kh * kw, oh * ow)
+
+    def phases(self, x: Array, kh: int, kw: int, oh: int, ow: int) -> dict[tuple[int, int], Array]:
+        """The zero-padded x split by stride phase: (p, q) -> the contiguous padded x[:, :, p::SH, q::SW],
+        so that tap (a, b) reads phase (a*DH % SH, b*DW % SW) from row a*DH // SH, column b*DW // SW
+        with stride 1 (for every phase some tap reads; one strided pass over x instead of one per tap)."""
+        n, c, h, w = x.shape
+        pt, _, pl, _ = self.pads
+        hp = (oh - 1) * self.sh + self.dh * (kh - 1) + 1  # the padded extent the windows read
+        wp = (ow - 1) * self.sw + self.dw * (kw - 1) + 1
+        xp = np.zeros((n, c, hp + self.sh, wp + self.sw), x.dtype)  # a stride's margin: every phase is as long
+        rows, cols = max(0, min(h, hp - pt)), max(0, min(w, wp - pl))
+        xp[:, :, pt : pt + rows, pl : pl + cols] = x[:, :, :rows, :cols]
+        needed = {((a * self.dh) % self.sh, (b * self.dw) % self.sw) for a in range(kh) for b in range(kw)}
+        return {(p, q): _contig(xp[:, :, p :: self.sh, q :: self.sw]) for p, q in needed}
 
     def forward(self, x: Array, w: Array) -> Array:
         """y (N, O, OH, OW) = conv(x (N, C, H, W), w (O, C/G, KH, KW))."""
