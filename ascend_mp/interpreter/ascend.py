@@ -34,6 +34,10 @@ Numerics (what :func:`make_kernel` does around a kernel body):
   for every op; both give the same bits (tests run both).
 * **Reference mode** (``OpSpec.reference``): every float tensor is float64 and
   every op computes in float64, the "same graph in float64" baseline.
+* **Compiled float32 kernels** (numba, :func:`compiled`): a float32 Relu and the
+  convolutions' bias epilogue on tensors of 2048 elements or more run as loops
+  numba compiles, with numpy's bits, in one pass; the epilogue also counts the
+  inf/NaN results, so the executor does not check them again (:data:`SETS_STATUS`).
 * The float status ops model Ascend's overflow register (:class:`FloatStatus`):
   the executor sets it when an AI Core kernel (every op but Const and the status
   ops) writes inf or NaN into a float result; NPUGetFloatStatus returns a
@@ -1019,7 +1023,10 @@ class ConvGeometry:
 
     def patches(self, x: Array, kh: int, kw: int) -> Array:
         """im2col, channel-major: (N, C*KH*KW, OH*OW) patches of `x` (N, C, H, W), padding as zeros; a 1x1
-        window without padding or dilation is a strided view of `x` (no copy at stride 1)."""
+        window without padding or dilation is a strided view of `x` (no copy at stride 1). Else one copy
+        per filter tap: at stride 1 with an output as wide as x (resnet's 3x3), one flat shifted copy
+        (:func:`_copy_shifted_tap`); for a strided window of many taps (the 7x7 stem), a stride-1 copy
+        from x split by stride phase (:meth:`phases`); else a copy of the output rows it reads."""
         n, c, h, w = x.shape
         oh, ow = self.out_size(h, w, kh, kw)
         if kh == kw == 1 and not any(self.pads):
