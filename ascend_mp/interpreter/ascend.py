@@ -1154,8 +1154,10 @@ def _copy_shifted_tap(dst: Array, flat: Array, xf: Array, h: int, dr: int, dc: i
     src_lo, src_hi = lo + dr * w + dc, hi + dr * w + dc  # may pass x's ends by |dc|: those are wrapped columns
     s0, s1 = max(src_lo, 0), min(src_hi, h * w)
     flat[:, :, lo + s0 - src_lo : hi - (src_hi - s1)] = xf[:, :, s0:s1]
-    flat[:, :, :lo] = 0
-    flat[:, :, hi:] = 0
+    if lo:
+        flat[:, :, :lo] = 0
+    if hi < flat.shape[2]:
+        flat[:, :, hi:] = 0
     if dc < 0:
         dst[:, :, i0:i1, :-dc] = 0
     elif dc > 0:
