@@ -34,6 +34,10 @@ Numerics (what :func:`make_kernel` does around a kernel body):
   for every op; both give the same bits (tests run both).
 * **Reference mode** (``OpSpec.reference``): every float tensor is float64 and
   every op computes in float64, the "same graph in float64" baseline.
+* **Compiled float32 kernels** (numba, :func:`compiled`): a float32 Relu and the
+  convolutions' bias epilogue on tensors of 2048 elements or more run as loops
+  numba compiles, with numpy's bits, in one pass; the epilogue also counts the
+  inf/NaN results, so the executor does not check them again (:data:`SETS_STATUS`).
 * The float status ops model Ascend's overflow register (:class:`FloatStatus`):
   the executor sets it when an AI Core kernel (every op but Const and the status
   ops) writes inf or NaN into a float result; NPUGetFloatStatus returns a
@@ -427,6 +431,98 @@ def _round_f16_element(x: np.float32) -> np.float32:
     return np.uint32(t if t & _PAYLOAD else t | _NAN_MIN).view(np.float32)
 
 
+# --------------------------------------------------------------------------------------
+# Compiled float32 kernels (numba): numpy's operations, bit for bit, in one pass
+# --------------------------------------------------------------------------------------
+
+_F32_ZERO = np.float32(0.0)
+
+
+def _relu_element(x: np.float32) -> np.float32:
+    """`np.maximum(x, 0)` for one float32 element (the compiled Relu ufunc's body): x when x > 0
+    or x is NaN (the same NaN), else +0 (so -0 gives +0, as numpy's maximum returns its second
+    operand on a tie)."""
+    return x if x > _F32_ZERO or x != x else _F32_ZERO
+
+
+def _relu_loop(x: Array) -> None:
+    """x = Relu(x) in place (x flat), elementwise as :func:`_relu_element` (one array: the
+    compiler vectorizes it; a ufunc whose output is its input falls back to scalar code)."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        x[i] = v if v > _F32_ZERO or v != v else _F32_ZERO
+
+
+def _channel_bias_loops(y: Array, b: Array) -> int:
+    """y[n, c, :] += b[c] for y (N, C, P) (the compiled convolution bias epilogue, in place);
+    returns how many sums are inf or NaN (v - v is 0 exactly for finite v), so the float
+    status needs no second pass over y."""
+    bad = 0
+    for n in range(y.shape[0]):
+        for c in range(y.shape[1]):
+            bc = b[c]
+            row = y[n, c]
+            for p in range(row.shape[0]):
+                v = row[p] + bc
+                row[p] = v
+                bad += (v - v) != _F32_ZERO
+    return bad
+
+
+_FAST_ON = [True]
+_FAST: dict[str, Callable[..., Any] | None] = {}
+
+
+def use_compiled_kernels(enabled: bool = True) -> None:
+    """Build float32 Relu and the Conv2D bias epilogue on the compiled kernels (numba;
+    the default) or on numpy (``enabled=False``: for tests; same bits). Affects kernels built
+    afterwards."""
+    _FAST_ON[0] = enabled
+
+
+def compiled(name: str, shape: tuple[int, ...] | None = None) -> Callable[..., Any] | None:
+    """The compiled kernel `name` ("relu", "relu_in_place", "channel_bias"): numba compiles it once
+    (cached on disk) and it loads at the first kernel built for a tensor of at least
+    :data:`LOAD_COMPILED_AT` elements of `shape` (a dynamic or small one gets None, numpy then
+    does the work, as it does when they are switched off or numba cannot build them)."""
+    if not _FAST_ON[0] or (shape is not None and (any(d < 0 for d in shape) or math.prod(shape) < LOAD_COMPILED_AT)):
+        return None
+    if name not in _FAST:
+        try:
+            _FAST[name] = _build_compiled(name)
+        except Exception:  # noqa: BLE001 - no numba, or no compiler for this machine: numpy it is
+            _FAST[name] = None
+    return _FAST[name]
+
+
+def _build_compiled(name: str) -> Callable[..., Any]:
+    import warnings
+
+    import numba  # pyright: ignore[reportMissingImports]
+
+    def build(cache: bool) -> Callable[..., Any]:
+        if name == "relu":  # a real ufunc: out= works, any layout
+            return numba.vectorize(["float32(float32)"], nopython=True, cache=cache)(_relu_element).ufunc
+        f32, i64, void = numba.types.float32, numba.types.int64, numba.types.void
+
+        def arrays(ndim: int, layout: str) -> list[Any]:  # constants are read-only arrays
+            return [numba.types.Array(f32, ndim, layout, readonly=r) for r in (False, True)]
+
+        if name == "relu_in_place":
+            return numba.njit([void(numba.types.Array(f32, 1, "C"))], cache=cache)(_relu_loop)
+        if name == "channel_bias":
+            y = numba.types.Array(f32, 3, "C")
+            return numba.njit([i64(y, b) for b in arrays(1, "C")], cache=cache)(_channel_bias_loops)
+        raise KeyError(name)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return build(True)
+        except Exception:  # noqa: BLE001 - no writable cache directory: compile it every time
+            return build(False)
+
+
 NONFINITE: dict[np.dtype[Any], Callable[[Array], bool]] = {
     F32: nonfinite_wide,
     F64: nonfinite_wide,
@@ -738,8 +834,17 @@ kernel("Tanh", finite_preserving=True)(_impl_mode(_fast_tanh, simple(np.tanh)))
 
 @kernel("Relu", finite_preserving=True, exact=True)
 def _relu(spec: OpSpec) -> KernelFn:
+    fast = _compiled_relu(spec)
+    if fast is not None:
+        return fast  # a ufunc: a new array
     zero = np.zeros((), spec.compute or spec.in_dtypes[0])
     return lambda x: np.maximum(x, zero)
+
+
+def _compiled_relu(spec: OpSpec) -> np.ufunc | None:
+    """The compiled Relu ufunc for a float32 Relu of a large static shape (numpy's maximum, with
+    its NaN and signed-zero results, in about a quarter of its time), else None."""
+    return compiled("relu", spec.in_shapes[0]) if spec.compute == F32 and spec.in_shapes else None
 
 
 @kernel("Relu6", finite_preserving=True, exact=True)
@@ -918,18 +1023,49 @@ class ConvGeometry:
 
     def patches(self, x: Array, kh: int, kw: int) -> Array:
         """im2col, channel-major: (N, C*KH*KW, OH*OW) patches of `x` (N, C, H, W), padding as zeros; a 1x1
-        window without padding or dilation is a strided view of `x` (no copy at stride 1)."""
+        window without padding or dilation is a strided view of `x` (no copy at stride 1). Else one copy
+        per filter tap: at stride 1 with an output as wide as x (resnet's 3x3), one flat shifted copy
+        (:func:`_copy_shifted_tap`); for a strided window of many taps (the 7x7 stem), a stride-1 copy
+        from x split by stride phase (:meth:`phases`); else a copy of the output rows it reads."""
         n, c, h, w = x.shape
         oh, ow = self.out_size(h, w, kh, kw)
         if kh == kw == 1 and not any(self.pads):
             return x[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw].reshape(n, c, oh * ow)
         cols = np.empty((n, c, kh, kw, oh, ow), x.dtype)
         pt, _, pl, _ = self.pads
+        if self.sh == self.sw == 1 and ow == w:  # output rows align with x's: one flat copy per tap
+            xf, flat = _contig(x).reshape(n, c, h * w), cols.reshape(n, c, kh * kw, oh * ow)
+            for a in range(kh):
+                for b in range(kw):
+                    _copy_shifted_tap(cols[:, :, a, b], flat[:, :, a * kw + b], xf, h, a * self.dh - pt, b * self.dw - pl)
+            return cols.reshape(n, c * kh * kw, oh * ow)
+        if kh * kw >= 4 * self.sh * self.sw > 4:  # a strided window of many taps (resnet's 7x7 stem)
+            phases = self.phases(x, kh, kw, oh, ow)
+            for a in range(kh):
+                u, p = divmod(a * self.dh, self.sh)
+                for b in range(kw):
+                    v, q = divmod(b * self.dw, self.sw)
+                    cols[:, :, a, b] = phases[p, q][:, :, u : u + oh, v : v + ow]
+            return cols.reshape(n, c * kh * kw, oh * ow)
         for a in range(kh):  # one slice copy per filter tap (the copy streams whole output rows)
             rows = (*_tap_span(oh, h, self.sh, a * self.dh - pt), self.sh)
             for b in range(kw):
                 _copy_tap(cols[:, :, a, b], x, rows, (*_tap_span(ow, w, self.sw, b * self.dw - pl), self.sw))
         return cols.reshape(n, c * kh * kw, oh * ow)
+
+    def phases(self, x: Array, kh: int, kw: int, oh: int, ow: int) -> dict[tuple[int, int], Array]:
+        """The zero-padded x split by stride phase: (p, q) -> the contiguous padded x[:, :, p::SH, q::SW],
+        so that tap (a, b) reads phase (a*DH % SH, b*DW % SW) from row a*DH // SH, column b*DW // SW
+        with stride 1 (for every phase some tap reads; one strided pass over x instead of one per tap)."""
+        n, c, h, w = x.shape
+        pt, _, pl, _ = self.pads
+        hp = (oh - 1) * self.sh + self.dh * (kh - 1) + 1  # the padded extent the windows read
+        wp = (ow - 1) * self.sw + self.dw * (kw - 1) + 1
+        xp = np.zeros((n, c, hp + self.sh, wp + self.sw), x.dtype)  # a stride's margin: every phase is as long
+        rows, cols = max(0, min(h, hp - pt)), max(0, min(w, wp - pl))
+        xp[:, :, pt : pt + rows, pl : pl + cols] = x[:, :, :rows, :cols]
+        needed = {((a * self.dh) % self.sh, (b * self.dw) % self.sw) for a in range(kh) for b in range(kw)}
+        return {(p, q): _contig(xp[:, :, p :: self.sh, q :: self.sw]) for p, q in needed}
 
     def forward(self, x: Array, w: Array) -> Array:
         """y (N, O, OH, OW) = conv(x (N, C, H, W), w (O, C/G, KH, KW))."""
@@ -1003,6 +1139,31 @@ def _copy_tap(dst: Array, x: Array, rows: tuple[int, int, int, int], cols: tuple
     dst[:, :, i0:i1, j0:j1] = _tap_view(x, rows, cols)
 
 
+def _copy_shifted_tap(dst: Array, flat: Array, xf: Array, h: int, dr: int, dc: int) -> None:
+    """dst (N, C, OH, W), and `flat`, the same memory as (N, C, OH*W), = x at rows i + dr, columns
+    j + dc, zero outside x (one stride-1 filter tap whose output is as wide as x; `xf` is x
+    (N, C, H, W) as (N, C, H*W)). Flat, the tap is x shifted by dr*W + dc: one copy of long
+    contiguous runs; then the columns it wrapped around (|dc| per row) and the rows outside x
+    are zeroed."""
+    oh, w = dst.shape[2], dst.shape[3]
+    i0, i1 = max(0, -dr), min(oh, h - dr)
+    if i1 <= i0 or abs(dc) >= w:
+        dst[...] = 0
+        return
+    lo, hi = i0 * w, i1 * w
+    src_lo, src_hi = lo + dr * w + dc, hi + dr * w + dc  # may pass x's ends by |dc|: those are wrapped columns
+    s0, s1 = max(src_lo, 0), min(src_hi, h * w)
+    flat[:, :, lo + s0 - src_lo : hi - (src_hi - s1)] = xf[:, :, s0:s1]
+    if lo:
+        flat[:, :, :lo] = 0
+    if hi < flat.shape[2]:
+        flat[:, :, hi:] = 0
+    if dc < 0:
+        dst[:, :, i0:i1, :-dc] = 0
+    elif dc > 0:
+        dst[:, :, i0:i1, w - dc :] = 0
+
+
 def _oihw(w: Array, fmt: str) -> Array:
     return w if fmt == "NCHW" else w.transpose(3, 2, 0, 1)
 
@@ -1013,19 +1174,59 @@ def _channel_bias(y: Array, bias: Array | None, fmt: str) -> Array:
     return y + (bias.reshape(1, -1, 1, 1) if fmt == "NCHW" else bias)
 
 
+SETS_STATUS = "sets_status"
+"""A kernel function with this attribute set sets the float status register itself when its
+result holds inf or NaN (a convolution whose bias epilogue sees every element of its float32
+result anyway), so the executor does not check that result again."""
+
+
+def _conv_bias(spec: OpSpec, fmt: str) -> Callable[[Array, Array | None], Array]:
+    """The bias epilogue of a forward convolution: `y` (N, O, OH, OW, a fresh array) plus the
+    channel bias, in data_format; in place when the dtypes allow it. A large static float32
+    result gets the compiled loop (one pass, about a third of numpy's broadcast add's time),
+    which also sets the float status (:data:`SETS_STATUS`, marked on the returned function)."""
+    biased = len(spec.in_dtypes) > 2 and fmt == "NCHW" and spec.compute == F32 and bool(spec.out_shapes)
+    fast = compiled("channel_bias", spec.out_shapes[0]) if biased else None
+    # the result is the op's own (no rounding after): an inf/NaN seen here is one in the result
+    status = spec.status if fast is not None and spec.out_dtypes[0] == F32 else None
+
+    def add(y: Array, bias: Array | None) -> Array:
+        if fast is not None and bias is not None and y.dtype == bias.dtype == F32 and y.flags.c_contiguous:
+            if fast(y.reshape(y.shape[0], y.shape[1], -1), _contig(bias)) and status is not None:
+                status.flag = True
+            return y
+        if bias is None:
+            y = _from_nchw(y, fmt)
+        elif fmt == "NCHW" and np.result_type(y, bias) == y.dtype:
+            y += bias.reshape(1, -1, 1, 1)  # in place: no second output-sized buffer
+        else:
+            y = _channel_bias(_from_nchw(y, fmt), bias, fmt)
+        if status is not None and not status.flag and nonfinite_wide(y):
+            status.flag = True
+        return y
+
+    if status is not None:
+        setattr(add, SETS_STATUS, True)
+    return add
+
+
+def _sets_status_as(fn: KernelFn, epilogue: Callable[..., Any]) -> KernelFn:
+    """`fn`, marked :data:`SETS_STATUS` when its result is `epilogue`'s and that sets the status."""
+    if getattr(epilogue, SETS_STATUS, False):
+        setattr(fn, SETS_STATUS, True)
+    return fn
+
+
 @kernel("Conv2D", propagates=(1, 2))  # an input pixel may lie outside every window
 def _conv2d(spec: OpSpec) -> KernelFn:
     fmt = spec.attr("data_format")
     geo = ConvGeometry.of(spec)
+    add_bias = _conv_bias(spec, fmt)
 
     def conv(x: Array, w: Array, bias: Array | None = None) -> Array:
-        y = geo.forward(_to_nchw(x, fmt), _oihw(w, fmt))  # a fresh array
-        if bias is not None and fmt == "NCHW" and np.result_type(y, bias) == y.dtype:
-            y += bias.reshape(1, -1, 1, 1)  # in place: no second output-sized buffer
-            return y
-        return _channel_bias(_from_nchw(y, fmt), bias, fmt)
+        return add_bias(geo.forward(_to_nchw(x, fmt), _oihw(w, fmt)), bias)
 
-    return conv
+    return _sets_status_as(conv, add_bias)
 
 
 @kernel("DepthwiseConv2D", propagates=(1, 2))
@@ -1033,17 +1234,14 @@ def _depthwise(spec: OpSpec) -> KernelFn:
     fmt = spec.attr("data_format")
     kh, kw, c, m = spec.in_shapes[1]
     geo = ConvGeometry.of(spec, groups=c)
+    add_bias = _conv_bias(spec, fmt)
 
     def conv(x: Array, w: Array, bias: Array | None = None) -> Array:
         # Depthwise = grouped conv with one group per channel; output channel c*M + m.
         w_oihw = w.transpose(2, 3, 0, 1).reshape(c * m, 1, kh, kw)
-        y = geo.forward(_to_nchw(x, fmt), w_oihw)  # a fresh array
-        if bias is not None and fmt == "NCHW" and np.result_type(y, bias) == y.dtype:
-            y += bias.reshape(1, -1, 1, 1)  # in place: no second output-sized buffer
-            return y
-        return _channel_bias(_from_nchw(y, fmt), bias, fmt)
+        return add_bias(geo.forward(_to_nchw(x, fmt), w_oihw), bias)
 
-    return conv
+    return _sets_status_as(conv, add_bias)
 
 
 @kernel("Conv2DBackpropInput")
@@ -1685,6 +1883,22 @@ def _in_place_select_v2(spec: OpSpec) -> KernelFn | None:
     return select_on_flag if spec.in_shapes[0] == () else select
 
 
+def _in_place_relu(spec: OpSpec) -> KernelFn | None:
+    fast = compiled("relu_in_place", spec.in_shapes[0]) if _compiled_relu(spec) is not None else None
+    if fast is None:
+        return None
+
+    zero = np.zeros((), F32)
+
+    def relu(x: Array) -> Array:
+        if x.flags.c_contiguous:
+            fast(x.reshape(-1))  # a view
+            return x
+        return np.maximum(x, zero, out=x)
+
+    return relu
+
+
 def _in_place_binary(ufunc: np.ufunc) -> Callable[[OpSpec], KernelFn | None]:
     def build(spec: OpSpec) -> KernelFn | None:
         return lambda a, b: ufunc(a, b, out=a)
@@ -1701,6 +1915,7 @@ IN_PLACE: dict[str, tuple[tuple[int, ...], Callable[[OpSpec], KernelFn | None]]]
     "ApplyMomentumD": ((0, 1), _in_place_momentum),
     "ApplyAdamD": ((0, 1, 2), _in_place_adam),
     "SelectV2": ((2,), _in_place_select_v2),
+    "Relu": ((0,), _in_place_relu),
 }
 """Op type -> (for each result, the operand whose buffer it takes; the in-place builder)."""
 

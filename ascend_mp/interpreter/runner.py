@@ -60,6 +60,7 @@ from ascend_mp.interpreter.ascend import (
     FLOATS,
     KERNELS,
     NONFINITE,
+    SETS_STATUS,
     STATUS,
     VECTOR,
     FloatStatus,
@@ -472,6 +473,9 @@ class _Compiler:
             if i < end:
                 releases[i].append(o)
         kernels = self.moving_selects(kernels, last, group_last)
+        for i, p in enumerate(self.pending):  # a kernel that sets the status for its result itself
+            if getattr(kernels[i], SETS_STATUS, False) and not p.step.multi:
+                checks[i] = tuple(c for c in checks[i] if c[0] != p.step.outs[0])
         fn.steps = [
             Step(kernels[i], p.step.ins, p.step.outs, p.step.op_type, p.step.multi, checks[i],
                  tuple(sorted(frees[i])), tuple(sorted(releases[i])), p.step.callee, p.step.op, p.step.dynamic)
