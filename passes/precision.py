@@ -109,7 +109,7 @@ from ascend_mp.dialects.ascend import (
     ListKindAttr,
     Unit,
 )
-from ascend_mp.dtypes import LOW_FLOATS, PRECISION_RANK, TO_CANN, dtype_name, element_type, with_dtype
+from ascend_mp.dtypes import LOW_FLOATS, PRECISION_RANK, TO_CANN, dtype_name, with_dtype
 from ascend_mp.errors import AscendError, AscendPassError
 from ascend_mp.fileio import write_output
 from ascend_mp.passes.store_weights import WeightBytes, store_low_weights
@@ -599,6 +599,7 @@ class PrecisionPlan:
     """Every `ascend.Const`, in program order (storing low weights needs no walk)."""
     casts_inserted: int = 0
     casts_folded: int = 0
+    _types: dict[tuple[int, str], tuple[Attribute, TensorType]] = field(default_factory=dict[tuple[int, str], tuple[Attribute, TensorType]])
     distinct: int = 0
     """How many distinct decisions the walk computed (the rest were looked up: see `_Planner.visit_block`)."""
     stored: WeightBytes | None = None
@@ -617,12 +618,16 @@ class PrecisionPlan:
         return self._by_op.get(op)
 
     # -- casts --------------------------------------------------------------------------
-    @staticmethod
-    def retyped(type_: Attribute, dtype: str) -> TensorType:
-        """`type_` (a tensor type) with element type `dtype`: :func:`with_dtype`, which builds one for less than
-        looking it up would cost (a parsed or imported module has a type object per value)."""
-        assert isinstance(type_, TensorType)
-        return with_dtype(type_, dtype)
+    def retyped(self, type_: Attribute, dtype: str) -> TensorType:
+        """`type_` (a tensor type) with element type `dtype` (:func:`with_dtype`), cached per type object: a module
+        built in Python shares its type objects (a chain of 50k ops: 20% of the pass); a parsed or imported one
+        has one per value, and building one costs little more than a lookup."""
+        key = (id(type_), dtype)
+        hit = self._types.get(key)
+        if hit is None:
+            assert isinstance(type_, TensorType)
+            hit = self._types[key] = (type_, with_dtype(type_, dtype))  # keep type_ alive so its id stays unique
+        return hit[1]
 
     def dtype(self, value: SSAValue) -> str | None:
         """A value's dtype now (cached per :func:`_type_key`)."""
@@ -994,7 +999,7 @@ class _Planner:
         get_state, type_key = states.get, self.type_keys.get
         classes, memo, changes, records = self.classes, self.memo, self.plan.changes, self.records
         overrides, info, retype = self.overrides, self.info, self.retype
-        retyped, consts = with_dtype, self.plan.consts
+        retyped, consts = self.plan.retyped, self.plan.consts
         seq, count = self.seq, self.count
         op = block.first_op
         while op is not None:
@@ -1621,7 +1626,7 @@ def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan, *, store_low: 
                     const = low.get(id(value))
                     if const is not None:  # the first use of a constant stored low: retyped, its uses read it
                         plan.retyped_consts[const] = value._type  # pyright: ignore[reportArgumentType, reportPrivateUsage]
-                        value._type = with_dtype(value._type, dtype)  # pyright: ignore[reportPrivateUsage, reportArgumentType]
+                        value._type = plan.retyped(value._type, dtype)  # pyright: ignore[reportPrivateUsage]
                         plan.casts_inserted += 1  # the cast it stands for (the report counts it, as before)
                         plan.casts[(id(value), dtype)] = (value, value)
                         continue
@@ -1633,7 +1638,7 @@ def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan, *, store_low: 
         if new is not None:
             for result, dtype in zip(op.results, new):
                 if dtype is not None:
-                    result._type = with_dtype(result._type, dtype)  # pyright: ignore[reportPrivateUsage, reportArgumentType]
+                    result._type = plan.retyped(result._type, dtype)  # pyright: ignore[reportPrivateUsage]
 
 
 def _low_consts(plan: PrecisionPlan) -> dict[int, ConstOp]:
