@@ -7,6 +7,8 @@ nothing (issue 14 item 6: an op whose original dtype had no kernel moved again o
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
