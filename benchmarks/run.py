@@ -137,7 +137,7 @@ def bench_precision(quick: bool) -> None:
     for n in sizes:
         pass_times: list[float] = []
         walk_times: list[float] = []
-        for _ in range(3 if n >= 50000 else 5):
+        for _ in range(5 if n >= 50000 else 9):
             module = chain_module(n)  # a fresh module each round (not timed)
             start = cpu()
             for _op in module.walk():
