@@ -20,6 +20,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from ascend_mp.dialects.ascend import AscendOp, op_type
+from ascend_mp.errors import AscendError, AscendPassError
+from ascend_mp.ir import location_of
 from ascend_mp.opinfo import load_library
 
 
@@ -35,9 +37,15 @@ class AttachCapsPass(ModulePass):
     """A CANN `aic-<soc>-ops-info.json` table overriding the built-in entries."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        library = load_library(self.soc, self.op_info)
+        try:  # a bad SoC or table: an xDSL diagnostic too (plain xdsl-opt --verify-diagnostics prints it)
+            library = load_library(self.soc, self.op_info)
+        except AscendError as e:
+            raise AscendPassError(str(e)) from None
         for child in op.walk():
             if isinstance(child, AscendOp):
-                info = library.info(op_type(child))
+                try:
+                    info = library.info(op_type(child))
+                except AscendError as e:  # a user's table without this op
+                    raise AscendPassError(f"{location_of(child)}: {e}") from None
                 child.properties.setdefault("caps", info.caps)
                 child.properties.setdefault("list", info.list_attr)

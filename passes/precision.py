@@ -1774,11 +1774,16 @@ class AscendPrecisionPass(ModulePass):
     """`to_float` scopes: a file, or inline `scope=dtype;scope=dtype`."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        config = load_config(
-            self.mode, self.mode_v2, self.modify_mixlist, self.keep_dtype, self.customize_dtypes, self.soc,
-            self.op_info, self.report, policy=self.policy, level=self.level, amp_dtype_name=self.amp_dtype,
-            tf_lists=self.tf_lists, to_float=self.to_float,
-        )
+        try:  # a bad option, file or environment variable: an xDSL diagnostic too (plain xdsl-opt prints it)
+            config = load_config(
+                self.mode, self.mode_v2, self.modify_mixlist, self.keep_dtype, self.customize_dtypes, self.soc,
+                self.op_info, self.report, policy=self.policy, level=self.level, amp_dtype_name=self.amp_dtype,
+                tf_lists=self.tf_lists, to_float=self.to_float,
+            )
+        except AscendPassError:
+            raise
+        except AscendError as e:
+            raise AscendPassError(str(e)) from None
         plan = precision_rewrite(op, config, records=self.report is not None)
         if self.report is not None:
             done = _REPORTS.get(id(self))

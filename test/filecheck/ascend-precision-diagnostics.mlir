@@ -1,9 +1,19 @@
 // RUN: xdsl-opt %s --split-input-file -p 'ascend-precision{mode=must_keep_origin_dtype}' --verify-diagnostics | filecheck %s --check-prefix=KEEP
 // RUN: xdsl-opt %s --split-input-file -p 'ascend-precision{mode=allow_mix_precision customize_dtypes="%S/Inputs/customize_unsupported.cfg"}' --verify-diagnostics | filecheck %s --check-prefix=CUSTOM
 // RUN: ascend-opt %s --split-input-file -p 'ascend-precision{mode=must_keep_origin_dtype}' --verify-diagnostics | filecheck %s --check-prefix=KEEP-LOC
+// RUN: xdsl-opt %s --split-input-file -p 'ascend-precision{mode=bogus}' --verify-diagnostics | filecheck %s --check-prefix=OPTION
+// RUN: xdsl-opt %s --split-input-file -p 'ascend-precision{mode=allow_mix_precision modify-mixlist="%S/Inputs/no-such-file.json"}' --verify-diagnostics | filecheck %s --check-prefix=FILE
+// RUN: xdsl-opt %s --split-input-file -p 'ascend-attach-caps{soc=bogus}' --verify-diagnostics | filecheck %s --check-prefix=SOC
+// RUN: env TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL=fast xdsl-opt %s --split-input-file -p 'ascend-precision{policy=tf}' --verify-diagnostics | filecheck %s --check-prefix=ENV
 // COM: Every error of ascend-precision that belongs to an op is an xDSL diagnostic (AscendPassError, a
 // COM: PassFailedException) whose message starts with the op's location: plain xdsl-opt prints it as one line
 // COM: under --verify-diagnostics (`@func, op #k` there; ascend-opt's parser knows file:line:col).
+// COM: A bad option, option file or environment variable is a diagnostic too (OPTION, FILE, ENV), also of
+// COM: ascend-attach-caps (SOC).
+// SOC: unknown soc_version 'bogus'; accepted: Ascend910,
+// OPTION: unknown precision_mode 'bogus'; expected one of force_fp32,
+// FILE: no-such-file.json: cannot read file: No such file or directory
+// ENV: environment variable TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL: unknown level 'FAST'; expected TENSOR_CORES_ONLY, TREAT_INFER_AS_DENY, UNSAFE_FORCE_ALL or unset
 
 // KEEP: @conv, op #1: Conv2D 'conv1' has no kernel for its original dtype float32 under must_keep_origin_dtype and no AI CPU fallback; kernels: (f16, f16, f16) -> f16
 // KEEP-LOC: ascend-precision-diagnostics.mlir:{{[0-9]+}}:3: Conv2D 'conv1' has no kernel for its original dtype float32 under must_keep_origin_dtype
