@@ -802,6 +802,7 @@ class Program:
         for o in fn.entry_releases:
             live -= sizes.pop(o, 0)
         clock = time.perf_counter
+        limit: int | None = None  # the tensor limit, read at the first step of dynamic shape
         for step in fn.steps:
             ins = [regs[s] for s in step.ins]
             t0 = clock()
@@ -820,10 +821,12 @@ class Program:
             elif step.outs:
                 regs[step.outs[0]] = out
             if step.dynamic:  # as the generated code checks them
-                from ascend_mp.limits import max_tensor_bytes
+                if limit is None:
+                    from ascend_mp.limits import max_tensor_bytes
 
+                    limit = max_tensor_bytes()
                 for s in step.outs:
-                    if regs[s].size * itemsize[s] > max_tensor_bytes():
+                    if regs[s].size * itemsize[s] > limit:
                         _too_big(step.op, regs[s], itemsize[s])  # pyright: ignore[reportArgumentType]
             for slot, check in step.checks:
                 if not status.flag and check(regs[slot]):
