@@ -113,7 +113,7 @@ def test_conv2d_bias_epilogue_gives_numpys_bits(case: tuple[Any, ...], numpy_ker
     "k,dilation,pads",
     [(3, 1, (1, 1, 1, 1)), (3, 1, (0, 0, 1, 1)), (3, 1, (2, 0, 0, 2)), (3, 2, (2, 2, 2, 2)), (5, 1, (1, 3, 2, 2)),
      (3, 1, (4, 4, 1, 1)), (7, 1, (3, 3, 3, 3)), (2, 1, (0, 1, 1, 0))],
-)  # fmt: skip
+)
 def test_shifted_tap_patches_are_the_windows(k: int, dilation: int, pads: tuple[int, int, int, int]) -> None:
     """Stride-1 patches of an output as wide as x (one flat copy per tap, then the wrapped columns and
     the rows outside x zeroed) are x's padded windows, exactly (rows past x: (4, 4) pads on 5 rows)."""
@@ -133,7 +133,7 @@ def test_shifted_tap_patches_are_the_windows(k: int, dilation: int, pads: tuple[
     "k,stride,dilation,pads",
     [(7, (2, 2), 1, (3, 3, 3, 3)), (5, (2, 2), 1, (0, 1, 2, 0)), (3, (2, 1), 2, (1, 1, 1, 1)), (5, (3, 2), 1, (2, 2, 2, 2)),
      (5, (2, 2), 2, (9, 0, 1, 1)), (7, (2, 2), 1, (0, 0, 0, 0))],
-)  # fmt: skip
+)
 def test_stride_phase_patches_are_the_windows(k: int, stride: tuple[int, int], dilation: int, pads: tuple[int, int, int, int]) -> None:
     """Strided patches of a many-tap window (read from the padded x split by stride phase, each tap a
     stride-1 copy) are x's padded windows, exactly."""

@@ -359,9 +359,10 @@ def _can_force(op: Operation) -> bool:
     retarget it)."""
     from xdsl.traits import Pure
 
-    from ascend_mp.dialects.ascend import CastOp, ConstOp
+    from ascend_mp.dialects.ascend import AscendOp, CastOp, ConstOp
 
-    return not isinstance(op, (ConstOp, CastOp)) and op.has_trait(Pure) and not getattr(op, "VARIABLE_UPDATE", False)
+    assert isinstance(op, AscendOp)  # the painting's graph holds ascend ops only
+    return not isinstance(op, (ConstOp, CastOp)) and op.has_trait(Pure) and not op.VARIABLE_UPDATE
 
 
 def _compute_dtype(op: Operation) -> str | None:
