@@ -6,7 +6,7 @@
 // COM: DENY: TF's own test NoInferOp (TREAT_INFER_AS_DENY: the infer ops Sqrt and Log join the deny list),
 // COM: with TF's expected dtypes and its 4 casts. TC: TENSOR_CORES_ONLY empties the fp16 infer, deny and clear
 // COM: lists, so only the allow ops change (case-insensitive, as TF reads it). FORCE: UNSAFE_FORCE_ALL paints
-// COM: every fp32 op with an fp16 kernel and skips the deny propagation: one cast in, one cast out; a second
+// COM: every fp32 op with an fp16 kernel and does not propagate deny: one cast in, one cast out; a second
 // COM: run changes nothing.
 
 // DENY-LABEL: func.func @no_infer_op
