@@ -24,7 +24,7 @@ from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, ModuleOp, TensorType
-from xdsl.ir import Block, BlockArgument, OpResult, Operation, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Block, BlockArgument, OpResult, Operation, SSAValue, SSAValues, TypeAttribute, Use
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
@@ -438,3 +438,32 @@ def functions(module: ModuleOp) -> Iterator[func.FuncOp]:
     for op in module.ops:
         if isinstance(op, func.FuncOp):
             yield op
+
+
+_SHELLS: dict[type[Operation], tuple[dict[str, Any], dict[str, Any]]] = {}
+"""Op class -> (the fields every fresh op of it starts with, its default properties), from one op it built."""
+
+
+def quick_op(cls: type[Operation], operands: tuple[SSAValue, ...], result_types: tuple[Attribute, ...]) -> Operation:
+    """`cls.create(operands=operands, result_types=result_types)` (no properties, attributes, regions or
+    successors), without xDSL's generic constructor: its fields are copied from an op the class built once and only
+    the operands, results and property dicts are new. A fifth of the cost, for every cast a pass inserts; the op is
+    the one `create` builds (`test_fast_ir.py`)."""
+    shell = _SHELLS.get(cls)
+    if shell is None:
+        model = cls.create()
+        fields = {k: v for k, v in model.__dict__.items() if k not in ("_operands", "_operand_uses", "results")}
+        shell = _SHELLS[cls] = (fields, dict(model.properties))
+    fields, properties = shell
+    op = object.__new__(cls)
+    uses = tuple([Use(op, i) for i in range(len(operands))])
+    for value, use in zip(operands, uses):
+        value.add_use(use)
+    results = []
+    for i, type_ in enumerate(result_types):
+        result = object.__new__(OpResult)
+        result.__dict__.update(_type=type_, op=op, index=i)
+        results.append(result)
+    op.__dict__.update(fields, _operands=SSAValues(operands), _operand_uses=uses, results=SSAValues(results),
+                       properties=dict(properties), attributes={})
+    return op

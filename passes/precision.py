@@ -112,6 +112,7 @@ from ascend_mp.dialects.ascend import (
 from ascend_mp.dtypes import LOW_FLOATS, PRECISION_RANK, TO_CANN, dtype_name, with_dtype
 from ascend_mp.errors import AscendError, AscendPassError
 from ascend_mp.fileio import write_output
+from ascend_mp.ir import quick_op
 from ascend_mp.passes.store_weights import WeightBytes, store_low_weights
 from ascend_mp.modes import DEFAULT_MODE, V1_MODES, V2_MODES, V2_TO_V1
 from ascend_mp.opinfo import OpLibrary, load_library
@@ -303,13 +304,32 @@ class _Candidates:
         self.primary = _primary(sig.inputs, sig.outputs)
         self.all = tuple(kernels)
         """Every kernel of the op (for messages)."""
-        self.kernels = [k for k in kernels if _fits(k, sig) and cls.allows(k, sig)]
+        # What `_fits` and `cls.allows` check of each kernel, as positions of its dtypes (inputs, then outputs): the
+        # non-float dtypes it must share with the op, the slots that must be float, the slots of one dtype.
+        present = sig.inputs + sig.outputs
+        n_in, n_out = len(sig.inputs), len(sig.outputs)
+        fixed = [(i, d) for i, d in enumerate(present) if d is not None and d not in PRECISION_RANK]
+        floats = [i for i, d in enumerate(present) if d in PRECISION_RANK]
+        floats += [i for i in cls.floats if present[i] is not None and i not in floats]
+        same = [i for i in cls.same if present[i] is not None]
+        first = next((i for i, d in enumerate(present) if d in PRECISION_RANK), None)
+        fits: list[Kernel] = []
+        primaries: list[str | None] = []
+        for k in kernels:
+            if len(k.inputs) != n_in or len(k.outputs) != n_out:
+                continue
+            dts = k.inputs + k.outputs
+            if not all([dts[i] == d for i, d in fixed]) or not all([dts[i] in PRECISION_RANK for i in floats]):
+                continue
+            if len(same) > 1 and len({dts[i] for i in same}) > 1:
+                continue
+            fits.append(k)
+            primaries.append(None if first is None else dts[first])  # `_primary` of its present dtypes
+        self.kernels = fits
         """The kernels that can run this op: same non-float dtypes, and the op still verifies."""
-        self.primaries = [_primary(_present(k.inputs, sig.inputs), k.outputs) for k in self.kernels]
+        self.primaries = primaries
         self.varying = tuple(
-            i
-            for i, d in enumerate(sig.inputs)
-            if d in PRECISION_RANK and len({k.inputs[i] for k in self.kernels}) > 1
+            i for i, d in enumerate(sig.inputs) if d in PRECISION_RANK and len({k.inputs[i] for k in fits}) > 1
         )
         """Operand definitions whose dtype differs between the kernels: the ones producers vote on."""
         self.memo: dict[Any, _Choice] = {}
@@ -674,10 +694,12 @@ class PrecisionPlan:
             result = self.cast(self.cast(value, F32, rewriter, user, seq), dtype, rewriter, user, seq)
             self.casts[key] = (value, result)
             return result
-        cast = CastOp.create(operands=[value], result_types=[self.retyped(value.type, dtype)])  # CastOp(...) without the
-        # builder's argument processing (a tenth of the cost; the same op)
-        point, anchor = self._place(value, user)
-        rewriter.insert(cast, point)
+        cast = quick_op(CastOp, (value,), (self.retyped(value.type, dtype),))  # CastOp(...) at a fraction of the cost
+        block, before, anchor = self._place(value, user)
+        if type(rewriter) is _DirectRewriter:
+            _link(cast, block, before)
+        else:
+            rewriter.insert(cast, InsertPoint(block, before))
         if anchor is not None:
             self.last_cast[anchor] = cast
         self.inserted.add(cast)
@@ -685,8 +707,9 @@ class PrecisionPlan:
         self.casts[key] = (value, cast.y)
         return cast.y
 
-    def _place(self, value: SSAValue, user: Operation | None) -> tuple[InsertPoint, Operation | Block | None]:
-        """Where the first cast of `value` goes, and the definition it follows (None: before a consumer).
+    def _place(self, value: SSAValue, user: Operation | None) -> tuple[Block, Operation | None, Operation | Block | None]:
+        """Where the first cast of `value` goes (its block, and the op it goes before: None for the block's end), and
+        the definition it follows (None: before a consumer).
 
         The rewrite walks in program order, so `user` is the cast's first consumer: the cast goes right
         before the op of `value`'s block that is or contains `user`. That point dominates every later
@@ -701,18 +724,19 @@ class PrecisionPlan:
         else:
             assert isinstance(value, BlockArgument)
             anchor = block = value.block
-        op = user if block is not None else None
+        assert block is not None
+        op = user
         while op is not None and op.parent is not block:
             op = op.parent_op()
         if op is not None:
-            return InsertPoint.before(op), None
+            return block, op, None
         # After the definition, after the casts already placed there (they keep consumer order).
         last = self.last_cast.get(anchor)
         if last is not None:
-            return InsertPoint.after(last), anchor
+            return block, last._next_op, anchor  # pyright: ignore[reportPrivateUsage]
         if isinstance(anchor, Block):
-            return InsertPoint.at_start(anchor), anchor
-        return InsertPoint.after(anchor), anchor
+            return block, anchor.first_op, anchor
+        return block, anchor._next_op, anchor  # pyright: ignore[reportPrivateUsage]
 
     # -- reporting ------------------------------------------------------------------------
     def report(self) -> PrecisionReport:
@@ -1049,7 +1073,7 @@ class _Planner:
             effect = memo.get(key)
             if effect is None:
                 self.seq, self.count = seq, count  # where an error or a warning says the op is
-                effect = memo[key] = self.effect(op, cls)
+                effect = memo[key] = self.effect(op, cls, ins)
             # What `commit` does, inline.
             new = effect.new
             if single:
@@ -1146,12 +1170,17 @@ class _Planner:
         for r, state in zip(op.results, self.own_states(op, votes)):
             self.states[id(r)] = state
 
-    def signature(self, op: AscendOp, cls: _OpClass) -> tuple[Signature, list[list[SSAValue]] | None] | None:
-        """The op's original signature (None if an operand or result has an unmodelled type)."""
+    def signature(
+        self, op: AscendOp, cls: _OpClass, states: Sequence[_State] | None = None
+    ) -> tuple[Signature, list[list[SSAValue]] | None] | None:
+        """The op's original signature (None if an operand or result has an unmodelled type); `states`: its operands'."""
         dtype_of = self.dtype_of
         groups = None
         if cls.regular:
-            ins = tuple([dtype_of(v) for v in op._operands])  # pyright: ignore[reportPrivateUsage]
+            if states is None:
+                ins = tuple([dtype_of(v) for v in op._operands])  # pyright: ignore[reportPrivateUsage]
+            else:
+                ins = tuple([state[0] for state in states])
             if None in ins:
                 return None
         else:
@@ -1220,11 +1249,14 @@ class _Planner:
                 self.plan.user_order[op] = self.seq
         self.commit(op, self.kept(op, op_type, kind, cls.fixed, sig))
 
-    def effect(self, op: AscendOp, cls: _OpClass) -> _Effect:
-        """What deciding an op that may change does (reads the states of its operands, changes nothing)."""
+    def effect(self, op: AscendOp, cls: _OpClass, ins: Sequence[_State] | None = None) -> _Effect:
+        """What deciding an op that may change does (reads the states of its operands, `ins` when the caller has them;
+        changes nothing)."""
         op_type = cls.op_type
         name = _name_of(op)
-        found = self.signature(op, cls)
+        if ins is None:
+            ins = tuple([self.state(v) for v in op._operands])  # pyright: ignore[reportPrivateUsage]
+        found = self.signature(op, cls, ins)
         kind = self.library_kind(op, op_type)
         if found is None:
             return self.kept(op, op_type, kind, "unmodelled dtype", None)
@@ -1236,7 +1268,7 @@ class _Planner:
         kernels = self.kernels(op, op_type)
         cands = self.candidates_for(kernels, sig, cls)
         kind, mix_reason = self.effective_kind(op_type, kind)
-        choice, follows, keep_failed = self.choose(op, op_type, name, cands, kind, mix_reason)
+        choice, follows, keep_failed = self.choose(op, op_type, name, cands, kind, mix_reason, ins)
         kernel = choice.kernel
         warning = None if choice.warning is None else f"{choice.warning}; kernels: {_fmt_kernels(cands.all)}"
         if kernel is None:
@@ -1245,10 +1277,10 @@ class _Planner:
         wanted: list[str | None] | None = None
         operands = op.operands
         if groups is None:
-            for i, v in enumerate(operands):
-                sd = sig.inputs[i]
-                kd = kernel.inputs[i] if sd in PRECISION_RANK else sd
-                if self.dtype(v) != kd:
+            for i, (sd, kd, state) in enumerate(zip(sig.inputs, kernel.inputs, ins)):
+                if sd not in PRECISION_RANK:
+                    kd = sd
+                if state[1] != kd:
                     if wanted is None:
                         wanted = [None] * len(operands)
                     wanted[i] = kd
@@ -1256,9 +1288,9 @@ class _Planner:
             pos = 0
             for i, g in enumerate(groups):
                 sd = sig.inputs[i]
-                for v in g:
-                    kd = kernel.inputs[i] if sd in PRECISION_RANK else self.dtype_of(v)
-                    if self.dtype(v) != kd:
+                for _ in g:
+                    kd = kernel.inputs[i] if sd in PRECISION_RANK else ins[pos][0]
+                    if ins[pos][1] != kd:
                         if wanted is None:
                             wanted = [None] * len(operands)
                         wanted[pos] = kd
@@ -1357,7 +1389,8 @@ class _Planner:
 
     # -- the rules ---------------------------------------------------------------------------
     def choose(
-        self, op: AscendOp, op_type: str, name: str | None, cands: _Candidates, kind: str, mix_reason: str | None
+        self, op: AscendOp, op_type: str, name: str | None, cands: _Candidates, kind: str, mix_reason: str | None,
+        ins: Sequence[_State],
     ) -> tuple[_Choice, tuple[int, ...] | None, bool]:
         """The overrides (customize_dtypes > keep_dtype > to_float), else the rule's steps; with whom a gray op
         follows, and whether keep_dtype failed to keep the op's dtype."""
@@ -1382,10 +1415,10 @@ class _Planner:
                 return self.overridden(cands, scoped), None, keep_failed
         facts = OpFacts(op, op_type, name, orig, kind, mix_reason, None, type(op).UNIT == Unit.CUBE)
         if rule.needs_inputs:
-            facts = facts._replace(inputs=tuple(d for v in op.operands if (d := self.dtype(v)) in PRECISION_RANK))
+            facts = facts._replace(inputs=tuple([state[1] for state in ins if state[1] in PRECISION_RANK]))
         follows = None
         if rule.wants_vote(facts):
-            vote, follows = self.votes(op, cands)
+            vote, follows = self.votes(op, cands, ins)
             facts = facts._replace(vote=vote)
         # A context-free rule's steps depend only on these facts (the original dtype and the cube flag are fixed
         # per candidate set): its choice is memoised per (list kind, modify_mixlist reason, vote).
@@ -1428,16 +1461,16 @@ class _Planner:
             return _Choice(k, "no preferred kernel", f"no kernel the mode allows; using {k}")
         return _Choice(None, "no kernel", f"no kernel fits {_fmt_sig(*cands.sig)}; left unchanged")
 
-    def votes(self, op: AscendOp, cands: _Candidates) -> tuple[str | None, tuple[int, ...] | None]:
-        """The dtype a gray op's producers vote for (the most precise), and whom it follows (`_Effect.follows`)."""
+    def votes(self, op: AscendOp, cands: _Candidates, ins: Sequence[_State]) -> tuple[str | None, tuple[int, ...] | None]:
+        """The dtype a gray op's producers vote for (the most precise), and whom it follows (`_Effect.follows`);
+        `ins`: the states of its operands."""
         cls = _op_class(op)
-        operands = op.operands
         if cls.regular:
             positions: Sequence[int] = cands.varying
         else:
-            spans = cls.spans(len(operands))
+            spans = cls.spans(len(ins))
             positions = [p for i in cands.varying for p in spans[i]]
-        ballots = [(d, p) for p in positions if (d := self.state(operands[p])[2]) is not None]
+        ballots = [(d, p) for p in positions if (d := ins[p][2]) is not None]
         if not ballots:
             return None, None
         vote = ballots[0][0]
@@ -1511,7 +1544,7 @@ class _DirectRewriter:
     generic driver's worklist: :func:`apply_plan` visits each changed op once, in program order."""
 
     def insert(self, op: Operation, point: InsertPoint) -> None:
-        Rewriter.insert_op(op, point)
+        _link(op, point.block, point.insert_before)
 
     def notify_op_modified(self, op: Operation) -> None:
         pass
@@ -1524,6 +1557,27 @@ class _DirectRewriter:
 
     def erase(self, op: Operation) -> None:
         Rewriter.erase_op(op)
+
+
+def _link(op: Operation, block: Block, before: Operation | None) -> None:
+    """Put a new, detached op without regions into `block` before `before` (None: at the end): what
+    `Block.insert_op_before` and `Block.add_op` do, without their checks (which walk the op's parents)."""
+    op.parent = block
+    if before is None:
+        last = block._last_op  # pyright: ignore[reportPrivateUsage]
+        op._prev_op = last  # pyright: ignore[reportPrivateUsage]
+        if last is None:
+            block._first_op = op  # pyright: ignore[reportPrivateUsage]
+        else:
+            last._next_op = op  # pyright: ignore[reportPrivateUsage]
+        block._last_op = op  # pyright: ignore[reportPrivateUsage]
+        return
+    prev = before._prev_op  # pyright: ignore[reportPrivateUsage]
+    op._prev_op, op._next_op, before._prev_op = prev, before, op  # pyright: ignore[reportPrivateUsage]
+    if prev is None:
+        block._first_op = op  # pyright: ignore[reportPrivateUsage]
+    else:
+        prev._next_op = op  # pyright: ignore[reportPrivateUsage]
 
 
 def _apply_change(change: _Change, plan: PrecisionPlan, rewriter: PatternRewriter | _DirectRewriter) -> None:
