@@ -49,6 +49,8 @@ def storage() -> OpAsmDialectInterface:
 
 def handle_for(name: str) -> str:
     """A valid resource handle (an MLIR bare identifier) made from a tensor name."""
+    if name.isascii() and name.isidentifier():  # [A-Za-z_][A-Za-z0-9_]*: a handle already (a stored one + `_f16`)
+        return name
     handle = _BAD_CHARS.sub("_", name) or "blob"
     return handle if handle[0].isalpha() or handle[0] == "_" else "_" + handle
 

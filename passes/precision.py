@@ -1025,12 +1025,21 @@ class _Planner:
         overrides, info, retype = self.overrides, self.info, self.retype
         retyped, consts = self.plan.retyped, self.plan.consts
         seq, count = self.seq, self.count
+        fast_consts = records is None and not overrides
         op = block.first_op
         while op is not None:
             entry = classes.get(type(op))
             if entry is None:
                 entry = classes[type(op)] = self.classify(op)
             what = entry[0]
+            if what == _CONST and fast_consts:  # keeps its dtypes and does not vote: the state of a value it made
+                seq += 1  # nothing is known of (what `effect` gives it; no report, override or region to mind)
+                count += 1
+                for result in op.results:
+                    states[id(result)] = type_state(result)
+                consts.append(op)  # pyright: ignore[reportArgumentType]
+                op = op._next_op  # pyright: ignore[reportPrivateUsage]
+                continue
             if what > _CONST or op.regions:
                 self.seq, self.count = seq, count
                 if op.regions:
