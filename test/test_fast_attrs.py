@@ -48,3 +48,26 @@ def test_blob_attr_equals_from_params(handle: str, shape: tuple[int, ...]) -> No
     assert fast.resource_handle == StringAttr(handle)
     fast.verify()
     fast.resource_handle.verify()
+
+
+@pytest.mark.parametrize(
+    ("name", "handle"),
+    [
+        ("w", "w"),
+        ("conv1_weight_f16", "conv1_weight_f16"),
+        ("_0", "_0"),
+        ("onnx::Conv_497", "onnx__Conv_497"),
+        ("conv1.weight", "conv1.weight"),
+        ("a$b", "a$b"),
+        ("0w", "_0w"),
+        ("", "blob"),
+        ("é_w", "é_w"),
+        ("x y/z", "x_y_z"),
+    ],
+)
+def test_handle_for(name: str, handle: str) -> None:
+    """A name that is already a bare identifier is its own handle (the fast path); others are made one."""
+    from ascend_mp.resources import handle_for
+
+    assert handle_for(name) == handle
+    assert handle_for(handle) == handle  # idempotent
