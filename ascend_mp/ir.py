@@ -456,14 +456,21 @@ def quick_op(cls: type[Operation], operands: tuple[SSAValue, ...], result_types:
         shell = _SHELLS[cls] = (fields, dict(model.properties))
     fields, properties = shell
     op = object.__new__(cls)
-    uses = tuple([Use(op, i) for i in range(len(operands))])
-    for value, use in zip(operands, uses):
-        value.add_use(use)
+    new = object.__new__
+    uses = []
+    for i, value in enumerate(operands):  # a Use each, put first in the value's use list (what `add_use` does)
+        use = new(Use)
+        first = value.first_use
+        use.__dict__.update(_operation=op, _index=i, _prev_use=None, _next_use=first)
+        if first is not None:
+            first._prev_use = use  # pyright: ignore[reportPrivateUsage]
+        value.first_use = use
+        uses.append(use)
     results = []
     for i, type_ in enumerate(result_types):
-        result = object.__new__(OpResult)
+        result = new(OpResult)
         result.__dict__.update(_type=type_, op=op, index=i)
         results.append(result)
-    op.__dict__.update(fields, _operands=SSAValues(operands), _operand_uses=uses, results=SSAValues(results),
+    op.__dict__.update(fields, _operands=SSAValues(operands), _operand_uses=tuple(uses), results=SSAValues(results),
                        properties=dict(properties), attributes={})
     return op

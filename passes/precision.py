@@ -71,7 +71,7 @@ import json
 import logging
 import os
 import weakref
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -304,24 +304,29 @@ class _Candidates:
         self.primary = _primary(sig.inputs, sig.outputs)
         self.all = tuple(kernels)
         """Every kernel of the op (for messages)."""
-        # What `_fits` and `cls.allows` check of each kernel, as positions of its dtypes (inputs, then outputs): the
-        # non-float dtypes it must share with the op, the slots that must be float, the slots of one dtype.
+        # What `_fits` and `cls.allows` check of each kernel's dtypes (inputs, then outputs), as positions read in one
+        # call: the non-float dtypes it must share with the op, the slots that must be float, the slots of one dtype.
         present = sig.inputs + sig.outputs
         n_in, n_out = len(sig.inputs), len(sig.outputs)
-        fixed = [(i, d) for i, d in enumerate(present) if d is not None and d not in PRECISION_RANK]
+        fixed = [i for i, d in enumerate(present) if d is not None and d not in PRECISION_RANK]
         floats = [i for i, d in enumerate(present) if d in PRECISION_RANK]
+        first = floats[0] if floats else None
         floats += [i for i in cls.floats if present[i] is not None and i not in floats]
         same = [i for i in cls.same if present[i] is not None]
-        first = next((i for i, d in enumerate(present) if d in PRECISION_RANK), None)
+        get_fixed = itemgetter(*fixed, 0, 0)  # pads: always a tuple (of 3 or more)
+        get_floats = itemgetter(*floats, 0, 0) if floats else None
+        get_same = itemgetter(*same) if len(same) > 1 else None
+        want = get_fixed(present)
+        float_ok = _FLOAT_NAMES.issuperset
         fits: list[Kernel] = []
         primaries: list[str | None] = []
         for k in kernels:
-            if len(k.inputs) != n_in or len(k.outputs) != n_out:
-                continue
             dts = k.inputs + k.outputs
-            if not all([dts[i] == d for i, d in fixed]) or not all([dts[i] in PRECISION_RANK for i in floats]):
+            if len(k.inputs) != n_in or len(k.outputs) != n_out or get_fixed(dts)[:-2] != want[:-2]:
                 continue
-            if len(same) > 1 and len({dts[i] for i in same}) > 1:
+            if get_floats is not None and not float_ok(get_floats(dts)[:-2]):
+                continue
+            if get_same is not None and len(set(get_same(dts))) > 1:
                 continue
             fits.append(k)
             primaries.append(None if first is None else dts[first])  # `_primary` of its present dtypes
@@ -381,6 +386,9 @@ class _Candidates:
             if tuple(inputs) == k.inputs or tuple(inputs) == _present(k.inputs, self.sig.inputs):
                 return k
         return None
+
+
+_FLOAT_NAMES = frozenset(PRECISION_RANK)
 
 
 def _present(kernel_inputs: Sequence[str], sig_inputs: Sequence[str | None]) -> tuple[str, ...]:
@@ -680,21 +688,21 @@ class PrecisionPlan:
                 if self.user_order.get(written, 0) < seq:
                     self.casts[key] = (value, written.results[0])
                     return written.results[0]
-        src = dtype_name(value.type.element_type)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
+        src = self.dtype(value)
         owner = value.owner
-        if isinstance(owner, CastOp) and owner not in self.inserted:
+        if type(owner) is CastOp and owner not in self.inserted:
             inner = dtype_name(owner.x.type.element_type)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
             if inner == dtype and (inner, src) in EXACT_WIDENING:
                 self.casts_folded += 1
                 self.casts[key] = (value, owner.x)
                 return owner.x
-        if src is not None and {src, dtype} == {F16, BF16}:
+        if src != dtype and src in LOW and dtype in LOW:
             # No direct fp16 <-> bf16 kernel: go through fp32 (exact first step). The fp32 value may be
             # a user cast, so the second step is looked up (and shared) under its own key too.
             result = self.cast(self.cast(value, F32, rewriter, user, seq), dtype, rewriter, user, seq)
             self.casts[key] = (value, result)
             return result
-        cast = quick_op(CastOp, (value,), (self.retyped(value.type, dtype),))  # CastOp(...) at a fraction of the cost
+        cast = quick_op(CastOp, (value,), (with_dtype(value.type, dtype),))  # CastOp(...) at a fraction of the cost
         block, before, anchor = self._place(value, user)
         if type(rewriter) is _DirectRewriter:
             _link(cast, block, before)
@@ -704,8 +712,9 @@ class PrecisionPlan:
             self.last_cast[anchor] = cast
         self.inserted.add(cast)
         self.casts_inserted += 1
-        self.casts[key] = (value, cast.y)
-        return cast.y
+        (result,) = cast.results
+        self.casts[key] = (value, result)
+        return result
 
     def _place(self, value: SSAValue, user: Operation | None) -> tuple[Block, Operation | None, Operation | Block | None]:
         """Where the first cast of `value` goes (its block, and the op it goes before: None for the block's end), and
@@ -894,6 +903,7 @@ class _Planner:
         self.candidates: dict[tuple[int, _OpClass, Signature], _Candidates] = {}
         self.keepalive: list[object] = []
         self.kinds: dict[tuple[str, str], tuple[str, str]] = {}
+        self.contexts: dict[object, tuple[tuple[Kernel, ...], str, str, str | None]] = {}
         self.classes: dict[type[Operation], tuple[int, _OpClass | None]] = {}
         self.memo: dict[object, _Effect] = {}
         """Memo key (see :meth:`visit_block`) -> the effect every op with that key has."""
@@ -986,6 +996,21 @@ class _Planner:
             hit = self.kinds[key] = mixlist.list_kind(op_type, library_kind)
         kind, why = hit
         return kind, (None if why == "library" else why)
+
+    def context(self, op: AscendOp, cls: _OpClass) -> tuple[tuple[Kernel, ...], str, str, str | None]:
+        """(kernels, library list kind, list kind after modify_mixlist, modify_mixlist's reason or None) of an op: they
+        depend on its class and its `caps` and `list` properties only, so they are looked up once per such triple."""
+        props = op.properties
+        caps, lst = props.get("caps"), props.get("list")
+        key = (cls, id(caps) if isinstance(caps, CapsAttr) else None, lst.data if isinstance(lst, ListKindAttr) else None)
+        hit = self.contexts.get(key)
+        if hit is None:
+            library_kind = self.library_kind(op, cls.op_type)
+            hit = self.contexts[key] = (
+                self.kernels(op, cls.op_type), library_kind, *self.effective_kind(cls.op_type, library_kind)
+            )
+            self.keepalive.append(caps)  # the id stays unique while the cache lives
+        return hit
 
     def candidates_for(self, kernels: tuple[Kernel, ...], sig: Signature, cls: _OpClass) -> _Candidates:
         key = (id(kernels), cls, sig)
@@ -1082,7 +1107,8 @@ class _Planner:
             effect = memo.get(key)
             if effect is None:
                 self.seq, self.count = seq, count  # where an error or a warning says the op is
-                effect = memo[key] = self.effect(op, cls, ins)
+                dtypes = (None if outs == "?" else outs,) if single else tuple([None if d == "?" else d for d in outs])  # pyright: ignore[reportGeneralTypeIssues]
+                effect = memo[key] = self.effect(op, cls, ins, dtypes)  # pyright: ignore[reportArgumentType]
             # What `commit` does, inline.
             new = effect.new
             if single:
@@ -1180,9 +1206,10 @@ class _Planner:
             self.states[id(r)] = state
 
     def signature(
-        self, op: AscendOp, cls: _OpClass, states: Sequence[_State] | None = None
+        self, op: AscendOp, cls: _OpClass, states: Sequence[_State] | None = None, outs: tuple[str | None, ...] | None = None
     ) -> tuple[Signature, list[list[SSAValue]] | None] | None:
-        """The op's original signature (None if an operand or result has an unmodelled type); `states`: its operands'."""
+        """The op's original signature (None if an operand or result has an unmodelled type); `states`: its operands',
+        `outs`: its results' dtypes, when the caller has them."""
         dtype_of = self.dtype_of
         groups = None
         if cls.regular:
@@ -1210,7 +1237,8 @@ class _Planner:
                     return None
                 dts.append(d)
             ins = tuple(dts)
-        outs = tuple([dtype_of(r) for r in op.results])
+        if outs is None:
+            outs = tuple([dtype_of(r) for r in op.results])
         if None in outs:
             return None
         return Signature(ins, outs), groups
@@ -1245,7 +1273,7 @@ class _Planner:
         found = self.signature(op, cls)
         kind = self.library_kind(op, op_type)
         if found is None:
-            self.commit(op, self.kept(op, op_type, kind, "unmodelled dtype", None))
+            self.commit(op, self.kept(op, cls, kind, "unmodelled dtype", None, [self.state(v) for v in op.operands]))
             return
         sig, _ = found
         if cls.fixed == "user cast":
@@ -1256,32 +1284,33 @@ class _Planner:
                 source = self.aliases.get(source, source)  # a folded cast's uses read its input
                 self.plan.user_casts.setdefault((source, sig.outputs[0]), op)  # pyright: ignore[reportArgumentType]
                 self.plan.user_order[op] = self.seq
-        self.commit(op, self.kept(op, op_type, kind, cls.fixed, sig))
+        self.commit(op, self.kept(op, cls, kind, cls.fixed, sig, [self.state(v) for v in op.operands]))
 
-    def effect(self, op: AscendOp, cls: _OpClass, ins: Sequence[_State] | None = None) -> _Effect:
-        """What deciding an op that may change does (reads the states of its operands, `ins` when the caller has them;
-        changes nothing)."""
+    def effect(
+        self, op: AscendOp, cls: _OpClass, ins: Sequence[_State] | None = None, outs: tuple[str | None, ...] | None = None
+    ) -> _Effect:
+        """What deciding an op that may change does (changes nothing). It reads the states of its operands and the
+        dtypes of its results: `ins` and `outs` when the caller has them."""
         op_type = cls.op_type
         name = _name_of(op)
         if ins is None:
             ins = tuple([self.state(v) for v in op._operands])  # pyright: ignore[reportPrivateUsage]
-        found = self.signature(op, cls, ins)
-        kind = self.library_kind(op, op_type)
+        found = self.signature(op, cls, ins, outs)
+        kernels, kind, mix_kind, mix_reason = self.context(op, cls)
         if found is None:
-            return self.kept(op, op_type, kind, "unmodelled dtype", None)
+            return self.kept(op, cls, kind, "unmodelled dtype", None, ins)
         sig, groups = found
         if cls.fixed is not None:  # constants
-            return self.kept(op, op_type, kind, cls.fixed, sig)
+            return self.kept(op, cls, kind, cls.fixed, sig, ins)
         if _primary(sig.inputs, sig.outputs) is None:
-            return self.kept(op, op_type, kind, "no float tensors", sig)
-        kernels = self.kernels(op, op_type)
+            return self.kept(op, cls, kind, "no float tensors", sig, ins)
         cands = self.candidates_for(kernels, sig, cls)
-        kind, mix_reason = self.effective_kind(op_type, kind)
+        kind = mix_kind
         choice, follows, keep_failed = self.choose(op, op_type, name, cands, kind, mix_reason, ins)
         kernel = choice.kernel
         warning = None if choice.warning is None else f"{choice.warning}; kernels: {_fmt_kernels(cands.all)}"
         if kernel is None:
-            return self.kept(op, op_type, kind, choice.reason, sig, follows, warning, keep_failed)
+            return self.kept(op, cls, kind, choice.reason, sig, ins, follows, warning, keep_failed)
         # Operands: cast where the value's (decided) dtype differs from the kernel's.
         wanted: list[str | None] | None = None
         operands = op.operands
@@ -1325,32 +1354,28 @@ class _Planner:
 
     def kept_operands(self, op: Operation) -> tuple[str | None, ...] | None:
         """The operand dtypes of an op that keeps its dtypes: the input dtype of every operand the decisions changed."""
-        wanted: list[str | None] | None = None
-        states = self.states
-        for i, v in enumerate(op.operands):
-            state = states.get(id(v))
-            if state is not None and state[1] != state[0]:
-                if wanted is None:
-                    wanted = [None] * len(op.operands)
-                wanted[i] = state[0]
-        return None if wanted is None else tuple(wanted)
+        return _kept_operands([self.states.get(id(v)) for v in op.operands])
 
     def kept(
         self,
         op: AscendOp,
-        op_type: str,
+        cls: _OpClass,
         kind: str,
         reason: str,
         sig: Signature | None,
+        ins: Sequence[_State],
         follows: tuple[int, ...] | None = None,
         warning: str | None = None,
         keep_failed: bool = False,
     ) -> _Effect:
-        """The effect of an op that keeps its dtypes (its float results vote with them; constants do not vote)."""
+        """The effect of an op that keeps its dtypes (its float results vote with them; constants do not vote);
+        `ins`: the states of its operands."""
+        outs = tuple([self.dtype_of(r) for r in op.results]) if sig is None else sig.outputs
         if sig is None:
-            sig = Signature(tuple(self.dtype_of(v) for v in op.operands), tuple(self.dtype_of(r) for r in op.results))
-        states = self.own_states(op, not op.has_trait(ConstantLike))
-        return _effect(op_type, sig, None, kind, reason, follows, self.kept_operands(op), None, states, warning, keep_failed)
+            sig = Signature(tuple([state[0] for state in ins]), outs)
+        votes = cls.fixed != "constant"
+        states = tuple([(d, d, d) if votes and d in PRECISION_RANK else (d, d, None) for d in outs])
+        return _effect(cls.op_type, sig, None, kind, reason, follows, _kept_operands(ins), None, states, warning, keep_failed)
 
     def own_states(self, op: Operation, votes: bool) -> tuple[_State, ...]:
         """The states of the results of an op that keeps its dtypes: float results vote with them (if `votes`)."""
@@ -1406,29 +1431,30 @@ class _Planner:
         config, rule = self.config, self.rule
         orig = cands.primary
         assert orig is not None
-        custom = config.customize_dtypes.lookup(name, op_type) if config.customize_dtypes is not None else None
-        if custom is not None:
-            return self.customized(op, op_type, name, cands, custom), None, False
-        if "keep_dtype" in op.properties and not rule.keeps_origin:
-            return self.overridden(cands, keep_steps(orig, "keep_dtype (marked)")), None, False
-        keep = config.keep_dtype is not None and config.keep_dtype.matches(name, op_type)
         keep_failed = False
-        if keep and not rule.keeps_origin:
-            choice = cands.run(keep_steps(orig, "keep_dtype", strict=True))
-            if choice is not None:
-                return choice, None, False
-            keep_failed = True  # the mode decides
-        if config.to_float is not None and name is not None:
-            scoped = config.to_float.steps(name, orig)
-            if scoped is not None:
-                return self.overridden(cands, scoped), None, keep_failed
-        facts = OpFacts(op, op_type, name, orig, kind, mix_reason, None, type(op).UNIT == Unit.CUBE)
-        if rule.needs_inputs:
-            facts = facts._replace(inputs=tuple([state[1] for state in ins if state[1] in PRECISION_RANK]))
+        if self.overrides or "keep_dtype" in op.properties:
+            custom = config.customize_dtypes.lookup(name, op_type) if config.customize_dtypes is not None else None
+            if custom is not None:
+                return self.customized(op, op_type, name, cands, custom), None, False
+            if "keep_dtype" in op.properties and not rule.keeps_origin:
+                return self.overridden(cands, keep_steps(orig, "keep_dtype (marked)")), None, False
+            keep = config.keep_dtype is not None and config.keep_dtype.matches(name, op_type)
+            if keep and not rule.keeps_origin:
+                choice = cands.run(keep_steps(orig, "keep_dtype", strict=True))
+                if choice is not None:
+                    return choice, None, False
+                keep_failed = True  # the mode decides
+            if config.to_float is not None and name is not None:
+                scoped = config.to_float.steps(name, orig)
+                if scoped is not None:
+                    return self.overridden(cands, scoped), None, keep_failed
+        cube = type(op).UNIT == Unit.CUBE
+        inputs = tuple([state[1] for state in ins if state[1] in PRECISION_RANK]) if rule.needs_inputs else ()
+        facts = OpFacts(op, op_type, name, orig, kind, mix_reason, None, cube, inputs)
         follows = None
         if rule.wants_vote(facts):
             vote, follows = self.votes(op, cands, ins)
-            facts = facts._replace(vote=vote)
+            facts = OpFacts(op, op_type, name, orig, kind, mix_reason, vote, cube, inputs)
         # A context-free rule's steps depend only on these facts (the original dtype and the cube flag are fixed
         # per candidate set): its choice is memoised per (list kind, modify_mixlist reason, vote).
         key: object = (kind, mix_reason, facts.vote) if rule.context_free else None
@@ -1521,6 +1547,18 @@ class _Planner:
 
 UNMATCHED_SHOWN = 5
 """Unmatched keep_dtype/customize_dtypes entries listed one warning each; more are summarised in one."""
+
+
+def _kept_operands(states: Sequence[_State | None]) -> tuple[str | None, ...] | None:
+    """The operand dtypes of an op that keeps its dtypes, from its operands' states (None: a value the walk has not
+    met): the input dtype of every operand the decisions changed, else None (nothing to cast)."""
+    wanted: list[str | None] | None = None
+    for i, state in enumerate(states):
+        if state is not None and state[1] != state[0]:
+            if wanted is None:
+                wanted = [None] * len(states)
+            wanted[i] = state[0]
+    return None if wanted is None else tuple(wanted)
 
 
 def _entries(cfg: KeepDtype | CustomizeDtypes | None) -> tuple[set[str], set[str], str]:
