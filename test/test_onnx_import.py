@@ -417,3 +417,14 @@ def test_an_invalid_node_with_static_inputs_is_named_not_blamed_on_dynamic_shape
     message = str(e.value)
     assert f"node 'bad' ({node.op_type}): the shape of its output 'y' cannot be inferred from its static inputs ({inputs})" in message
     assert "--input_shape" not in message and "\n" not in message
+
+
+def test_types_are_uniqued() -> None:
+    """As in an MLIR context, every value of one type holds the same type object (the pass caches per object)."""
+    module = import_onnx(small_cnn())
+    values = [r for op in module.walk() for r in op.results] + list(module.ops.first.body.block.args)  # type: ignore[union-attr]
+    by_text: dict[str, set[int]] = {}
+    for v in values:
+        by_text.setdefault(str(v.type), set()).add(id(v.type))
+    assert len(by_text) > 3 and len(values) > len(by_text)
+    assert all(len(ids) == 1 for ids in by_text.values()), by_text

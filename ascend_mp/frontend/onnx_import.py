@@ -200,6 +200,7 @@ class Converter:
     def __init__(self, graph: Graph, opset: int, label: str):
         self.graph, self.opset, self.label = graph, opset, label
         self.values: dict[str, SSAValue] = {}
+        self.types: dict[tuple[tuple[int, ...], str], TensorType] = {}
         self.const_values: dict[str, SSAValue] = {}
         self.block: Block | None = None
         self.node: Node | None = None
@@ -246,9 +247,14 @@ class Converter:
         """Whether a value's shape is static (a constant, or a static inferred type)."""
         return name in self.values or name in self.graph.consts or is_static(self.graph.types.get(name))
 
-    @staticmethod
-    def tensor(shape: Sequence[int], dtype: str) -> TensorType:
-        return TensorType(element_type(dtype), [int(d) for d in shape])
+    def tensor(self, shape: Sequence[int], dtype: str) -> TensorType:
+        """The tensor type of this shape and dtype: one object per distinct type, as MLIR uniques types in its
+        context (values of one type share it, and passes that cache per type object hit their caches)."""
+        key = (tuple([int(d) for d in shape]), dtype)
+        type_ = self.types.get(key)
+        if type_ is None:
+            type_ = self.types[key] = TensorType(element_type(dtype), key[0])
+        return type_
 
     def shape(self, name: str) -> tuple[int, ...]:
         if name in self.values:
