@@ -632,8 +632,8 @@ class PrecisionPlan:
     """How many distinct decisions the walk computed (the rest were looked up: see `_Planner.visit_block`)."""
     stored: WeightBytes | None = None
     """What storing the constants low did (with the bytes it converted and the time that took), once done."""
-    retyped_consts: dict[ConstOp, TensorType] = field(default_factory=dict[ConstOp, TensorType])
-    """Constants :func:`apply_plan` retyped to the low dtype instead of casting them (-> their type before); their
+    retyped_consts: list[tuple[ConstOp, TensorType]] = field(default_factory=list[tuple[ConstOp, TensorType]])
+    """Constants :func:`apply_plan` retyped to the low dtype instead of casting them, with their type before; their
     payload is left to `store_low_weights`."""
     _dtypes: dict[int, tuple[Attribute, str | None]] = field(default_factory=dict[int, tuple[Attribute, str | None]])
     """:func:`_type_key` of a type -> (what keeps the key's object alive, its dtype)."""
@@ -1726,7 +1726,7 @@ def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan, *, store_low: 
                 if cast is None and low:
                     const = low.get(id(value))
                     if const is not None:  # the first use of a constant stored low: retyped, its uses read it
-                        plan.retyped_consts[const] = value._type  # pyright: ignore[reportArgumentType, reportPrivateUsage]
+                        plan.retyped_consts.append((const, value._type))  # pyright: ignore[reportArgumentType, reportPrivateUsage]
                         value._type = plan.retyped(value._type, dtype)  # pyright: ignore[reportPrivateUsage]
                         plan.casts_inserted += 1  # the cast it stands for (the report counts it, as before)
                         plan.casts[(id(value), dtype)] = (value, value)
@@ -1750,19 +1750,22 @@ def _low_consts(plan: PrecisionPlan) -> dict[int, ConstOp]:
     if not plan.consts:
         return found
     by_op = {id(c[0]): c for c in plan.changes}  # ids: an op's __hash__ is a Python call
+    dtypes = plan._dtypes  # pyright: ignore[reportPrivateUsage]
     for const in plan.consts:
-        value = const.results[0]
+        (value,) = const.results
         use = value.first_use
         if use is None:
             continue
-        src = plan.dtype(value)
+        type_ = value._type  # pyright: ignore[reportPrivateUsage]
+        hit = dtypes.get(id(type_.element_type) if type(type_) is TensorType else id(type_))  # _type_key
+        src = hit[1] if hit is not None else plan.dtype(value)
         if src not in PRECISION_RANK:
             continue
         target: str | None = None
-        while use is not None:  # the use list, walked as xDSL's `uses` does
-            change = by_op.get(id(use.operation))
+        while use is not None:  # the use list, walked as xDSL's `uses` does (its fields: its properties are calls)
+            change = by_op.get(id(use._operation))  # pyright: ignore[reportPrivateUsage]
             wanted = None if change is None or change[4] else change[2]
-            dtype = None if wanted is None else wanted[use.index]
+            dtype = None if wanted is None else wanted[use._index]  # pyright: ignore[reportPrivateUsage]
             if dtype is None or (target is not None and dtype != target):
                 target = None
                 break

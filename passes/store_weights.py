@@ -22,7 +22,7 @@ The pass is idempotent and leaves every other op alone.
 from __future__ import annotations
 
 import time
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -133,53 +133,56 @@ def store_low_weights(
     module: ModuleOp | Operation,
     casts: Container[Operation] | None = None,
     consts: Iterable[ConstOp] | None = None,
-    retyped: Mapping[ConstOp, TensorType] | None = None,
+    retyped: Iterable[tuple[ConstOp, TensorType]] | None = None,
 ) -> WeightBytes:
     """Narrow every constant used only through casts to one low float dtype (see the module doc).
 
     With `casts`, only those casts count (the precision pass passes the casts it inserted, so a
     cast the user wrote is kept); with `consts`, those are the module's constants (no walk).
     `retyped`: constants whose result the precision pass already retyped to the low dtype instead
-    of casting it at every use (-> their type before), so only their payload is left to convert:
+    of casting it at every use, with their type before, so only their payload is left to convert:
     the result is what narrowing them here would give, without the casts built and erased again."""
-    todo = [o for o in module.walk() if isinstance(o, ConstOp)] if consts is None else consts
-    before = {id(op): type_ for op, type_ in (retyped or {}).items()}  # ids: an op's __hash__ is a Python call
-    jobs: list[tuple[ConstOp, TensorType, TensorType, str, bool]] = []  # (op, old type, new type, low, retyped)
-    kept: list[tuple[Attribute, Attribute]] = []
-    for op in todo:
-        result = op.results[0]
-        old_type = before.get(id(op))
-        if old_type is not None:
-            new_type = result.type
-            assert isinstance(new_type, TensorType)
-            jobs.append((op, old_type, new_type, tensor_dtype(new_type) or "", True))
-            continue
-        low = _narrow_target(op, casts)
-        if low is None:
-            kept.append((result.type, result.type))
-        else:
-            assert isinstance(result.type, TensorType)
-            jobs.append((op, result.type, with_dtype(result.type, low), low, False))
-    report = WeightBytes(types=[(old, new) for _, old, new, _, _ in jobs] + kept)
-    # The IR first, a blob under the handle it will get unless that handle holds other bytes (fixed below), and
-    # the payloads last, in one go: streaming the weights through the caches slows any IR work after it.
     from ascend_mp.resources import blob_attr, handle_for
 
-    sources: list[tuple[Attribute, str]] = []
+    todo = [o for o in module.walk() if isinstance(o, ConstOp)] if consts is None else consts
+    before = {id(op): type_ for op, type_ in retyped or ()}  # ids: an op's __hash__ is a Python call
+    jobs: list[tuple[TensorType, TensorType, str]] = []  # (old type, new type, low) of each constant narrowed
+    done: list[tuple[ConstOp, bool]] = []  # (the constant, whether the pass retyped it)
+    kept: list[tuple[Attribute, Attribute]] = []
+    sources: list[tuple[Attribute, str]] = []  # (its value, its node name)
     targets: list[tuple[ConstOp, str] | None] = []  # (the Const holding the blob, the blob's expected handle)
-    for op, _, new_type, low, in_place in jobs:
+    # The IR first, a blob under the handle it will get unless that handle holds other bytes (fixed below), and
+    # the payloads last, in one go: streaming the weights through the caches slows any IR work after it.
+    for op in todo:
+        (result,) = op.results
+        old_type = before.get(id(op))
+        if old_type is not None:
+            new_type = result._type  # pyright: ignore[reportPrivateUsage]
+            in_place = True
+        else:
+            low = _narrow_target(op, casts)
+            if low is None:
+                kept.append((result.type, result.type))
+                continue
+            old_type = result.type
+            assert isinstance(old_type, TensorType)
+            new_type, in_place = with_dtype(old_type, low), False
+        low = tensor_dtype(new_type) or ""
+        jobs.append((old_type, new_type, low))  # pyright: ignore[reportArgumentType]
+        done.append((op, in_place))
         props = op.properties
         value, name = props["value"], props.get("name")
         sources.append((value, name.data if isinstance(name, StringAttr) else "const"))
         if isinstance(value, DenseResourceAttr):
             handle = handle_for(f"{value.resource_handle.data}_{low}")
-            targets.append((_narrow(op, blob_attr(handle, new_type), in_place), handle))
+            targets.append((_narrow(op, blob_attr(handle, new_type), in_place), handle))  # pyright: ignore[reportArgumentType]
         else:
             targets.append(None)  # a literal, or a blob named after the op: after its payload
+    report = WeightBytes(types=[(old, new) for old, new, _ in jobs] + kept)
     start = time.process_time()
-    values = [_low_value(*source, old, new, low) for source, (_, old, new, low, _) in zip(sources, jobs)]
+    values = [_low_value(*source, *job) for source, job in zip(sources, jobs)]
     report.seconds = time.process_time() - start
-    for (op, _, new_type, _, in_place), value, target in zip(jobs, values, targets):
+    for (op, in_place), (_, new_type, _), value, target in zip(done, jobs, values, targets):
         if target is None:
             _narrow(op, value if isinstance(value, Attribute) else blob_attr(value, new_type), in_place)
         elif value != target[1]:  # the expected handle held other bytes: the blob got a fresh one

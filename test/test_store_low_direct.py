@@ -105,7 +105,7 @@ def test_the_graph_exercises_both_ways() -> None:
     """Under allow_mix_precision w, s, lit and big are retyped (no cast built) and b, u, r, h are not; the casts the
     report counts include the four that were never built, and the weights shrink by those four's halves."""
     text, report, plan = _direct(GRAPH, "allow_mix_precision")
-    names = sorted(op.properties["name"].data for op in plan.retyped_consts)  # pyright: ignore[reportAttributeAccessIssue]
+    names = sorted(op.properties["name"].data for op, _ in plan.retyped_consts)  # pyright: ignore[reportAttributeAccessIssue]
     assert names == ["big", "lit", "s", "w"]
     totals = report["totals"]
     assert totals["constants_stored_low"] == 4
