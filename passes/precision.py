@@ -126,6 +126,7 @@ from ascend_mp.policies import (
     PolicyOptions,
     Rule,
     Step,
+    Steps,
     amp_dtype,
     keep_steps,
     policy_rule,
@@ -904,6 +905,8 @@ class _Planner:
         self.keepalive: list[object] = []
         self.kinds: dict[tuple[str, str], tuple[str, str]] = {}
         self.contexts: dict[object, tuple[tuple[Kernel, ...], str, str, str | None]] = {}
+        self.steps: dict[object, Steps] = {}
+        """(orig, list kind, modify_mixlist reason, vote, cube) -> a context-free rule's steps for those facts."""
         self.classes: dict[type[Operation], tuple[int, _OpClass | None]] = {}
         self.memo: dict[object, _Effect] = {}
         """Memo key (see :meth:`visit_block`) -> the effect every op with that key has."""
@@ -1295,7 +1298,11 @@ class _Planner:
         name = _name_of(op)
         if ins is None:
             ins = tuple([self.state(v) for v in op._operands])  # pyright: ignore[reportPrivateUsage]
-        found = self.signature(op, cls, ins, outs)
+        if outs is not None and cls.regular:  # what `signature` does for these
+            sig_ins = tuple([state[0] for state in ins])
+            found = None if None in sig_ins or None in outs else (Signature(sig_ins, outs), None)
+        else:
+            found = self.signature(op, cls, ins, outs)
         kernels, kind, mix_kind, mix_reason = self.context(op, cls)
         if found is None:
             return self.kept(op, cls, kind, "unmodelled dtype", None, ins)
@@ -1306,7 +1313,7 @@ class _Planner:
             return self.kept(op, cls, kind, "no float tensors", sig, ins)
         cands = self.candidates_for(kernels, sig, cls)
         kind = mix_kind
-        choice, follows, keep_failed = self.choose(op, op_type, name, cands, kind, mix_reason, ins)
+        choice, follows, keep_failed = self.choose(op, cls, name, cands, kind, mix_reason, ins)
         kernel = choice.kernel
         warning = None if choice.warning is None else f"{choice.warning}; kernels: {_fmt_kernels(cands.all)}"
         if kernel is None:
@@ -1423,12 +1430,12 @@ class _Planner:
 
     # -- the rules ---------------------------------------------------------------------------
     def choose(
-        self, op: AscendOp, op_type: str, name: str | None, cands: _Candidates, kind: str, mix_reason: str | None,
+        self, op: AscendOp, cls: _OpClass, name: str | None, cands: _Candidates, kind: str, mix_reason: str | None,
         ins: Sequence[_State],
     ) -> tuple[_Choice, tuple[int, ...] | None, bool]:
         """The overrides (customize_dtypes > keep_dtype > to_float), else the rule's steps; with whom a gray op
         follows, and whether keep_dtype failed to keep the op's dtype."""
-        config, rule = self.config, self.rule
+        config, rule, op_type = self.config, self.rule, cls.op_type
         orig = cands.primary
         assert orig is not None
         keep_failed = False
@@ -1453,14 +1460,20 @@ class _Planner:
         facts = OpFacts(op, op_type, name, orig, kind, mix_reason, None, cube, inputs)
         follows = None
         if rule.wants_vote(facts):
-            vote, follows = self.votes(op, cands, ins)
+            vote, follows = self.votes(cls, cands, ins)
             facts = OpFacts(op, op_type, name, orig, kind, mix_reason, vote, cube, inputs)
         # A context-free rule's steps depend only on these facts (the original dtype and the cube flag are fixed
         # per candidate set): its choice is memoised per (list kind, modify_mixlist reason, vote).
         key: object = (kind, mix_reason, facts.vote) if rule.context_free else None
         choice = cands.memo.get(key) if key is not None else None
         if choice is None:
-            steps = rule.steps(facts)
+            if key is not None:  # the steps of a context-free rule: per its facts (see `Rule.context_free`)
+                facts_key = (orig, kind, mix_reason, facts.vote, cube)
+                steps = self.steps.get(facts_key)
+                if steps is None:
+                    steps = self.steps[facts_key] = rule.steps(facts)
+            else:
+                steps = rule.steps(facts)
             if key is None:
                 key = steps
                 choice = cands.memo.get(key)
@@ -1496,10 +1509,9 @@ class _Planner:
             return _Choice(k, "no preferred kernel", f"no kernel the mode allows; using {k}")
         return _Choice(None, "no kernel", f"no kernel fits {_fmt_sig(*cands.sig)}; left unchanged")
 
-    def votes(self, op: AscendOp, cands: _Candidates, ins: Sequence[_State]) -> tuple[str | None, tuple[int, ...] | None]:
-        """The dtype a gray op's producers vote for (the most precise), and whom it follows (`_Effect.follows`);
-        `ins`: the states of its operands."""
-        cls = _op_class(op)
+    def votes(self, cls: _OpClass, cands: _Candidates, ins: Sequence[_State]) -> tuple[str | None, tuple[int, ...] | None]:
+        """The dtype a gray op (of class `cls`) gets from its producers' votes (the most precise), and whom it follows
+        (`_Effect.follows`); `ins`: the states of its operands."""
         if cls.regular:
             positions: Sequence[int] = cands.varying
         else:
