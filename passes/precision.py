@@ -302,28 +302,34 @@ class _Candidates:
 
     def __init__(self, kernels: Sequence[Kernel], sig: Signature, cls: _OpClass):
         self.sig = sig
-        self.primary = _primary(sig.inputs, sig.outputs)
         self.all = tuple(kernels)
         """Every kernel of the op (for messages)."""
         # What `_fits` and `cls.allows` check of each kernel's dtypes (inputs, then outputs), as positions read in one
         # call: the non-float dtypes it must share with the op, the slots that must be float, the slots of one dtype.
         present = sig.inputs + sig.outputs
         n_in, n_out = len(sig.inputs), len(sig.outputs)
-        fixed = [i for i, d in enumerate(present) if d is not None and d not in PRECISION_RANK]
-        floats = [i for i, d in enumerate(present) if d in PRECISION_RANK]
+        fixed: list[int] = []
+        floats: list[int] = []
+        for i, d in enumerate(present):
+            if d is not None:
+                (floats if d in PRECISION_RANK else fixed).append(i)
         first = floats[0] if floats else None
-        floats += [i for i in cls.floats if present[i] is not None and i not in floats]
+        self.primary = None if first is None else present[first]  # `_primary(sig.inputs, sig.outputs)`
+        float_inputs = [i for i in floats if i < n_in]
+        for i in cls.floats:
+            if present[i] is not None and i not in floats:
+                floats.append(i)
         same = [i for i in cls.same if present[i] is not None]
         get_fixed = itemgetter(*fixed, 0, 0)  # pads: always a tuple (of 3 or more)
         get_floats = itemgetter(*floats, 0, 0) if floats else None
         get_same = itemgetter(*same) if len(same) > 1 else None
-        want = get_fixed(present)
+        want = get_fixed(present)[:-2]
         float_ok = _FLOAT_NAMES.issuperset
         fits: list[Kernel] = []
         primaries: list[str | None] = []
         for k in kernels:
             dts = k.inputs + k.outputs
-            if len(k.inputs) != n_in or len(k.outputs) != n_out or get_fixed(dts)[:-2] != want[:-2]:
+            if len(k.inputs) != n_in or len(k.outputs) != n_out or get_fixed(dts)[:-2] != want:
                 continue
             if get_floats is not None and not float_ok(get_floats(dts)[:-2]):
                 continue
@@ -334,9 +340,11 @@ class _Candidates:
         self.kernels = fits
         """The kernels that can run this op: same non-float dtypes, and the op still verifies."""
         self.primaries = primaries
-        self.varying = tuple(
-            i for i, d in enumerate(sig.inputs) if d in PRECISION_RANK and len({k.inputs[i] for k in fits}) > 1
-        )
+        if len(fits) > 1 and float_inputs:
+            columns = list(zip(*[k.inputs for k in fits]))
+            self.varying = tuple([i for i in float_inputs if len(set(columns[i])) > 1])
+        else:
+            self.varying = ()
         """Operand definitions whose dtype differs between the kernels: the ones producers vote on."""
         self.memo: dict[Any, _Choice] = {}
         self._best: dict[tuple[str, str, bool, str | None], Kernel | None] = {}
@@ -801,6 +809,8 @@ class _OpClass:
     """Slots (operand definitions, then results) the verifier wants of one dtype."""
     floats: tuple[int, ...]
     """Slots the verifier wants to be float."""
+    cube: bool
+    """Whether the op runs on the Cube unit (`OpFacts.cube`)."""
 
     def allows(self, k: Kernel, sig: Signature) -> bool:
         """Whether the op still verifies when it runs kernel `k` (a hand-written caps may break SAME_DTYPE)."""
@@ -844,7 +854,10 @@ def _op_class(op: AscendOp) -> _OpClass:
         slots = [n for n, _ in irdl.operands] + [n for n, _ in irdl.results]
         same = tuple(i for i, n in enumerate(slots) if n in op.SAME_DTYPE)
         floats = tuple(i for i, n in enumerate(slots) if n in op.FLOAT_ONLY)
-        info = _OpClass(op.name.removeprefix("ascend."), not odd, fixed, variadic, optional, len(defs), same, floats)
+        info = _OpClass(
+            op.name.removeprefix("ascend."), not odd, fixed, variadic, optional, len(defs), same, floats,
+            type(op).UNIT == Unit.CUBE,
+        )
         _CLASSES[cls] = info
     return info
 
@@ -905,8 +918,10 @@ class _Planner:
         self.keepalive: list[object] = []
         self.kinds: dict[tuple[str, str], tuple[str, str]] = {}
         self.contexts: dict[object, tuple[tuple[Kernel, ...], str, str, str | None]] = {}
+        self.wants: dict[object, bool] = {}
+        """(orig, list kind, modify_mixlist reason, cube) -> whether a context-free rule wants the producers' vote."""
         self.steps: dict[object, Steps] = {}
-        """(orig, list kind, modify_mixlist reason, vote, cube) -> a context-free rule's steps for those facts."""
+        """(orig, list kind, modify_mixlist reason, cube, vote) -> a context-free rule's steps for those facts."""
         self.classes: dict[type[Operation], tuple[int, _OpClass | None]] = {}
         self.memo: dict[object, _Effect] = {}
         """Memo key (see :meth:`visit_block`) -> the effect every op with that key has."""
@@ -1008,10 +1023,10 @@ class _Planner:
         key = (cls, id(caps) if isinstance(caps, CapsAttr) else None, lst.data if isinstance(lst, ListKindAttr) else None)
         hit = self.contexts.get(key)
         if hit is None:
-            library_kind = self.library_kind(op, cls.op_type)
-            hit = self.contexts[key] = (
-                self.kernels(op, cls.op_type), library_kind, *self.effective_kind(cls.op_type, library_kind)
-            )
+            info = self.config.library.info(cls.op_type) if key[1] is None or key[2] is None else None
+            kernels = caps.data if isinstance(caps, CapsAttr) else info.kernels  # pyright: ignore[reportOptionalMemberAccess]
+            library_kind = key[2].value if key[2] is not None else info.list_kind.value  # pyright: ignore[reportOptionalMemberAccess]
+            hit = self.contexts[key] = (kernels, library_kind, *self.effective_kind(cls.op_type, library_kind))
             self.keepalive.append(caps)  # the id stays unique while the cache lives
         return hit
 
@@ -1352,11 +1367,12 @@ class _Planner:
                 if new is None:
                     new = [None] * len(sig.outputs)
                 new[j] = kd
-        before, after = _primary(*sig), _primary(kernel.inputs, kernel.outputs)
-        return _effect(
+        before, after = cands.primary, _primary(kernel.inputs, kernel.outputs)
+        return _Effect(
             op_type, sig, kernel, kind, choice.reason, follows,
             None if wanted is None else tuple(wanted), None if new is None else tuple(new), tuple(states),
-            warning, keep_failed, (before, after) if _rank(after) < _rank(before) else None,
+            warning, keep_failed, (before, after) if _rank(after) < _rank(before) else None, False,
+            warning is not None or keep_failed,
         )
 
     def kept_operands(self, op: Operation) -> tuple[str | None, ...] | None:
@@ -1455,30 +1471,32 @@ class _Planner:
                 scoped = config.to_float.steps(name, orig)
                 if scoped is not None:
                     return self.overridden(cands, scoped), None, keep_failed
-        cube = type(op).UNIT == Unit.CUBE
-        inputs = tuple([state[1] for state in ins if state[1] in PRECISION_RANK]) if rule.needs_inputs else ()
-        facts = OpFacts(op, op_type, name, orig, kind, mix_reason, None, cube, inputs)
-        follows = None
-        if rule.wants_vote(facts):
-            vote, follows = self.votes(cls, cands, ins)
-            facts = OpFacts(op, op_type, name, orig, kind, mix_reason, vote, cube, inputs)
-        # A context-free rule's steps depend only on these facts (the original dtype and the cube flag are fixed
-        # per candidate set): its choice is memoised per (list kind, modify_mixlist reason, vote).
-        key: object = (kind, mix_reason, facts.vote) if rule.context_free else None
-        choice = cands.memo.get(key) if key is not None else None
-        if choice is None:
-            if key is not None:  # the steps of a context-free rule: per its facts (see `Rule.context_free`)
-                facts_key = (orig, kind, mix_reason, facts.vote, cube)
+        cube = cls.cube
+        if rule.context_free:  # its vote test and steps read only these facts, its choice the candidates too
+            basics = (orig, kind, mix_reason, cube)
+            wants = self.wants.get(basics)
+            if wants is None:
+                wants = self.wants[basics] = rule.wants_vote(OpFacts(op, op_type, name, orig, kind, mix_reason, None, cube))
+            vote, follows = self.votes(cls, cands, ins) if wants else (None, None)
+            key = (kind, mix_reason, vote)
+            choice = cands.memo.get(key)
+            if choice is None:
+                facts_key = (*basics, vote)
                 steps = self.steps.get(facts_key)
                 if steps is None:
-                    steps = self.steps[facts_key] = rule.steps(facts)
-            else:
-                steps = rule.steps(facts)
-            if key is None:
-                key = steps
-                choice = cands.memo.get(key)
-            if choice is None:
+                    steps = self.steps[facts_key] = rule.steps(OpFacts(op, op_type, name, orig, kind, mix_reason, vote, cube))
                 choice = cands.memo[key] = self.fallback(cands, steps, op, op_type, name)
+        else:
+            inputs = tuple([state[1] for state in ins if state[1] in PRECISION_RANK]) if rule.needs_inputs else ()
+            facts = OpFacts(op, op_type, name, orig, kind, mix_reason, None, cube, inputs)
+            follows = None
+            if rule.wants_vote(facts):
+                vote, follows = self.votes(cls, cands, ins)
+                facts = facts._replace(vote=vote)
+            steps = rule.steps(facts)
+            choice = cands.memo.get(steps)
+            if choice is None:
+                choice = cands.memo[steps] = self.fallback(cands, steps, op, op_type, name)
         if follows is not None and not choice.reason.endswith("gray"):
             follows = None
         return choice, follows, keep_failed
@@ -1518,8 +1536,8 @@ class _Planner:
             spans = cls.spans(len(ins))
             positions = [p for i in cands.varying for p in spans[i]]
         ballots = [(d, p) for p in positions if (d := ins[p][2]) is not None]
-        if not ballots:
-            return None, None
+        if len(ballots) < 2:
+            return (ballots[0][0], (ballots[0][1],)) if ballots else (None, None)
         vote = ballots[0][0]
         for d, _ in ballots[1:]:
             vote = _join(vote, d)

@@ -99,8 +99,9 @@ class Rule(ABC):
     needs_inputs: bool = False
     """Whether the rule reads `OpFacts.inputs` (torch's type promotion)."""
     context_free: bool = False
-    """Whether `steps` reads only `orig`, `kind`, `list_reason`, `vote` and `cube` (the CANN modes): the pass
-    then memoises the choice per candidate set, list kind, reason and vote."""
+    """Whether `steps` and `wants_vote` read only `orig`, `kind`, `list_reason`, `vote` and `cube` (the CANN
+    modes): the pass then memoises them per those facts, and the choice per candidate set, list kind, reason and
+    vote."""
 
     def wants_vote(self, f: OpFacts) -> bool:
         """Whether the pass should collect the producers' vote for this op (gray ops)."""
