@@ -891,6 +891,9 @@ def _dtype_of(value: SSAValue) -> str | None:
     return None
 
 
+_DECIDING = frozenset({"caps", "list", "keep_dtype"})
+"""The properties that change an op's decision (part of the memo key)."""
+
 _TYPE = attrgetter("_type")
 """A value's type (`SSAValue.type` without the property call, for the hot loop)."""
 
@@ -1063,10 +1066,10 @@ class _Planner:
         states, type_state = self.states, self.type_state
         for arg in block.args:
             states[id(arg)] = type_state(arg)
-        get_state, type_key = states.get, self.type_keys.get
+        get_state, type_key, type_states = states.get, self.type_keys.get, self.type_states
         classes, memo, changes, records = self.classes, self.memo, self.plan.changes, self.records
         overrides, info, retype = self.overrides, self.info, self.retype
-        retyped, consts = self.plan.retyped, self.plan.consts
+        retyped, types, consts = self.plan.retyped, self.plan._types, self.plan.consts  # pyright: ignore[reportPrivateUsage]
         seq, count = self.seq, self.count
         fast_consts = records is None and not overrides
         op = block.first_op
@@ -1079,7 +1082,9 @@ class _Planner:
                 seq += 1  # nothing is known of (what `effect` gives it; no report, override or region to mind)
                 count += 1
                 for result in op.results:
-                    states[id(result)] = type_state(result)
+                    rtype = result._type  # pyright: ignore[reportPrivateUsage]
+                    hit = type_states.get(id(rtype.element_type) if type(rtype) is TensorType else id(rtype))  # _type_key
+                    states[id(result)] = hit[1] if hit is not None else type_state(result)
                 consts.append(op)  # pyright: ignore[reportArgumentType]
                 op = op._next_op  # pyright: ignore[reportPrivateUsage]
                 continue
@@ -1097,7 +1102,7 @@ class _Planner:
             cls: _OpClass = entry[1]  # pyright: ignore[reportAssignmentType]
             props = op.properties
             extra: object = None
-            if props and ("caps" in props or "list" in props or "keep_dtype" in props):
+            if props and not _DECIDING.isdisjoint(props):
                 caps, lst = props.get("caps"), props.get("list")
                 extra = (
                     id(caps) if isinstance(caps, CapsAttr) else None,  # the op (hence its caps) lives through the walk
@@ -1132,7 +1137,8 @@ class _Planner:
             if single:
                 states[id(result)] = effect.states[0]  # pyright: ignore[reportPossiblyUnboundVariable]
                 if retype and new is not None:
-                    result._type = retyped(result._type, new[0])  # pyright: ignore[reportPrivateUsage, reportPossiblyUnboundVariable, reportArgumentType]
+                    hit = types.get((id(rtype), new[0]))  # what `retyped` does, inline  # pyright: ignore[reportPossiblyUnboundVariable]
+                    result._type = hit[1] if hit is not None else retyped(rtype, new[0])  # pyright: ignore[reportPrivateUsage, reportPossiblyUnboundVariable, reportArgumentType]
                     new = None
             else:
                 for r, state in zip(results, effect.states):
