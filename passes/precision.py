@@ -1837,7 +1837,7 @@ def precision_rewrite(module: ModuleOp | Operation, config: PrecisionConfig, *, 
         plan = _decide_and_retype(module, config, records)
         apply_plan(module, plan, store_low=True)
         # ATC stores a weight that only feeds low-precision kernels in that dtype (DESIGN 10).
-        plan.stored = store_low_weights(module, plan.inserted, plan.consts, plan.retyped_consts)
+        plan.stored = store_low_weights(module, plan.inserted, plan.consts, plan.retyped_consts, others=False)
     finally:
         if paused:
             gc.enable()

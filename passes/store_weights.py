@@ -134,6 +134,7 @@ def store_low_weights(
     casts: Container[Operation] | None = None,
     consts: Iterable[ConstOp] | None = None,
     retyped: Iterable[tuple[ConstOp, TensorType]] | None = None,
+    others: bool = True,
 ) -> WeightBytes:
     """Narrow every constant used only through casts to one low float dtype (see the module doc).
 
@@ -141,7 +142,9 @@ def store_low_weights(
     cast the user wrote is kept); with `consts`, those are the module's constants (no walk).
     `retyped`: constants whose result the precision pass already retyped to the low dtype instead
     of casting it at every use, with their type before, so only their payload is left to convert:
-    the result is what narrowing them here would give, without the casts built and erased again."""
+    the result is what narrowing them here would give, without the casts built and erased again.
+    `others=False`: no other constant can be narrowed (the precision pass knows: it retyped every one it could
+    store low, `test_store_low_direct.py`), so they are only counted."""
     from ascend_mp.resources import blob_attr, handle_for
 
     todo = [o for o in module.walk() if isinstance(o, ConstOp)] if consts is None else consts
@@ -160,7 +163,7 @@ def store_low_weights(
             new_type = result._type  # pyright: ignore[reportPrivateUsage]
             in_place = True
         else:
-            low = _narrow_target(op, casts)
+            low = _narrow_target(op, casts) if others else None
             if low is None:
                 kept.append((result.type, result.type))
                 continue
