@@ -355,17 +355,20 @@ class _Candidates:
         key = (dtype, engine, precise_out, out)
         if key in self._best:
             return self._best[key]
-        found: Kernel | None = None
-        best_key: tuple[int, int] | None = None
-        for k, p in zip(self.kernels, self.primaries):
-            if p != dtype or k.engine != engine:
-                continue
-            if out is not None and any(kd != out for kd, sd in zip(k.outputs, self.sig.outputs) if sd in PRECISION_RANK):
-                continue
-            outs = -sum(_rank(d) for d in k.outputs) if precise_out else 0
-            rank = (outs, self.distance(k, dtype))
-            if best_key is None or rank < best_key:
-                found, best_key = k, rank
+        sig_outputs = self.sig.outputs
+        matches = [
+            k for k, p in zip(self.kernels, self.primaries)
+            if p == dtype and k.engine == engine
+            and (out is None or all([kd == out for kd, sd in zip(k.outputs, sig_outputs) if sd in PRECISION_RANK]))
+        ]
+        found: Kernel | None = matches[0] if matches else None
+        if len(matches) > 1:  # the first of the best rank
+            best_key: tuple[int, int] | None = None
+            for k in matches:
+                outs = -sum(_rank(d) for d in k.outputs) if precise_out else 0
+                rank = (outs, self.distance(k, dtype))
+                if best_key is None or rank < best_key:
+                    found, best_key = k, rank
         self._best[key] = found
         return found
 
