@@ -340,14 +340,21 @@ class _Candidates:
         self.kernels = fits
         """The kernels that can run this op: same non-float dtypes, and the op still verifies."""
         self.primaries = primaries
-        if len(fits) > 1 and float_inputs:
-            columns = list(zip(*[k.inputs for k in fits]))
-            self.varying = tuple([i for i in float_inputs if len(set(columns[i])) > 1])
-        else:
-            self.varying = ()
-        """Operand definitions whose dtype differs between the kernels: the ones producers vote on."""
+        self._float_inputs = float_inputs
+        self._varying: tuple[int, ...] | None = None
         self.memo: dict[Any, _Choice] = {}
         self._best: dict[tuple[str, str, bool, str | None], Kernel | None] = {}
+
+    @property
+    def varying(self) -> tuple[int, ...]:
+        """Operand definitions whose dtype differs between the kernels: the ones producers vote on (gray ops ask)."""
+        if self._varying is None:
+            if len(self.kernels) > 1 and self._float_inputs:
+                columns = list(zip(*[k.inputs for k in self.kernels]))
+                self._varying = tuple([i for i in self._float_inputs if len(set(columns[i])) > 1])
+            else:
+                self._varying = ()
+        return self._varying
 
     def best(self, dtype: str, engine: str, precise_out: bool = False, out: str | None = None) -> Kernel | None:
         """The kernel computing in `dtype` on `engine` that changes the fewest of the op's dtypes
@@ -894,6 +901,9 @@ def _dtype_of(value: SSAValue) -> str | None:
     return None
 
 
+_CLASSIFIED: dict[bool, dict[type[Operation], tuple[int, _OpClass | None]]] = {}
+"""What :meth:`_Planner.classify` said of op classes, per rule kind (context-free or not)."""
+
 _DECIDING = frozenset({"caps", "list", "keep_dtype"})
 """The properties that change an op's decision (part of the memo key)."""
 
@@ -928,7 +938,8 @@ class _Planner:
         """(orig, list kind, modify_mixlist reason, cube) -> whether a context-free rule wants the producers' vote."""
         self.steps: dict[object, Steps] = {}
         """(orig, list kind, modify_mixlist reason, cube, vote) -> a context-free rule's steps for those facts."""
-        self.classes: dict[type[Operation], tuple[int, _OpClass | None]] = {}
+        self.classes = _CLASSIFIED.setdefault(self.rule.context_free, {})
+        """Op class -> how the walk handles it (:meth:`classify`: it reads the class and the rule's context_free)."""
         self.memo: dict[object, _Effect] = {}
         """Memo key (see :meth:`visit_block`) -> the effect every op with that key has."""
         self.warned: set[str] = set()
