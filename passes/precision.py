@@ -304,8 +304,9 @@ class _Candidates:
         self.sig = sig
         self.all = tuple(kernels)
         """Every kernel of the op (for messages)."""
-        # What `_fits` and `cls.allows` check of each kernel's dtypes (inputs, then outputs), as positions read in one
-        # call: the non-float dtypes it must share with the op, the slots that must be float, the slots of one dtype.
+        # A kernel can run the op when it has the op's arity and non-float dtypes, is float where the op is, and
+        # keeps the op verifying: float in its FLOAT_ONLY slots, one dtype across its SAME_DTYPE slots (a hand-written
+        # caps may break these). Checked on each kernel's dtypes (inputs, then outputs) at positions read in one call.
         present = sig.inputs + sig.outputs
         n_in, n_out = len(sig.inputs), len(sig.outputs)
         fixed: list[int] = []
@@ -412,19 +413,6 @@ _FLOAT_NAMES = frozenset(PRECISION_RANK)
 
 def _present(kernel_inputs: Sequence[str], sig_inputs: Sequence[str | None]) -> tuple[str, ...]:
     return tuple(k for k, s in zip(kernel_inputs, sig_inputs) if s is not None)
-
-
-def _fits(k: Kernel, sig: Signature) -> bool:
-    """Whether kernel `k` can run an op of signature `sig`: same arity, same non-float dtypes."""
-    if len(k.inputs) != len(sig.inputs) or len(k.outputs) != len(sig.outputs):
-        return False
-    for kds, sds in ((k.inputs, sig.inputs), (k.outputs, sig.outputs)):
-        for kd, sd in zip(kds, sds):
-            if sd is None or kd == sd:
-                continue
-            if sd not in PRECISION_RANK or kd not in PRECISION_RANK:
-                return False
-    return True
 
 
 def _fmt_kernels(kernels: Sequence[Kernel]) -> str:
@@ -821,14 +809,6 @@ class _OpClass:
     """Slots the verifier wants to be float."""
     cube: bool
     """Whether the op runs on the Cube unit (`OpFacts.cube`)."""
-
-    def allows(self, k: Kernel, sig: Signature) -> bool:
-        """Whether the op still verifies when it runs kernel `k` (a hand-written caps may break SAME_DTYPE)."""
-        dts = (*k.inputs, *k.outputs)
-        present = (*sig.inputs, *sig.outputs)
-        if len({dts[i] for i in self.same if present[i] is not None}) > 1:
-            return False
-        return all(dts[i] in PRECISION_RANK for i in self.floats if present[i] is not None)
 
     def spans(self, n: int) -> list[range]:
         """The operand positions of each operand definition of an op with `n` operands."""
