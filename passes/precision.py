@@ -899,7 +899,7 @@ a function (names the positions), any other op."""
 class _Planner:
     """Decides every op in one forward walk (see :func:`decide_precision`)."""
 
-    def __init__(self, config: PrecisionConfig, records: bool = True, retype: bool = False):
+    def __init__(self, config: PrecisionConfig, records: bool = True, retype: bool = False, store_low: bool = False):
         self.config = config
         self.plan = PrecisionPlan(config, warnings=list(config.warnings))
         self.rule = config.the_rule
@@ -940,6 +940,10 @@ class _Planner:
         no customize_dtypes: nothing may change before an error) and the rule reads no types (context-free)."""
         self.aliases: dict[SSAValue, SSAValue] = {}
         """The results of folded user casts -> the values their uses will read."""
+        self.lone: dict[int, ConstOp] | None = {} if store_low and self.retype else None
+        """With `store_low` (the plan is applied with `apply_plan(store_low=True)`), where results are retyped as
+        decided: id of the result -> the constant, for the constants with one use not decided yet. When that use
+        casts it to a lower float dtype, the constant is retyped then (`store_lone`), as `apply_plan` would."""
 
     # -- helpers ---------------------------------------------------------------------------
     def warn(self, message: str) -> None:
@@ -1066,6 +1070,7 @@ class _Planner:
         retyped, types, consts = self.plan.retyped, self.plan._types, self.plan.consts  # pyright: ignore[reportPrivateUsage]
         seq, count = self.seq, self.count
         fast_consts = records is None and not overrides
+        lone = self.lone
         op = block.first_op
         while op is not None:
             entry = classes.get(type(op))
@@ -1079,6 +1084,8 @@ class _Planner:
                     rtype = result._type  # pyright: ignore[reportPrivateUsage]
                     hit = type_states.get(id(rtype.element_type) if type(rtype) is TensorType else id(rtype))  # _type_key
                     states[id(result)] = hit[1] if hit is not None else type_state(result)
+                    if lone is not None and (use := result.first_use) is not None and use._next_use is None:  # pyright: ignore[reportPrivateUsage]
+                        lone[id(result)] = op  # pyright: ignore[reportArgumentType]
                 consts.append(op)  # pyright: ignore[reportArgumentType]
                 op = op._next_op  # pyright: ignore[reportPrivateUsage]
                 continue
@@ -1142,17 +1149,48 @@ class _Planner:
                         if dtype is not None:
                             r._type = retyped(r._type, dtype)  # pyright: ignore[reportPrivateUsage]
                     new = None
-            if effect.wanted is not None or new is not None or effect.folded:
-                changes.append((op, seq, effect.wanted, new, effect.folded))
+            wanted = effect.wanted
+            if wanted is not None and lone:
+                wanted = self.store_lone(operands, wanted)
+            if wanted is not None or new is not None or effect.folded:
+                changes.append((op, seq, wanted, new, effect.folded))
             if records is not None:
                 records.append((op, effect, operands, self.function, count))
             if what == _CONST:
                 consts.append(op)  # pyright: ignore[reportArgumentType]
+                if lone is not None and (use := result.first_use) is not None and use._next_use is None:  # pyright: ignore[reportPossiblyUnboundVariable, reportPrivateUsage]
+                    lone[id(result)] = op  # pyright: ignore[reportPossiblyUnboundVariable, reportArgumentType]
             if effect.loud or (info and effect.reduced is not None):
                 self.seq, self.count = seq, count
                 self.notes(op, effect)
             op = op._next_op  # pyright: ignore[reportPrivateUsage]
         self.seq, self.count = seq, count
+
+    def store_lone(self, operands: Sequence[SSAValue], wanted: tuple[str | None, ...]) -> tuple[str | None, ...] | None:
+        """The operand dtypes an op still needs cast, after retyping the one-use constants it casts to a lower float
+        dtype (what `apply_plan(store_low=True)` does to them: `retyped_consts`, the cast counted, none built)."""
+        lone, plan = self.lone, self.plan
+        assert lone is not None
+        left: list[str | None] | None = None
+        for i, (value, dtype) in enumerate(zip(operands, wanted)):
+            if dtype is None:
+                continue
+            const = lone.pop(id(value), None)
+            if const is None or dtype not in LOW_FLOATS:
+                continue
+            src = self.states[id(value)][0]
+            if src not in PRECISION_RANK or PRECISION_RANK[dtype] >= PRECISION_RANK[src]:
+                continue
+            plan.retyped_consts.append((const, value._type))  # pyright: ignore[reportPrivateUsage, reportArgumentType]
+            value._type = plan.retyped(value._type, dtype)  # pyright: ignore[reportPrivateUsage]
+            plan.casts_inserted += 1  # the cast it stands for
+            plan.casts[(id(value), dtype)] = (value, value)
+            if left is None:
+                left = list(wanted)
+            left[i] = None
+        if left is None:
+            return wanted
+        return None if all(d is None for d in left) else tuple(left)
 
     def classify(self, op: Operation) -> tuple[int, _OpClass | None]:
         if isinstance(op, func.FuncOp):
@@ -1606,9 +1644,10 @@ def decide_precision(module: Operation, config: PrecisionConfig, *, records: boo
 
 
 def _decide_and_retype(module: Operation, config: PrecisionConfig, records: bool) -> PrecisionPlan:
-    """:func:`decide_precision` that retypes results as it decides them where that is safe (see `_Planner.retype`):
-    the plan's changes then hold only the casts and folds left to :func:`apply_plan`."""
-    return _Planner(config, records, retype=True).run(module)
+    """:func:`decide_precision` that retypes results as it decides them where that is safe (see `_Planner.retype`),
+    and the one-use constants it would store low (`_Planner.lone`): the plan's changes then hold only the casts and
+    folds left to :func:`apply_plan`, which must be called with `store_low=True`."""
+    return _Planner(config, records, retype=True, store_low=True).run(module)
 
 
 # ======================================================================================
