@@ -1190,7 +1190,7 @@ class _Planner:
             left[i] = None
         if left is None:
             return wanted
-        return None if all(d is None for d in left) else tuple(left)
+        return None if left.count(None) == len(left) else tuple(left)
 
     def classify(self, op: Operation) -> tuple[int, _OpClass | None]:
         if isinstance(op, func.FuncOp):
