@@ -58,8 +58,9 @@ region, right after the value's definition. Either point dominates every use.
 
 Weights: ATC stores a weight that only feeds low-precision kernels in that dtype (DESIGN 10), and so does the
 pass: a Const every use of which the plan casts to one lower float dtype is retyped to it instead of cast
-(no Cast is built only to be folded away), and `store_low_weights` converts its payload; the report counts
-the cast it stands for, as before. The payloads are converted last, in one go.
+(no Cast is built only to be folded away; a Const with one use is retyped as that use is decided, the others
+by :func:`apply_plan`), and `store_low_weights` converts its payload; the report counts the cast it stands for,
+as before. The payloads are converted last, in one go.
 
 Running the pass twice gives the same IR as running it once.
 """
