@@ -23,6 +23,7 @@ Sections (each prints its rows as it finishes):
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import resource
@@ -32,7 +33,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 # Single-threaded numeric kernels, as the comparisons assume (onnxruntime runs with one thread; the
@@ -129,31 +130,33 @@ def bench_precision(quick: bool) -> None:
     from ascend_mp.ir import make_context
     from ascend_mp.passes import PASSES
 
-    print("precision pass (in-process, allow_mix_precision), interleaved with a bare walk() of the same module")
+    print("precision pass (in-process, allow_mix_precision), interleaved with a bare walk() of the same module and "
+          "across the sizes")
     sizes = (1000, 10000) if quick else (10000, 50000)
     ctx = make_context()
     pass_ = PASSES["ascend-precision"]()(mode="allow_mix_precision")
-    medians: dict[int, float] = {}
-    for n in sizes:
-        pass_times: list[float] = []
-        walk_times: list[float] = []
-        for _ in range(5 if n >= 50000 else 9):
+    pass_times: dict[int, list[float]] = {n: [] for n in sizes}
+    walk_times: dict[int, list[float]] = {n: [] for n in sizes}
+    for _ in range(7):  # A, B, A, B, ...: a drift in the machine's speed moves both sizes alike
+        for n in sizes:
             module = chain_module(n)  # a fresh module each round (not timed)
             start = cpu()
             for _op in module.walk():
                 pass
-            walk_times.append(cpu() - start)
+            walk_times[n].append(cpu() - start)
             start = cpu()
             pass_.apply(ctx, module)
-            pass_times.append(cpu() - start)
-        medians[n] = statistics.median(pass_times)
+            pass_times[n].append(cpu() - start)
+    medians = {n: statistics.median(pass_times[n]) for n in sizes}
+    for n in sizes:
         big = n == max(sizes)
         report(Row(f"precision pass, {n} ops: total", medians[n], "s", 0.4 if n == 50000 else None))
         report(Row(f"precision pass, {n} ops: time per op", medians[n] / n * 1e6, "us/op", 8.0 if big else None))
-        report(Row(f"precision pass, {n} ops: / bare walk() of the same module", median_ratio(pass_times, walk_times), "x",
-                   8.0 if big else None))
+        report(Row(f"precision pass, {n} ops: / bare walk() of the same module", median_ratio(pass_times[n], walk_times[n]),
+                   "x", 8.0 if big else None))
     a, b = sizes
-    report(Row(f"precision pass scaling exponent {a} -> {b} ops", math.log(medians[b] / medians[a]) / math.log(b / a), "", 1.05))
+    report(Row(f"precision pass scaling exponent {a} -> {b} ops", math.log(median_ratio(pass_times[b], pass_times[a])) / math.log(b / a),
+               "", 1.05, note="(from the median of the rounds' paired time ratios)"))
     _bench_precision_imported()
 
 
@@ -166,39 +169,50 @@ def _bench_precision_imported() -> None:
     """The pass on imported models (models/out, from `make models`) as `ascend-precision{mode=allow_mix_precision}`
     runs it (options loaded, decided, rewritten, weights stored low): its time per op without converting the
     weight payloads to fp16 (that part grows with the weight bytes, not the ops: printed apart, as MB/s of fp32
-    weights converted), and the whole pass per model."""
-    from ascend_mp.frontend.onnx_import import import_onnx
-    from ascend_mp.passes.precision import load_config, precision_rewrite
-
+    weights converted), and the whole pass per model. Each model is measured in a process of its own, as
+    `ascend-opt model.onnx` runs the pass: right after the import, not among the chains' garbage (which, collected
+    while the model's rounds run, slowed them by up to 20%)."""
     for name in IMPORTED:
         path = Path(__file__).resolve().parent.parent / "models" / "out" / f"{name}.legacy.onnx"
         if not path.exists():
             print(f"  (no {path.name} in models/out: no figure for {name}; make models)")
             continue
-        imported = import_onnx(str(path))
-        n = sum(1 for _ in imported.walk())
-        totals: list[float] = []
-        converting: list[float] = []
-        converted = distinct = 0
-        for _ in range(11):
-            module = imported.clone()  # a fresh module each round (not timed)
-            start = cpu()
-            plan = precision_rewrite(module, load_config(mode="allow_mix_precision"), records=False)  # what apply does
-            totals.append(cpu() - start)
-            assert plan.stored is not None
-            converting.append(plan.stored.seconds)  # measured inside the same call (CPU seconds too)
-            converted, distinct = plan.stored.converted, plan.distinct
-        rest = statistics.median(t - c for t, c in zip(totals, converting))
-        report(Row(f"precision pass, imported {name} ({n} ops): time per op", rest / n * 1e6, "us/op", 8.0,
-                   note=f"(all but converting the weight payloads: options, decide, rewrite, constants retyped; "
-                        f"{distinct} distinct decisions, each computed once)"))
-        conv = statistics.median(converting)
-        if converted:
-            report(Row(f"precision pass, imported {name}: weight conversion", converted / conv / 1e6, "MB/s",
-                       note=f"({converted / 1e6:.3g} MB of fp32 weights read, rounded to fp16, stored as blobs: "
-                            f"{conv * 1e3:.3g} ms)"))
-        report(Row(f"precision pass, imported {name}: whole pass", statistics.median(totals) * 1e3, "ms",
-                   note="(weight conversion included)"))
+        done = subprocess.run([sys.executable, __file__, "--imported", str(path)], check=True, capture_output=True, text=True)
+        for row in json.loads(done.stdout.splitlines()[-1]):
+            report(Row(**row))
+
+
+def _imported_rows(path: Path) -> list[Row]:
+    """The rows of `_bench_precision_imported` for one model (run in a child process)."""
+    from ascend_mp.frontend.onnx_import import import_onnx
+    from ascend_mp.passes.precision import load_config, precision_rewrite
+
+    name = path.name.removesuffix(".legacy.onnx")
+    imported = import_onnx(str(path))
+    n = sum(1 for _ in imported.walk())
+    totals: list[float] = []
+    converting: list[float] = []
+    converted = distinct = 0
+    for _ in range(11):
+        module = imported.clone()  # a fresh module each round (not timed), just built, as an import leaves it
+        start = cpu()
+        plan = precision_rewrite(module, load_config(mode="allow_mix_precision"), records=False)  # what apply does
+        totals.append(cpu() - start)
+        assert plan.stored is not None
+        converting.append(plan.stored.seconds)  # measured inside the same call (CPU seconds too)
+        converted, distinct = plan.stored.converted, plan.distinct
+    rest = statistics.median(t - c for t, c in zip(totals, converting))
+    rows = [Row(f"precision pass, imported {name} ({n} ops): time per op", rest / n * 1e6, "us/op", 8.0,
+                note=f"(all but converting the weight payloads: options, decide, rewrite, constants retyped; "
+                     f"{distinct} distinct decisions, each computed once; a process of its own)")]
+    conv = statistics.median(converting)
+    if converted:
+        rows.append(Row(f"precision pass, imported {name}: weight conversion", converted / conv / 1e6, "MB/s",
+                        note=f"({converted / 1e6:.3g} MB of fp32 weights read, rounded to fp16, stored as blobs: "
+                             f"{conv * 1e3:.3g} ms)"))
+    rows.append(Row(f"precision pass, imported {name}: whole pass", statistics.median(totals) * 1e3, "ms",
+                    note="(weight conversion included)"))
+    return rows
 
 
 def bench_text(quick: bool) -> None:
@@ -428,7 +442,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="*", choices=list(SECTIONS), help="run only these sections")
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
+    parser.add_argument("--imported", type=Path, help=argparse.SUPPRESS)  # one model's precision rows, as JSON
     args = parser.parse_args()
+    if args.imported is not None:
+        print(json.dumps([asdict(row) for row in _imported_rows(args.imported)]))
+        return
     print(f"ascend-mp benchmarks on {os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f}; budgets from issues 13 and 6; "
           "times are CPU seconds, medians of interleaved runs")
     failed: list[str] = []
