@@ -193,7 +193,10 @@ def _imported_rows(path: Path) -> list[Row]:
     totals: list[float] = []
     converting: list[float] = []
     converted = distinct = 0
-    for _ in range(11):
+    start = time.perf_counter()
+    precision_rewrite(imported.clone(), load_config(mode="allow_mix_precision"), records=False)  # a warm-up round
+    rounds = max(11, min(61, int(2.0 / (time.perf_counter() - start))))  # spread over about 2 s (the machine drifts)
+    for _ in range(rounds):
         module = imported.clone()  # a fresh module each round (not timed), just built, as an import leaves it
         start = cpu()
         plan = precision_rewrite(module, load_config(mode="allow_mix_precision"), records=False)  # what apply does
@@ -204,7 +207,8 @@ def _imported_rows(path: Path) -> list[Row]:
     rest = statistics.median(t - c for t, c in zip(totals, converting))
     rows = [Row(f"precision pass, imported {name} ({n} ops): time per op", rest / n * 1e6, "us/op", 8.0,
                 note=f"(all but converting the weight payloads: options, decide, rewrite, constants retyped; "
-                     f"{distinct} distinct decisions, each computed once; a process of its own)")]
+                     f"{distinct} distinct decisions, each computed once; a process of its own; median of {rounds} "
+                     f"rounds after a warm-up)")]
     conv = statistics.median(converting)
     if converted:
         rows.append(Row(f"precision pass, imported {name}: weight conversion", converted / conv / 1e6, "MB/s",
