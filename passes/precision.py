@@ -641,8 +641,8 @@ class PrecisionPlan:
     stored: WeightBytes | None = None
     """What storing the constants low did (with the bytes it converted and the time that took), once done."""
     retyped_consts: list[tuple[ConstOp, TensorType]] = field(default_factory=list[tuple[ConstOp, TensorType]])
-    """Constants :func:`apply_plan` retyped to the low dtype instead of casting them, with their type before; their
-    payload is left to `store_low_weights`."""
+    """Constants retyped to the low dtype instead of cast (by :func:`apply_plan`, or by the walk for a one-use
+    constant: `_Planner.lone`), with their type before; their payload is left to `store_low_weights`."""
     _dtypes: dict[int, tuple[Attribute, str | None]] = field(default_factory=dict[int, tuple[Attribute, str | None]])
     """:func:`_type_key` of a type -> (what keeps the key's object alive, its dtype)."""
     _by_op: dict[Operation, _Change] | None = None
@@ -1029,7 +1029,8 @@ class _Planner:
             kernels = caps.data if isinstance(caps, CapsAttr) else info.kernels  # pyright: ignore[reportOptionalMemberAccess]
             library_kind = key[2].value if key[2] is not None else info.list_kind.value  # pyright: ignore[reportOptionalMemberAccess]
             hit = self.contexts[key] = (kernels, library_kind, *self.effective_kind(cls.op_type, library_kind))
-            self.keepalive.append(caps)  # the id stays unique while the cache lives
+            if key[1] is not None:
+                self.keepalive.append(caps)  # the id stays unique while the cache lives
         return hit
 
     def candidates_for(self, kernels: tuple[Kernel, ...], sig: Signature, cls: _OpClass) -> _Candidates:
