@@ -1260,7 +1260,7 @@ class _Planner:
         if wanted is not None:
             self.plan.changes.append((op, self.seq, wanted, None, False))
         votes = not op.has_trait(ConstantLike, value_if_unregistered=False)
-        for r, state in zip(op.results, self.own_states(op, votes)):
+        for r, state in zip(op.results, _own_states([self.dtype_of(r) for r in op.results], votes)):
             self.states[id(r)] = state
 
     def signature(
@@ -1353,11 +1353,7 @@ class _Planner:
         name = _name_of(op)
         if ins is None:
             ins = tuple([self.state(v) for v in op._operands])  # pyright: ignore[reportPrivateUsage]
-        if outs is not None and cls.regular:  # what `signature` does for these
-            sig_ins = tuple([state[0] for state in ins])
-            found = None if None in sig_ins or None in outs else (Signature(sig_ins, outs), None)
-        else:
-            found = self.signature(op, cls, ins, outs)
+        found = self.signature(op, cls, ins, outs)
         kernels, kind, mix_kind, mix_reason = self.context(op, cls)
         if found is None:
             return self.kept(op, cls, kind, "unmodelled dtype", None, ins)
@@ -1436,17 +1432,8 @@ class _Planner:
         outs = tuple([self.dtype_of(r) for r in op.results]) if sig is None else sig.outputs
         if sig is None:
             sig = Signature(tuple([state[0] for state in ins]), outs)
-        votes = cls.fixed != "constant"
-        states = tuple([(d, d, d) if votes and d in PRECISION_RANK else (d, d, None) for d in outs])
+        states = _own_states(outs, cls.fixed != "constant")
         return _effect(cls.op_type, sig, None, kind, reason, follows, _kept_operands(ins), None, states, warning, keep_failed)
-
-    def own_states(self, op: Operation, votes: bool) -> tuple[_State, ...]:
-        """The states of the results of an op that keeps its dtypes: float results vote with them (if `votes`)."""
-        states: list[_State] = []
-        for r in op.results:
-            d = self.dtype_of(r)
-            states.append((d, d, d) if votes and d in PRECISION_RANK else (d, d, None))
-        return tuple(states)
 
     def retarget_cast(self, op: AscendOp, cls: _OpClass, kind: str, sig: Signature) -> bool:
         """A user's Cast the rule sends to another dtype (TF: a Cast to fp32 feeding only allow ops)."""
@@ -1617,6 +1604,12 @@ class _Planner:
 
 UNMATCHED_SHOWN = 5
 """Unmatched keep_dtype/customize_dtypes entries listed one warning each; more are summarised in one."""
+
+
+def _own_states(dtypes: Sequence[str | None], votes: bool) -> tuple[_State, ...]:
+    """The states of the results (of these dtypes) of an op that keeps its dtypes: float results vote with them
+    (if `votes`: constants do not)."""
+    return tuple([(d, d, d) if votes and d in PRECISION_RANK else (d, d, None) for d in dtypes])
 
 
 def _kept_operands(states: Sequence[_State | None]) -> tuple[str | None, ...] | None:
