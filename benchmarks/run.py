@@ -1,20 +1,24 @@
 """`make bench`: measured figures and ratios, each against its budget, in one run on this machine.
 
-Budgets are issue 13's (and issue 6's where issue 13 sets none). Every comparison is measured
-paired and interleaved in the same run (A, B, A, B, ...) and reported as the median; times are
-CPU seconds of this process (or of the child process for the command-line tools), so the figures
-hold up on a machine other work shares.
+Budgets are the project's performance targets (stated with each row below). Every comparison is
+measured paired and interleaved in the same run (A, B, A, B, ...) and reported as the median; times
+are CPU seconds of this process (or of the child process for the command-line tools), so the
+figures hold up on a machine other work shares.
+
+A full run (no `--only`, no `--quick`) also writes docs/performance.md: a short header (host, date,
+command, commit) and the table of every figure with its budget and verdict. The page is generated;
+do not edit it by hand. Runs of some sections (`--only`) or smoke runs (`--quick`) leave it alone.
 
 Sections (each prints its rows as it finishes):
   precision  the ascend-precision pass in-process on 10k/50k-op chains: time, us/op, ratio to a bare
              walk() of the same module, scaling exponent; on imported bert_sdpa and resnet50: us/op
-             without the weight conversion, the conversion's MB/s, the whole pass      (issue 13.1)
-  text       parse and print; ascend-opt end to end on 10k ops vs plain xdsl-opt parse+print (13.2)
+             without the weight conversion, the conversion's MB/s, the whole pass
+  text       parse and print; ascend-opt end to end on 10k ops vs plain xdsl-opt parse+print
   step       one training step of the digits MLP (batch 64, momentum), fp32 vs mixed with
              dynamic loss scaling (default: compiled rounding when numba is installed, and numpy
-             rounding only); the fp32 step vs plain numpy (13.3)
-  memory     peak and activation bytes (live tensors, arguments excluded), mixed vs fp32 (13.5)
-  models     imported real models (benchmarks/models.py, when present)           (13.1, 13.3, 13.4)
+             rounding only); the fp32 step vs plain numpy
+  memory     peak and activation bytes (live tensors, arguments excluded), mixed vs fp32
+  models     imported real models (benchmarks/models.py, when present)
   accuracy   fp32 vs allow_mix_precision + dynamic loss scaling on digits (full training runs)
 
     python benchmarks/run.py [--only SECTION ...] [--quick]
@@ -26,6 +30,7 @@ import argparse
 import json
 import math
 import os
+import platform
 import resource
 import statistics
 import subprocess
@@ -33,7 +38,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 # Single-threaded numeric kernels, as the comparisons assume (onnxruntime runs with one thread; the
@@ -48,6 +54,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.graphs import chain_module  # noqa: E402
 
 BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = ROOT / "docs" / "performance.md"
+"""The generated performance page: written by a full run only."""
 SMALL = """func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = ascend.Relu %x : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
@@ -63,6 +72,7 @@ class Row:
     budget: float | None = None
     lower_is_better: bool = True
     note: str = ""
+    section: str = field(default="", compare=False)
 
     def verdict(self) -> str:
         if self.budget is None:
@@ -76,12 +86,17 @@ class Row:
 
 
 ROWS: list[Row] = []
+SECTION = [""]  # the section now running (each row records it)
+
+
+def budget_text(row: Row) -> str:
+    return "" if row.budget is None else f"{'<=' if row.lower_is_better else '>='} {row.budget:g} {row.unit}"
 
 
 def report(row: Row) -> None:
+    row.section = row.section or SECTION[0]
     ROWS.append(row)
-    budget = "" if row.budget is None else f"{'<=' if row.lower_is_better else '>='} {row.budget:g} {row.unit}"
-    print(f"  {row.name:<62} {row.value:>10.4g} {row.unit:<6} {budget:<14} {row.verdict()} {row.note}", flush=True)
+    print(f"  {row.name:<62} {row.value:>10.4g} {row.unit:<6} {budget_text(row):<14} {row.verdict()} {row.note}", flush=True)
 
 
 def cpu() -> float:
@@ -451,20 +466,91 @@ def main() -> None:
     if args.imported is not None:
         print(json.dumps([asdict(row) for row in _imported_rows(args.imported)]))
         return
-    print(f"ascend-mp benchmarks on {os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f}; budgets from issues 13 and 6; "
+    started = datetime.now(timezone.utc)
+    load = os.getloadavg()[0]
+    print(f"ascend-mp benchmarks on {os.cpu_count()} CPU(s), load average {load:.1f}; "
           "times are CPU seconds, medians of interleaved runs")
     failed: list[str] = []
-    for name in args.only or SECTIONS:
+    ran = list(args.only or SECTIONS)
+    for name in ran:
+        SECTION[0] = name
         try:
             SECTIONS[name](args.quick)
         except Exception as e:  # a section that cannot run says why; the others still run
             failed.append(name)
             print(f"  section {name} could not run: {type(e).__name__}: {e}")
-    missed = [r for r in ROWS if r.verdict().startswith("NOT")]
-    print(f"\n{len(ROWS)} figures, {sum(1 for r in ROWS if r.budget is not None)} with budgets, {len(missed)} budgets not met"
-          + (f", sections that could not run: {', '.join(failed)}" if failed else ""))
-    for r in missed:
-        print(f"  NOT met: {r.name}: {r.value:.4g} {r.unit} (budget {r.budget:g})")
+    summary = summary_line(ran, failed)
+    print(f"\n{summary}")
+    for r in ROWS:
+        if r.verdict().startswith("NOT"):
+            print(f"  NOT met: {r.name}: {r.value:.4g} {r.unit} (budget {r.budget:g})")
+    if not args.only and not args.quick:
+        write_page(PAGE, started, load, summary)
+        print(f"wrote {PAGE.relative_to(ROOT)}")
+
+
+def summary_line(ran: list[str], failed: list[str]) -> str:
+    missed = sum(1 for r in ROWS if r.verdict().startswith("NOT"))
+    empty = [name for name in ran if name not in failed and not any(r.section == name for r in ROWS)]
+    return (f"{len(ROWS)} figures, {sum(1 for r in ROWS if r.budget is not None)} with budgets, {missed} budgets not met"
+            + (f"; sections that could not run: {', '.join(failed)}" if failed else "")
+            + (f"; sections without figures: {', '.join(empty)}" if empty else ""))
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").strip()
+
+
+def _host() -> str:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{platform.node() or 'unknown host'} ({platform.system()} {platform.machine()}, {os.cpu_count()} CPU(s)" + (
+        f", {model})" if model else ")")
+
+
+def _commit() -> str:
+    try:
+        done = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return done.stdout.strip()
+
+
+def write_page(path: Path, started: datetime, load: float, summary: str) -> None:
+    """docs/performance.md: the header (how and when it was measured) and the table of every figure."""
+    import numpy
+    import xdsl
+
+    finished = datetime.now(timezone.utc)
+    minutes = (finished - started).total_seconds() / 60
+    lines = [
+        "# Performance",
+        "",
+        "<!-- Generated by `make bench` (benchmarks/run.py); do not edit by hand: rerun `make bench`. -->",
+        "",
+        f"Measured by `make bench` (`python benchmarks/run.py`, every section) on {started:%Y-%m-%d %H:%M} UTC, "
+        f"{minutes:.0f} min, commit `{_commit()}`.",
+        f"Host: {_host()}, load average {load:.1f} at the start; Python {platform.python_version()}, "
+        f"numpy {numpy.__version__}, xdsl {getattr(xdsl, '__version__', '?')}.",
+        "Times are CPU seconds, the median of paired, interleaved rounds (A, B, A, B, ...); numeric kernels single-threaded.",
+        f"{summary}.",
+        "",
+        "| Section | Figure | Value | Budget | Verdict | Note |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in ROWS:
+        verdict = r.verdict().replace("NOT met", "not met")
+        lines.append(f"| {r.section} | {_cell(r.name)} | {r.value:.4g} {r.unit} | {_cell(budget_text(r))} | {verdict} | {_cell(r.note)} |")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text("\n".join(lines) + "\n")
+    tmp.replace(path)
 
 
 if __name__ == "__main__":

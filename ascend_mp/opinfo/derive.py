@@ -1,6 +1,9 @@
 """Derives the built-in tables in `data/` from CANN's real `aic-ascend910-ops-info.json`.
 
-    python -m ascend_mp.opinfo.derive path/to/aic-ascend910-ops-info.json
+    python -m ascend_mp.opinfo.derive [path/to/aic-ascend910-ops-info.json]
+
+Without a path it reads :data:`CANN_TABLE`, the copy of CANN's 613-op table kept in the
+repository (`ascend_mp/opinfo/data/cann/`; not installed with the package).
 
 The facts of every dialect op (its inputs' and outputs' dtype columns,
 `precision_reduce`, `dynamicFormat`) are copied from the real table for the
@@ -24,6 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from ascend_mp.dialects.ascend import OPS_BY_TYPE, cann_inputs, cann_outputs
+
+CANN_TABLE = Path(__file__).parent / "data" / "cann" / "aic-ascend910-ops-info.json"
+"""CANN's real AI Core table for the Ascend 910 (613 ops), as CANN ships it: the source of the built-in tables."""
 
 F16_F32 = "float16,float"
 STATED: dict[str, dict[str, str]] = {
@@ -137,9 +143,9 @@ def dump(table: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        sys.exit("usage: python -m ascend_mp.opinfo.derive aic-ascend910-ops-info.json")
-    real = json.loads(Path(args[0]).read_text())
+    if len(args) > 1:
+        sys.exit("usage: python -m ascend_mp.opinfo.derive [aic-ascend910-ops-info.json]")
+    real = json.loads(Path(args[0] if args else CANN_TABLE).read_text())
     data = Path(__file__).parent / "data"
     for name, table in derive_all(real).items():
         (data / name).write_text(dump(table))
