@@ -24,7 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-from ascend_mp.dtypes import TO_CANN
+from ascend_mp import dtypes
+from ascend_mp.dtypes import TO_CANN, mode_low, short
 from ascend_mp.errors import AscendError
 from ascend_mp.modes import V1_MODES
 
@@ -33,19 +34,15 @@ if TYPE_CHECKING:
 
     from ascend_mp.config import KeepDtype
 
-F16, BF16, F32 = "f16", "bf16", "f32"
-LOW = (F16, BF16)
+F16, BF16, F32 = dtypes.F16.name, dtypes.BF16.name, dtypes.F32.name
+"""The names of the dtypes the rules speak of (their records: `ascend_mp.dtypes.F16`, ...)."""
+LOW = dtypes.LOW_FLOATS
 AICORE, AICPU = "aicore", "aicpu"
-SHORT = {F16: "fp16", BF16: "bf16", F32: "fp32", "f64": "fp64"}
-
-
-def short(dtype: str) -> str:
-    """`fp16`, `bf16`, `fp32` for a dtype (the words of the reports)."""
-    return SHORT.get(dtype, dtype)
 
 
 def other_low(low: str) -> str:
-    return BF16 if low == F16 else F16
+    """The other low float (f16 <-> bf16)."""
+    return next(d for d in LOW if d != low)
 
 
 class Step(NamedTuple):
@@ -338,12 +335,9 @@ CANN_MODES: Mapping[str, Rule] = {
     "force_fp16": ForceFp16(),
     "force_fp32": ForceFp32(),
     "cube_fp16in_fp32out": CubeFp16InFp32Out(),
-    "allow_fp32_to_fp16": AllowFp32ToLow("allow_fp32_to_fp16", F16),
-    "allow_fp32_to_bf16": AllowFp32ToLow("allow_fp32_to_bf16", BF16),
+    **{m: AllowFp32ToLow(m, mode_low(m)) for m in ("allow_fp32_to_fp16", "allow_fp32_to_bf16")},
     "must_keep_origin_dtype": KeepOrigin(),
-    "allow_mix_precision": Mix("allow_mix_precision", F16),
-    "allow_mix_precision_fp16": Mix("allow_mix_precision_fp16", F16),
-    "allow_mix_precision_bf16": Mix("allow_mix_precision_bf16", BF16),
+    **{m: Mix(m, mode_low(m)) for m in ("allow_mix_precision", "allow_mix_precision_fp16", "allow_mix_precision_bf16")},
 }
 """Every v1 precision mode -> its rule."""
 assert set(CANN_MODES) == set(V1_MODES)
@@ -408,7 +402,8 @@ POLICIES: Mapping[str, Callable[[PolicyOptions], Rule]] = {
 }
 """Every policy name -> the factory of its rule."""
 
-AMP_DTYPES = {"f16": F16, "fp16": F16, "float16": F16, "bf16": BF16, "bfloat16": BF16}
+AMP_DTYPES = {n: d.name for d in (dtypes.F16, dtypes.BF16) for n in (d.name, d.short, d.cann)}
+"""The spellings of the framework policies' low dtypes (`fp16`, `float16`, `f16`; `bf16`, `bfloat16`)."""
 
 
 def policy_rule(policy: str, opts: PolicyOptions) -> Rule:

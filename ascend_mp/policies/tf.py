@@ -378,7 +378,7 @@ def _compute_dtype(op: Operation) -> str | None:
 def tf_rule(opts: PolicyOptions) -> Rule:
     if opts.level is not None:
         raise AscendError(f"amp_level '{opts.level}' applies to the mindspore policy only")
-    low_name = "fp16" if opts.amp_dtype == "f16" else "bf16"
+    low_name = short(opts.amp_dtype)
     force_all = tf_level(opts) == "UNSAFE_FORCE_ALL"
     if force_all and low_name == "bf16":
         raise AscendError(
