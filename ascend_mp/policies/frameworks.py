@@ -29,7 +29,7 @@ from typing import Any
 from xdsl.ir import Operation
 
 from ascend_mp.errors import AscendError
-from ascend_mp.policies import F16, F32, LOW, OpFacts, PolicyOptions, Rule, Steps, keep_steps, short
+from ascend_mp.policies.base import F16, F32, LOW, OpFacts, PolicyOptions, Rule, Steps, keep_steps, short
 from ascend_mp.policies.scopes import to_steps
 
 LEVELS = ("O0", "O1", "O2", "O3")

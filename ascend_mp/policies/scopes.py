@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ascend_mp.dtypes import BY_NAME
 from ascend_mp.errors import AscendError
-from ascend_mp.policies import AICORE, AICPU, BF16, F16, F32, Step, Steps, low_steps, short
+from ascend_mp.policies.base import AICORE, AICPU, BF16, F16, F32, Step, Steps, low_steps, short
 
 DTYPES = {n: d.name for d in map(BY_NAME.__getitem__, (F16, BF16, F32)) for n in (d.short, d.cann, d.name)}
 """The dtype spellings a to_float file accepts (`fp16`, `float16`, `f16`, ...; case-insensitive)."""

@@ -41,7 +41,7 @@ from xdsl.ir import Operation
 
 from ascend_mp.config import KeepDtype
 from ascend_mp.errors import AscendError
-from ascend_mp.policies import F32, OpFacts, PolicyOptions, Rule, Steps, keep_steps, low_steps, short
+from ascend_mp.policies.base import F32, OpFacts, PolicyOptions, Rule, Steps, keep_steps, low_steps, short
 
 LISTS = ("ALLOWLIST", "INFERLIST", "DENYLIST", "CLEARLIST")
 KINDS = {"ALLOWLIST": "allow", "INFERLIST": "infer", "DENYLIST": "deny", "CLEARLIST": "clear"}
