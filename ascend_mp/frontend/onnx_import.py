@@ -29,7 +29,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from ascend_mp.dialects import ascend
-from ascend_mp.dtypes import DTYPES, element_type, tensor_dtype
+from ascend_mp.dtypes import BY_NAME, DTYPES, element_type, tensor_dtype
 from ascend_mp.errors import AscendError
 from ascend_mp.frontend.fold import Graph, ValueType, attrs_of, fold_graph, is_static
 from ascend_mp.frontend.model import InputShapes, check_opsets, load_model, parse_input_shape
@@ -226,7 +226,7 @@ class Converter:
             return False
         if name in self.values:  # converted already: its element type tells
             dtype = tensor_dtype(self.values[name].type)
-            return dtype is not None and dtype[0] in "iu" and dtype != "i1"
+            return dtype is not None and BY_NAME[dtype].kind in ("int", "uint")
         t = self.graph.types.get(name)
         return t is not None and t[0] in _INTEGER_ONNX_TYPES
 
