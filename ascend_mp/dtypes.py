@@ -41,8 +41,6 @@ class DType:
     the reports' internals and every table."""
     cann: str
     """CANN's canonical spelling (``float16``, ``float32``, ``double``), used in reports and log lines."""
-    cann_aliases: tuple[str, ...]
-    """Other spellings CANN's operator tables use for it (``float`` for f32)."""
     onnx: str
     """The ``onnx.TensorProto`` data type (``FLOAT16``)."""
     numpy_name: str
@@ -61,6 +59,8 @@ class DType:
     """Explicit mantissa (fraction) bits of a float."""
     exponent: int = 0
     """Exponent bits of a float."""
+    cann_aliases: tuple[str, ...] = ()
+    """Other spellings CANN's operator tables use for it (``float`` for f32)."""
 
     @property
     def is_float(self) -> bool:
@@ -94,26 +94,27 @@ class DType:
                 and self.mantissa <= other.mantissa and self.exponent <= other.exponent)
 
 
-def _float(name: str, cann: str, onnx: str, numpy_name: str, element: Attribute, bits: int, short: str, rank: int,
-           mantissa: int, exponent: int, aliases: tuple[str, ...] = ()) -> DType:
-    return DType(name, cann, aliases, onnx, numpy_name, element, bits, "float", short, rank, mantissa, exponent)
-
-
-def _int(bits: int, kind: Literal["int", "uint", "bool"]) -> DType:
-    name = {"int": f"i{bits}", "uint": f"ui{bits}", "bool": "i1"}[kind]
-    spelled = {"int": f"int{bits}", "uint": f"uint{bits}", "bool": "bool"}[kind]
-    element = IntegerType(bits, Signedness.UNSIGNED) if kind == "uint" else IntegerType(bits)
-    numpy_name = "bool_" if kind == "bool" else spelled
-    return DType(name, spelled, (), spelled.upper(), numpy_name, element, bits, kind, name)
-
-
-F16 = _float("f16", "float16", "FLOAT16", "float16", Float16Type(), 16, "fp16", 1, 10, 5)
-BF16 = _float("bf16", "bfloat16", "BFLOAT16", "ml_dtypes.bfloat16", BFloat16Type(), 16, "bf16", 1, 7, 8)
-F32 = _float("f32", "float32", "FLOAT", "float32", Float32Type(), 32, "fp32", 2, 23, 8, aliases=("float",))
-F64 = _float("f64", "double", "DOUBLE", "float64", Float64Type(), 64, "fp64", 3, 52, 11, aliases=("float64",))
-I1 = _int(1, "bool")
-I8, I16, I32, I64 = (_int(b, "int") for b in (8, 16, 32, 64))
-UI8, UI16, UI32, UI64 = (_int(b, "uint") for b in (8, 16, 32, 64))
+F16 = DType("f16", cann="float16", onnx="FLOAT16", numpy_name="float16", element=Float16Type(), bits=16,
+            kind="float", short="fp16", rank=1, mantissa=10, exponent=5)
+BF16 = DType("bf16", cann="bfloat16", onnx="BFLOAT16", numpy_name="ml_dtypes.bfloat16", element=BFloat16Type(), bits=16,
+             kind="float", short="bf16", rank=1, mantissa=7, exponent=8)
+F32 = DType("f32", cann="float32", onnx="FLOAT", numpy_name="float32", element=Float32Type(), bits=32,
+            kind="float", short="fp32", rank=2, mantissa=23, exponent=8, cann_aliases=("float",))
+F64 = DType("f64", cann="double", onnx="DOUBLE", numpy_name="float64", element=Float64Type(), bits=64,
+            kind="float", short="fp64", rank=3, mantissa=52, exponent=11, cann_aliases=("float64",))
+I1 = DType("i1", cann="bool", onnx="BOOL", numpy_name="bool_", element=IntegerType(1), bits=1, kind="bool", short="i1")
+I8 = DType("i8", cann="int8", onnx="INT8", numpy_name="int8", element=IntegerType(8), bits=8, kind="int", short="i8")
+I16 = DType("i16", cann="int16", onnx="INT16", numpy_name="int16", element=IntegerType(16), bits=16, kind="int", short="i16")
+I32 = DType("i32", cann="int32", onnx="INT32", numpy_name="int32", element=IntegerType(32), bits=32, kind="int", short="i32")
+I64 = DType("i64", cann="int64", onnx="INT64", numpy_name="int64", element=IntegerType(64), bits=64, kind="int", short="i64")
+UI8 = DType("ui8", cann="uint8", onnx="UINT8", numpy_name="uint8", element=IntegerType(8, Signedness.UNSIGNED), bits=8,
+            kind="uint", short="ui8")
+UI16 = DType("ui16", cann="uint16", onnx="UINT16", numpy_name="uint16", element=IntegerType(16, Signedness.UNSIGNED),
+             bits=16, kind="uint", short="ui16")
+UI32 = DType("ui32", cann="uint32", onnx="UINT32", numpy_name="uint32", element=IntegerType(32, Signedness.UNSIGNED),
+             bits=32, kind="uint", short="ui32")
+UI64 = DType("ui64", cann="uint64", onnx="UINT64", numpy_name="uint64", element=IntegerType(64, Signedness.UNSIGNED),
+             bits=64, kind="uint", short="ui64")
 
 DTYPES: tuple[DType, ...] = (F16, BF16, F32, F64, I1, I8, I16, I32, I64, UI8, UI16, UI32, UI64)
 """Every dtype ascend-mp models."""
@@ -162,17 +163,6 @@ def __getattr__(name: str) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------- lookups
-
-
-def by_cann(name: str) -> DType | None:
-    """The dtype of a CANN spelling (``float16``, ``float``), or None."""
-    return BY_CANN.get(name)
-
-
-def by_element(element: Attribute) -> DType | None:
-    """The dtype of an xDSL element type, or None for a type ascend-mp does not model."""
-    name = _NAMES.get(element)
-    return None if name is None else BY_NAME[name]
 
 
 def by_numpy(dtype: Any) -> DType | None:

@@ -102,10 +102,10 @@ def test_lookups_round_trip() -> None:
     for d in DTYPES:
         assert BY_CANN[d.cann] is d and all(BY_CANN[a] is d for a in d.cann_aliases)
         assert dtypes.CANN_NAMES[dtypes.TO_CANN[d.name]] == d.name
-        assert dtypes.by_element(d.element) is d and dtypes.dtype_name(d.element) == d.name
+        assert dtypes.dtype_name(d.element) == d.name and dtypes.element_type(d.name) == d.element
         assert dtypes.by_numpy(d.numpy) is d and dtypes.NUMPY[d.name] == d.numpy
     assert len({d.name for d in DTYPES}) == len({d.numpy for d in DTYPES}) == len(DTYPES)
-    assert dtypes.by_cann("float") is dtypes.F32 and dtypes.by_cann("float17") is None
+    assert BY_CANN["float"] is dtypes.F32 and "float17" not in BY_CANN
     assert dtypes.by_numpy(np.complex64) is None
 
 
