@@ -7,7 +7,7 @@
 
 Every problem in a file is an :class:`AscendError` with a one-line message naming the file and the line
 (``path:LINE[:COL]: ...``) or JSON key path (``path: key 'white-list.to-add[2]': ...``). Warnings are logged on
-the ``ascend_mp`` logger and kept in the ``warnings`` list of the result. Pure Python: no xDSL here.
+the ``ascend_mp`` logger and kept in the ``warnings`` list of the result. Plain text parsing: no IR here.
 """
 
 from __future__ import annotations
@@ -21,26 +21,18 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ascend_mp.dtypes import BY_CANN
 from ascend_mp.errors import AscendError
 
 logger = logging.getLogger("ascend_mp")
 
 # ---------------------------------------------------------------------------------------------------- dtypes
 
-CANN_DTYPES: dict[str, str] = {
-    "float16": "f16",
-    "float": "f32",
-    "float32": "f32",
-    "bfloat16": "bf16",
-    "double": "f64",
-    "int8": "i8",
-    "int16": "i16",
-    "int32": "i32",
-    "int64": "i64",
-    "uint8": "ui8",
-    "bool": "i1",
-}
-"""CANN dtype name -> MLIR element type name."""
+CUSTOMIZE_DTYPE_NAMES = ("float16", "float", "float32", "bfloat16", "double", "int8", "int16", "int32", "int64", "uint8", "bool")
+"""The CANN dtype names a ``--customize_dtypes`` file may use (in the order error messages list them)."""
+
+CANN_DTYPES: dict[str, str] = {n: BY_CANN[n].name for n in CUSTOMIZE_DTYPE_NAMES}
+"""CANN dtype name -> MLIR element type name (the names ``--customize_dtypes`` accepts)."""
 
 _MLIR_DTYPES = frozenset(CANN_DTYPES.values())
 

@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from ascend_mp.dialects import ascend
-from ascend_mp.dtypes import NUMPY, element_type, tensor_dtype
+from ascend_mp.dtypes import BY_NAME, NUMPY, element_type, tensor_dtype
 
 KEEP_DTYPE = "keep_dtype"
 """The unit property that pins an op to its original dtype under every precision mode."""
@@ -71,7 +71,7 @@ def dense(array: np.ndarray, dtype_: str) -> DenseIntOrFPElementsAttr:
     flat = array.reshape(-1)
     if flat.size and np.all(flat == flat[0]):
         flat = flat[:1]
-    values = [int(v) for v in flat] if dtype_.startswith(("i", "ui")) else [float(v) for v in flat]
+    values = [float(v) for v in flat] if BY_NAME[dtype_].is_float else [int(v) for v in flat]
     if flat.size == 1 and array.size != 1:
         return DenseIntOrFPElementsAttr.from_list(type_, values * array.size)
     return DenseIntOrFPElementsAttr.from_list(type_, values)

@@ -137,11 +137,6 @@ def resource_array(attr: DenseResourceAttr) -> np.ndarray[Any, Any]:
     return array
 
 
-def nbytes(type_: TensorType) -> int:
-    """Bytes of a tensor of this type."""
-    return numpy_dtype(type_).itemsize * type_.element_count()
-
-
 @contextlib.contextmanager
 def isolated_store() -> Iterator[None]:
     """Run a block with an empty resource store, as a new process starts, and restore the store

@@ -35,7 +35,3 @@ def chain_module(n_ops: int) -> ModuleOp:
     block.add_op(func.ReturnOp(value))
     fn = func.FuncOp("chain", ((t, t, t), (t,)), Region(block))
     return ModuleOp([fn])
-
-
-def count_ops(module: ModuleOp) -> int:
-    return sum(1 for op in module.walk() if op.name.startswith("ascend."))

@@ -29,27 +29,14 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from ascend_mp.dialects import ascend
-from ascend_mp.dtypes import element_type, tensor_dtype
+from ascend_mp.dtypes import BY_NAME, DTYPES, element_type, tensor_dtype
 from ascend_mp.errors import AscendError
 from ascend_mp.frontend.fold import Graph, ValueType, attrs_of, fold_graph, is_static
 from ascend_mp.frontend.model import InputShapes, check_opsets, load_model, parse_input_shape
 
-ONNX_TO_DTYPE = {
-    onnx.TensorProto.FLOAT: "f32",
-    onnx.TensorProto.FLOAT16: "f16",
-    onnx.TensorProto.BFLOAT16: "bf16",
-    onnx.TensorProto.DOUBLE: "f64",
-    onnx.TensorProto.BOOL: "i1",
-    onnx.TensorProto.INT8: "i8",
-    onnx.TensorProto.INT16: "i16",
-    onnx.TensorProto.INT32: "i32",
-    onnx.TensorProto.INT64: "i64",
-    onnx.TensorProto.UINT8: "ui8",
-    onnx.TensorProto.UINT16: "ui16",
-    onnx.TensorProto.UINT32: "ui32",
-    onnx.TensorProto.UINT64: "ui64",
-}
-_INTEGER_ONNX_TYPES = frozenset(k for k, v in ONNX_TO_DTYPE.items() if v[0] in "iu" and v != "i1")
+ONNX_TO_DTYPE = {getattr(onnx.TensorProto, d.onnx): d.name for d in DTYPES}
+"""ONNX data type -> dtype name."""
+_INTEGER_ONNX_TYPES = frozenset(getattr(onnx.TensorProto, d.onnx) for d in DTYPES if d.kind in ("int", "uint"))
 from ascend_mp.frontend.tools import NAME_ATTR  # noqa: E402  (stated once, where the tools read it)
 _VALID_HINT = re.compile(r"[A-Za-z_$.-][\w$.-]*")
 
@@ -239,7 +226,7 @@ class Converter:
             return False
         if name in self.values:  # converted already: its element type tells
             dtype = tensor_dtype(self.values[name].type)
-            return dtype is not None and dtype[0] in "iu" and dtype != "i1"
+            return dtype is not None and BY_NAME[dtype].kind in ("int", "uint")
         t = self.graph.types.get(name)
         return t is not None and t[0] in _INTEGER_ONNX_TYPES
 

@@ -69,7 +69,7 @@ generation (bf16). Ascend310P has no table of its own: it uses the first-generat
 kernels, no bf16), an approximation."""
 
 OTHER_CANN_DTYPES = frozenset({
-    "uint16", "uint32", "uint64", "int4", "uint1", "complex32", "complex64", "complex128", "string", "resource",
+    "int4", "uint1", "complex32", "complex64", "complex128", "string", "resource",
     "variant", "qint8", "quint8", "qint16", "quint16", "qint32", "dual", "dual_sub_int8", "dual_sub_uint8",
     "hifloat8", "float8_e5m2", "float8_e4m3fn", "float8_e8m0", "float4_e2m1", "float4_e1m2", "int2", "uint2",
 })

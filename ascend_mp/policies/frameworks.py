@@ -29,7 +29,7 @@ from typing import Any
 from xdsl.ir import Operation
 
 from ascend_mp.errors import AscendError
-from ascend_mp.policies import F32, LOW, OpFacts, PolicyOptions, Rule, Steps, keep_steps, short
+from ascend_mp.policies.base import F16, F32, LOW, OpFacts, PolicyOptions, Rule, Steps, keep_steps, short
 from ascend_mp.policies.scopes import to_steps
 
 LEVELS = ("O0", "O1", "O2", "O3")
@@ -140,7 +140,7 @@ def mindspore_rule(opts: PolicyOptions) -> Rule:
     def types(names: list[str]) -> frozenset[str]:
         return frozenset(t for n in names for t in cann[n])
 
-    label = f"mindspore {level}" + ("" if opts.amp_dtype == "f16" else " bf16")
+    label = f"mindspore {level}" + ("" if opts.amp_dtype == F16 else " bf16")
     return MindSporeRule(
         label,
         level,
@@ -185,4 +185,4 @@ def torch_rule(opts: PolicyOptions) -> Rule:
         for name in data[kind]:
             for t in data["cann"][name]:
                 kinds[t] = kind
-    return TorchRule("torch" if opts.amp_dtype == "f16" else "torch bf16", opts.amp_dtype, kinds)
+    return TorchRule("torch" if opts.amp_dtype == F16 else "torch bf16", opts.amp_dtype, kinds)

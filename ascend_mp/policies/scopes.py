@@ -21,10 +21,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from ascend_mp.dtypes import BY_NAME
 from ascend_mp.errors import AscendError
-from ascend_mp.policies import AICORE, AICPU, BF16, F16, F32, Step, Steps, low_steps, short
+from ascend_mp.policies.base import AICORE, AICPU, BF16, F16, F32, Step, Steps, low_steps, short
 
-DTYPES = {"fp16": F16, "float16": F16, "f16": F16, "bf16": BF16, "bfloat16": BF16, "fp32": F32, "float32": F32, "f32": F32}
+DTYPES = {n: d.name for d in map(BY_NAME.__getitem__, (F16, BF16, F32)) for n in (d.short, d.cann, d.name)}
+"""The dtype spellings a to_float file accepts (`fp16`, `float16`, `f16`, ...; case-insensitive)."""
 
 
 def components(name: str) -> tuple[str, ...]:

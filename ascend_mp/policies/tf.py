@@ -41,7 +41,7 @@ from xdsl.ir import Operation
 
 from ascend_mp.config import KeepDtype
 from ascend_mp.errors import AscendError
-from ascend_mp.policies import F32, OpFacts, PolicyOptions, Rule, Steps, keep_steps, low_steps, short
+from ascend_mp.policies.base import F32, OpFacts, PolicyOptions, Rule, Steps, keep_steps, low_steps, short
 
 LISTS = ("ALLOWLIST", "INFERLIST", "DENYLIST", "CLEARLIST")
 KINDS = {"ALLOWLIST": "allow", "INFERLIST": "infer", "DENYLIST": "deny", "CLEARLIST": "clear"}
@@ -378,7 +378,7 @@ def _compute_dtype(op: Operation) -> str | None:
 def tf_rule(opts: PolicyOptions) -> Rule:
     if opts.level is not None:
         raise AscendError(f"amp_level '{opts.level}' applies to the mindspore policy only")
-    low_name = "fp16" if opts.amp_dtype == "f16" else "bf16"
+    low_name = short(opts.amp_dtype)
     force_all = tf_level(opts) == "UNSAFE_FORCE_ALL"
     if force_all and low_name == "bf16":
         raise AscendError(

@@ -94,9 +94,9 @@ class AscendOptMain(xDSLOptMain):
         from ascend_mp.frontend.tools import add_frontend_arguments
 
         add_frontend_arguments(arg_parser)
-        from ascend_mp.policies import compare
+        from ascend_mp.tools import policy_views
 
-        compare.add_arguments(arg_parser)
+        policy_views.add_arguments(arg_parser)
 
     def setup_pipeline(self):
         setup_logging(PROG, self.args.log)
@@ -165,10 +165,10 @@ class AscendOptMain(xDSLOptMain):
             check_input_file(self.args.input_file)
         if self.args.output_file is not None:
             check_writable(self.args.output_file)
-        from ascend_mp.policies import compare
+        from ascend_mp.tools import policy_views
 
-        if compare.wanted(self.args):
-            compare.run(self.args, self.read_input_module)
+        if policy_views.wanted(self.args):
+            policy_views.run(self.args, self.read_input_module)
             return
         output = None
         original = self.prepare_output

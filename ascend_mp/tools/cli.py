@@ -30,7 +30,6 @@ from ascend_mp.fileio import deferred_outputs
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
 class UsageError(AscendError):

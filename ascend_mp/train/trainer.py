@@ -37,6 +37,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from ascend_mp.builder import Sequential, mlp, small_cnn
+from ascend_mp.dtypes import F32, mode_low, short
 from ascend_mp.errors import AscendError
 from ascend_mp.fileio import write_output
 from ascend_mp.modes import V1_MODES
@@ -63,7 +64,6 @@ MODELS: dict[str, Callable[[], Sequential]] = {"mlp": mlp, "cnn": small_cnn}
 DEFAULT_MODE = "allow_fp32_to_fp16"
 """CANN's default precision mode for training (seed 000, DESIGN section 5)."""
 
-BF16_MODES = frozenset({"allow_mix_precision_bf16", "allow_fp32_to_bf16"})
 FP16_MODES = frozenset({"allow_mix_precision", "allow_mix_precision_fp16", "force_fp16", "allow_fp32_to_fp16"})
 """Modes that run ops in fp16, where gradients need loss scaling."""
 
@@ -78,9 +78,7 @@ INT32_MAX = 2**31 - 1
 
 def reduced_dtype(mode: str | None) -> str:
     """The low-precision dtype a mode reduces to: `bf16`, `fp16`, or `fp32` (no precision pass)."""
-    if mode is None:
-        return "fp32"
-    return "bf16" if mode in BF16_MODES else "fp16"
+    return short(F32.name if mode is None else mode_low(mode))
 
 
 @dataclass
