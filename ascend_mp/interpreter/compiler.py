@@ -121,7 +121,7 @@ class CompiledFunction:
     itemsizes: tuple[int, ...] = ()
     """Bytes per element of each register's IR dtype (a carried float16 counts 2)."""
     carried_args: tuple[int, ...] = ()
-    """The float16 arguments: float32 arrays of their values inside, converted by :meth:`Program.run`."""
+    """The float16 arguments: float32 arrays of their values inside, converted by `Program.run`."""
     carried_results: tuple[int, ...] = ()
     """The float16 results, likewise."""
     fast: Callable[..., list[Any]] = field(default=lambda *a: [])  # pyright: ignore[reportUnknownLambdaType]
@@ -243,7 +243,7 @@ class _Pending:
     fresh: bool = False
     """The kernel returns new arrays (never an operand, a view of one or a shared constant)."""
     in_place: tuple[tuple[int, ...], KernelFn] | None = None
-    """(the operand each result may overwrite, the kernel doing so), see :data:`IN_PLACE`."""
+    """(the operand each result may overwrite, the kernel doing so), see :data:`~ascend_mp.interpreter.kernels.IN_PLACE`."""
     scalar_flag: bool = False
     """A Select on a 0-d condition."""
 
@@ -483,7 +483,7 @@ class FunctionCompiler:
         fn.source, fn.fast = generate(fn, self.program.status_register)
 
     def plan_in_place(self, group_last: dict[int, int], results: tuple[int, ...]) -> list[KernelFn]:
-        """Let the results of ops with an in-place variant (:data:`IN_PLACE`: the optimizer
+        """Let the results of ops with an in-place variant (:data:`~ascend_mp.interpreter.kernels.IN_PLACE`: the optimizer
         updates, whose outputs are ref outputs on Ascend, elementwise arithmetic, a full-size
         select) take an operand's buffer where that is safe, as a buffer assigner does:
 

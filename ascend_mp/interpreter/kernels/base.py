@@ -201,15 +201,18 @@ def impl_mode(fast: Callable[[OpSpec, Callable[[Array], Array]], KernelFn], prec
 # operations in the same order, only with `out=`), and no new buffer.
 
 
-IN_PLACE: dict[str, tuple[tuple[int, ...], Callable[[OpSpec], KernelFn | None]]] = {}
+InPlaceBuilder = Callable[[OpSpec], KernelFn | None]
+"""Builds an op's in-place kernel, or returns None where the variant does not apply."""
+
+IN_PLACE: dict[str, tuple[tuple[int, ...], InPlaceBuilder]] = {}
 """Op type -> (for each result, the operand whose buffer it takes; the in-place builder)."""
 
 
-def in_place(op_type: str, targets: tuple[int, ...]) -> Callable[[Callable[[OpSpec], KernelFn | None]], Callable[[OpSpec], KernelFn | None]]:
+def in_place(op_type: str, targets: tuple[int, ...]) -> Callable[[InPlaceBuilder], InPlaceBuilder]:
     """Register the in-place builder of an op type: its result i overwrites operand `targets[i]`;
     the builder returns None where the variant does not apply."""
 
-    def register(build: Callable[[OpSpec], KernelFn | None]) -> Callable[[OpSpec], KernelFn | None]:
+    def register(build: InPlaceBuilder) -> InPlaceBuilder:
         assert op_type not in IN_PLACE, f"two in-place kernels for {op_type}"
         IN_PLACE[op_type] = (targets, build)
         return build

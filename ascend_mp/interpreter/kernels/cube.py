@@ -1,6 +1,6 @@
 """Cube kernels: matrix products and convolutions (MatMul, MatMulV2, BatchMatMul,
 BatchMatMulV2, Conv2D, DepthwiseConv2D). Operands are copied to float32, multiplied and
-accumulated in float32, and the result is rounded to the op's dtype by :func:`make_kernel`."""
+accumulated in float32, and the result is rounded to the op's dtype by :func:`~ascend_mp.interpreter.kernels.base.make_kernel`."""
 
 from __future__ import annotations
 
