@@ -162,8 +162,8 @@ def scalar(x: Array) -> Array:
 # --------------------------------------------------------------------------------------
 # Implementation modes (`impl_mode`, the ascend-impl-mode pass)
 # --------------------------------------------------------------------------------------
-# high_precision (no `impl_mode`): the bodies below, fp32 internals. high_performance (and
-# super_performance, keep_fp16) on an fp16/bf16 op of DUAL_IMPL_OPS: the `_fast_*` bodies, whose
+# high_precision (no `impl_mode`): the kernels' bodies, fp32 internals. high_performance (and
+# super_performance, keep_fp16) on an fp16/bf16 op of DUAL_IMPL_OPS: the `_fast_*` bodies beside them, whose
 # every intermediate step (and constant) is rounded to the op's dtype; reductions accumulate in
 # fp32 and round their result once. f32 ops and reference runs are unaffected.
 
