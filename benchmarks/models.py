@@ -52,7 +52,7 @@ def _err(y: np.ndarray[Any, Any], r: np.ndarray[Any, Any]) -> float:
 
 def _rounding() -> str:
     """How the interpreter rounds float16 results in this (the default) configuration."""
-    from ascend_mp.interpreter.ascend import _COMPILED_ON, _KERNEL
+    from ascend_mp.interpreter.compiled import _COMPILED_ON, _KERNEL
 
     return "(compiled rounding, numba: the default)" if _COMPILED_ON[0] and _KERNEL and _KERNEL[0] else "(numpy rounding)"
 

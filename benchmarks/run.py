@@ -320,7 +320,7 @@ def numpy_mlp_step(w1, b1, w2, b2, v1, c1, v2, c2, x, y, lr, mom):  # noqa: ANN0
 
 
 def bench_step(quick: bool) -> None:
-    from ascend_mp.interpreter.ascend import _COMPILED_ON, use_compiled_rounding
+    from ascend_mp.interpreter.compiled import _COMPILED_ON, use_compiled_rounding
 
     print("training step: digits MLP 64-128-10, batch 64, momentum (CPU time per step, interleaved, medians)")
     reps, rounds = (10, 11) if quick else (20, 41)

@@ -303,9 +303,9 @@ def test_a_kernel_out_of_memory_names_its_op_and_operand_shapes(
     """A kernel whose allocation fails (numpy's MemoryError: here raised by a stand-in MatMulV2 kernel, since a
     real one depends on the machine's memory and overcommit policy) is a one-line error naming the op, also
     inside a called function and on the step-by-step path of --print-memory."""
-    from ascend_mp.interpreter import runner
+    from ascend_mp.interpreter import compiler
 
-    real = runner.make_kernel
+    real = compiler.make_kernel
 
     def make_kernel(spec: Any) -> Any:
         kernel = real(spec)
@@ -317,7 +317,7 @@ def test_a_kernel_out_of_memory_names_its_op_and_operand_shapes(
 
         return failing
 
-    monkeypatch.setattr(runner, "make_kernel", make_kernel)
+    monkeypatch.setattr(compiler, "make_kernel", make_kernel)
     path, inputs = _outer_inputs(tmp_path, 7)
     assert error([path, *inputs, *extra], capsys) == (
         f"{path}:2:3: out of memory running ascend.MatMulV2 on operands of shapes (7, 1), (1, 7)"

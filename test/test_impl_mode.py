@@ -15,7 +15,7 @@ import pytest
 from ascend_mp.dialects.ascend import OPS_BY_TYPE
 from ascend_mp.errors import AscendError
 from ascend_mp.implmode import DUAL_IMPL_OPS, load_impl_modes, load_op_precision_mode
-from ascend_mp.interpreter.ascend import OpSpec, apply
+from ascend_mp.interpreter.kernels import OpSpec, apply
 from ascend_mp.ir import make_context, parse_module, print_module
 
 F16 = np.float16

@@ -5,7 +5,8 @@
 * :func:`compare_modes`: run a graph under each CANN precision mode and compare
   it with its float64 reference (over one or several input samples);
   :func:`attribute_errors`: each op's error under one mode, in program order.
-* :mod:`ascend_mp.interpreter.ascend`: the kernel table and the numerics model.
+* :mod:`ascend_mp.interpreter.kernels`: the kernel table (one module per op family) and the
+  numerics model (:mod:`~ascend_mp.interpreter.numerics`, :mod:`~ascend_mp.interpreter.compiled`).
 """
 
 from __future__ import annotations

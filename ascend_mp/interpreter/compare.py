@@ -28,11 +28,9 @@ comparison against a golden model shows it.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -342,69 +340,3 @@ def format_attribution(a: Attribution) -> str:
         label = f" {first.name}" if first.name else ""
         lines.append(f"first divergent op (max_rel_err > {a.threshold:g}): #{first.index} {first.op}{label} at {first.location}")
     return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------------------
-# Command line (ascend-run)
-# --------------------------------------------------------------------------------------
-
-
-def _json_number(v: float) -> float | str:
-    return v if math.isfinite(v) else str(v)  # JSON has no inf/NaN: "inf", "nan"
-
-
-def _check_mode(flag: str, mode: str) -> str:
-    from ascend_mp.tools.cli import UsageError
-
-    if mode not in ALL_V1_MODES:
-        raise UsageError(f"{flag}: unknown precision mode '{mode}' (modes: {', '.join(ALL_V1_MODES)})")
-    return mode
-
-
-def run_comparison(
-    args: argparse.Namespace,
-    module: ModuleOp,
-    func_name: str,
-    sample: Callable[[int], Sequence[np.ndarray[Any, Any]]],
-    options: dict[str, Any],
-) -> str:
-    """What `ascend-run --compare-modes` / `--attribute-errors` print; `sample(seed)` gives one seed's inputs."""
-    from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
-
-    from ascend_mp.tools.cli import UsageError
-
-    if args.samples < 1:
-        raise UsageError(f"--samples expects a positive count, got {args.samples}")
-    modes = list(ALL_V1_MODES)
-    if args.modes is not None:
-        modes = [_check_mode("--modes", m.strip()) for m in args.modes.split(",")]
-    if args.attribute_errors is not None:
-        _check_mode("--attribute-errors", args.attribute_errors)
-    seeds = [args.seed + k for k in range(args.samples)]
-    first = sample(seeds[0])
-    data: dict[str, Any] = {"function": func_name, "seeds": seeds}
-    text: list[str] = []
-    if args.compare_modes:
-        results = compare_modes(module, func_name, first, modes, more_samples=[sample(s) for s in seeds[1:]], **options)
-        data["modes"] = [{k: _json_number(v) if isinstance(v, float) else v for k, v in asdict(r).items()} for r in results]
-        text.append(format_table(results))
-    if args.attribute_errors is not None:
-        try:
-            a = attribute_errors(module, func_name, first, args.attribute_errors, args.divergence_threshold, **options)
-        except (PassFailedException, DiagnosticException, VerifyException) as e:
-            raise AscendError(" ".join(str(e).split())) from None
-        divergent = a.first_divergent
-        data["attribution"] = {
-            "mode": a.mode,
-            "seed": seeds[0],
-            "threshold": a.threshold,
-            "first_divergent": None if divergent is None else divergent.index,
-            "ops": [
-                {**asdict(e), "dtypes": list(e.dtypes), "max_rel_err": _json_number(e.max_rel_err), "mean_rel_err": _json_number(e.mean_rel_err)}
-                for e in a.ops
-            ],
-        }
-        text.append(format_attribution(a))
-    if args.json:
-        return json.dumps(data, indent=2)
-    return "\n".join(text)

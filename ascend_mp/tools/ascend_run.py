@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import argparse
 import io
+import math
 import sys
 import time
 import zipfile
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,9 +33,11 @@ from ascend_mp.limits import check_alloc, tensor_bytes
 from ascend_mp.tools.atc import add_atc_arguments, impl_mode_options, precision_options
 from ascend_mp.tools.cli import UsageError, UsageParser, add_log_argument, one_line, run_tool, setup_logging
 
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+
 PROG = "ascend-run"
 SHOWN_VALUES = 8
-
 
 
 def _seed(text: str) -> int:
@@ -281,6 +284,75 @@ def _pass_error(e: BaseException) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
+# --------------------------------------------------------------------------------------
+# --compare-modes / --attribute-errors (the comparison code loads only when one is used)
+# --------------------------------------------------------------------------------------
+
+
+def _json_number(v: float) -> float | str:
+    return v if math.isfinite(v) else str(v)  # JSON has no inf/NaN: "inf", "nan"
+
+
+def _check_mode(flag: str, mode: str) -> str:
+    from ascend_mp.interpreter.compare import ALL_V1_MODES
+
+    if mode not in ALL_V1_MODES:
+        raise UsageError(f"{flag}: unknown precision mode '{mode}' (modes: {', '.join(ALL_V1_MODES)})")
+    return mode
+
+
+def run_comparison(
+    args: argparse.Namespace,
+    module: ModuleOp,
+    func_name: str,
+    sample: Callable[[int], Sequence[np.ndarray[Any, Any]]],
+    options: dict[str, Any],
+) -> str:
+    """What `ascend-run --compare-modes` / `--attribute-errors` print; `sample(seed)` gives one seed's inputs."""
+    import json
+    from dataclasses import asdict
+
+    from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
+
+    from ascend_mp.interpreter.compare import ALL_V1_MODES, attribute_errors, compare_modes, format_attribution, format_table
+
+    if args.samples < 1:
+        raise UsageError(f"--samples expects a positive count, got {args.samples}")
+    modes = list(ALL_V1_MODES)
+    if args.modes is not None:
+        modes = [_check_mode("--modes", m.strip()) for m in args.modes.split(",")]
+    if args.attribute_errors is not None:
+        _check_mode("--attribute-errors", args.attribute_errors)
+    seeds = [args.seed + k for k in range(args.samples)]
+    first = sample(seeds[0])
+    data: dict[str, Any] = {"function": func_name, "seeds": seeds}
+    text: list[str] = []
+    if args.compare_modes:
+        results = compare_modes(module, func_name, first, modes, more_samples=[sample(s) for s in seeds[1:]], **options)
+        data["modes"] = [{k: _json_number(v) if isinstance(v, float) else v for k, v in asdict(r).items()} for r in results]
+        text.append(format_table(results))
+    if args.attribute_errors is not None:
+        try:
+            a = attribute_errors(module, func_name, first, args.attribute_errors, args.divergence_threshold, **options)
+        except (PassFailedException, DiagnosticException, VerifyException) as e:
+            raise AscendError(" ".join(str(e).split())) from None
+        divergent = a.first_divergent
+        data["attribution"] = {
+            "mode": a.mode,
+            "seed": seeds[0],
+            "threshold": a.threshold,
+            "first_divergent": None if divergent is None else divergent.index,
+            "ops": [
+                {**asdict(e), "dtypes": list(e.dtypes), "max_rel_err": _json_number(e.max_rel_err), "mean_rel_err": _json_number(e.mean_rel_err)}
+                for e in a.ops
+            ],
+        }
+        text.append(format_attribution(a))
+    if args.json:
+        return json.dumps(data, indent=2)
+    return "\n".join(text)
+
+
 def run(argv: Sequence[str] | None) -> None:
     args = build_parser().parse_args(argv)
     setup_logging(PROG, args.log)
@@ -344,8 +416,6 @@ def run(argv: Sequence[str] | None) -> None:
         for spec, arr, source in zip(specs, inputs, sources):
             out.write(describe(f"input %{spec.name}", spec.type_str, arr).replace("\n", f" ({source})\n", 1) + "\n")
     if comparing:
-        from ascend_mp.interpreter.compare import run_comparison
-
         def sample(seed: int) -> list[np.ndarray[Any, Any]]:
             return gather_inputs(argparse.Namespace(**{**vars(args), "seed": seed}), specs, name)[0]
 

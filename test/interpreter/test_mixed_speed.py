@@ -20,8 +20,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ascend_mp.interpreter import ascend as kernels
-from ascend_mp.interpreter.ascend import OpSpec, make_kernel, round_f16, use_compiled_rounding
+from ascend_mp.interpreter import compiled as compiled_kernels
+from ascend_mp.interpreter.compiled import use_compiled_rounding
+from ascend_mp.interpreter.kernels import OpSpec, make_kernel
+from ascend_mp.interpreter.kernels import base as kernels
+from ascend_mp.interpreter.numerics import round_f16
 from ascend_mp.interpreter.runner import Program
 from ascend_mp.ir import parse_module
 
@@ -116,7 +119,7 @@ def numpy_rounding(x: np.ndarray) -> np.ndarray:
 
 def test_compiled_rounding_on_ten_million_patterns_and_every_edge() -> None:
     assert use_compiled_rounding(True)
-    kernel = kernels._compiled_kernel()
+    kernel = compiled_kernels._compiled_kernel()
     assert kernel is not None
     random = np.random.default_rng(13).integers(0, 2**32, 10**7, dtype=np.uint64).astype(np.uint32).view(F32)
     for x in (edge_cases(), random):

@@ -1,4 +1,4 @@
-"""Every kernel of ascend_mp.interpreter.ascend against an independent float64 reference.
+"""Every kernel of ascend_mp.interpreter.kernels against an independent float64 reference.
 
 The references are written here from the ops' definitions (numpy in float64, naive
 loops for convolution and pooling); none calls a kernel. A result in dtype D passes
@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ascend_mp.dialects.ascend import OPS, op_type
-from ascend_mp.interpreter.ascend import KERNELS, FloatStatus, KernelError, OpSpec, apply, make_kernel, round_f16
+from ascend_mp.interpreter.kernels import KERNELS, FloatStatus, KernelError, OpSpec, apply, make_kernel
+from ascend_mp.interpreter.numerics import round_f16
 
 F16, BF16, F32, F64 = np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(np.float32), np.dtype(np.float64)
 EPS32 = 2.0**-23
@@ -1293,7 +1294,7 @@ def test_sigmoid_of_very_negative_inputs_keeps_its_tiny_value() -> None:
 def test_conv_forward_paths_against_a_float64_tap_sum(k: int, stride: int, dilation: int, pads: tuple[int, int, int, int]) -> None:
     """The ungrouped forward (channel-major patches; a 1x1 window without padding is a strided view) against
     a float64 sum over filter taps written independently here."""
-    from ascend_mp.interpreter.ascend import ConvGeometry
+    from ascend_mp.interpreter.geometry import ConvGeometry
 
     rng = np.random.default_rng(k * 100 + stride * 10 + dilation)
     x = rng.standard_normal((2, 5, 9, 8)).astype(np.float32)

@@ -17,7 +17,7 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper  # noqa: E402
 
-from ascend_mp.interpreter.ascend import OpSpec, apply  # noqa: E402
+from ascend_mp.interpreter.kernels import OpSpec, apply  # noqa: E402
 
 F32 = np.dtype(np.float32)
 ONNX_TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64, np.dtype(np.bool_): TensorProto.BOOL}

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ascend_mp.interpreter import ascend as kernels
-from ascend_mp.interpreter.ascend import _round_f16_element, _round_f16_numpy, round_f16, use_compiled_rounding
+from ascend_mp.interpreter import compiled as compiled_kernels
+from ascend_mp.interpreter.compiled import _round_f16_element, use_compiled_rounding
+from ascend_mp.interpreter.numerics import _round_f16_numpy, round_f16
 
 F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
 
@@ -76,7 +77,7 @@ def test_numpy_path_is_numpy_rounding(x: np.ndarray) -> None:
 class TestCompiled:
     @pytest.fixture(autouse=True)
     def compiled(self) -> Any:
-        before = kernels._COMPILED_ON[0]
+        before = compiled_kernels._COMPILED_ON[0]
         assert use_compiled_rounding(True)
         yield
         use_compiled_rounding(before)
@@ -103,9 +104,9 @@ class TestCompiled:
             assert_bits(round_f16(m), numpy_rounding(m))
 
     def test_switch_reports_and_restores(self) -> None:
-        assert kernels._COMPILED_ON[0]
+        assert compiled_kernels._COMPILED_ON[0]
         use_compiled_rounding(False)
-        assert not kernels._COMPILED_ON[0]
+        assert not compiled_kernels._COMPILED_ON[0]
 
 
 def test_mixed_training_step_same_bits_with_either_rounding() -> None:
@@ -119,7 +120,7 @@ def test_mixed_training_step_same_bits_with_either_rounding() -> None:
     y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)]
     args = [*state.args(), x, y, state.loss_scale, state.good_steps, state.step]
     results = {}
-    before = kernels._COMPILED_ON[0]
+    before = compiled_kernels._COMPILED_ON[0]
     for on in (False, True):
         use_compiled_rounding(on)
         try:

@@ -10,7 +10,7 @@ import pytest
 from ascend_mp.dialects import ascend as A
 from ascend_mp.errors import AscendError
 from ascend_mp.interpreter import Program
-from ascend_mp.interpreter.ascend import IN_PLACE, OpSpec, make_in_place_kernel, make_kernel
+from ascend_mp.interpreter.kernels import IN_PLACE, OpSpec, make_in_place_kernel, make_kernel
 from ascend_mp.ir import parse_module
 from ascend_mp.passes.loss_scale import initial_state
 from ascend_mp.train import TrainConfig, compile_training

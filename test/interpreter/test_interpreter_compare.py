@@ -12,7 +12,7 @@ from ascend_mp.interpreter import ALL_V1_MODES, ModeResult, Program, compare_mod
 from ascend_mp.interpreter.compare import format_table, relative_errors
 from ascend_mp.ir import read_module
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 # The CANN guide's precision ranking (most precise first); must_keep_origin_dtype cannot
 # compile the CNN (fp16-only Conv2D in an fp32 graph) and drops out of it.

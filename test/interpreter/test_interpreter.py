@@ -22,7 +22,7 @@ from ascend_mp.interpreter import Program, run_function
 from ascend_mp.ir import parse_module, print_module, read_module
 from ascend_mp.train import TrainConfig, compile_training
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 F16, F32, F64 = np.float16, np.float32, np.float64
 
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ascend_mp.interpreter.ascend import FloatStatus, OpSpec, apply
+from ascend_mp.interpreter.kernels import FloatStatus, OpSpec, apply
 
 F64 = np.dtype(np.float64)
 FEW = settings(max_examples=12, deadline=None)

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from ascend_mp.interpreter import Program
-from ascend_mp.interpreter.ascend import LOAD_COMPILED_AT, FloatStatus, OpSpec, apply, compiled, use_compiled_kernels
+from ascend_mp.interpreter.compiled import LOAD_COMPILED_AT, compiled, use_compiled_kernels
+from ascend_mp.interpreter.kernels import FloatStatus, OpSpec, apply
 from ascend_mp.ir import parse_module
 
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
@@ -117,7 +118,7 @@ def test_conv2d_bias_epilogue_gives_numpys_bits(case: tuple[Any, ...], numpy_ker
 def test_shifted_tap_patches_are_the_windows(k: int, dilation: int, pads: tuple[int, int, int, int]) -> None:
     """Stride-1 patches of an output as wide as x (one flat copy per tap, then the wrapped columns and
     the rows outside x zeroed) are x's padded windows, exactly (rows past x: (4, 4) pads on 5 rows)."""
-    from ascend_mp.interpreter.ascend import ConvGeometry
+    from ascend_mp.interpreter.geometry import ConvGeometry
 
     x = np.random.default_rng(k).standard_normal((2, 3, 5, 6)).astype(F32) + 10  # no zeros of its own
     geo = ConvGeometry(1, 1, dilation, dilation, pads, 1)
@@ -137,7 +138,7 @@ def test_shifted_tap_patches_are_the_windows(k: int, dilation: int, pads: tuple[
 def test_stride_phase_patches_are_the_windows(k: int, stride: tuple[int, int], dilation: int, pads: tuple[int, int, int, int]) -> None:
     """Strided patches of a many-tap window (read from the padded x split by stride phase, each tap a
     stride-1 copy) are x's padded windows, exactly."""
-    from ascend_mp.interpreter.ascend import ConvGeometry
+    from ascend_mp.interpreter.geometry import ConvGeometry
 
     x = np.random.default_rng(k).standard_normal((2, 3, 13, 12)).astype(F32) + 10
     geo = ConvGeometry(stride[0], stride[1], dilation, dilation, pads, 1)
