@@ -29,11 +29,12 @@ TF_OPS = tuple(KINDS)
 
 
 def ours(g: Graph, low: str) -> dict[str, str]:
-    """The tf policy's dtype for every op of `g` (its first result's)."""
+    """The tf policy's dtype for every op of `g` (its first result's); the environment's
+    TF_AUTO_MIXED_PRECISION_* variables apply. bf16 is decided on ascend910b, the SoC with bf16 kernels."""
     from ascend_mp.passes.precision import run_precision
 
     module = to_module(g)
-    report = run_precision(module, policy="tf", amp_dtype=low)
+    report = run_precision(module, policy="tf", amp_dtype=low, soc="ascend910b" if low == "bf16" else "ascend910")
     return {d.name: d.chosen.outputs[0] for d in report.ops if d.name is not None}
 
 
@@ -62,13 +63,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--size", type=int, default=10)
     p.add_argument("--python", default=str(CACHE / "venvs" / "tf" / "bin" / "python"))
     p.add_argument("--show", type=int, default=20, help="disagreements to print")
+    p.add_argument("--dtype", choices=("f16", "bf16"), default="f16",
+                   help="f16: the CUDA lists (grappler's CPU emulation mode); bf16: the oneDNN lists")
+    p.add_argument("--level", choices=("", "TREAT_INFER_AS_DENY", "UNSAFE_FORCE_ALL"), default="",
+                   help="TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL for both sides")
     args = p.parse_args(argv)
+    if args.level:
+        os.environ["TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL"] = args.level
     graphs = [random_graph(args.seed + i, TF_OPS, args.size) for i in range(args.graphs)]
-    version, painted = theirs(graphs, args.python, "cpu")
+    version, painted = theirs(graphs, args.python, "cpu" if args.dtype == "f16" else "bf16")
     total, agree, shown = 0, 0, 0
     by_op: Counter[str] = Counter()
     for g in graphs:
-        mine = ours(g, "f16")
+        mine = ours(g, args.dtype)
         for n in g.nodes:
             if n.op == "arg":
                 continue
@@ -81,7 +88,9 @@ def main(argv: list[str] | None = None) -> int:
             if shown < args.show:
                 shown += 1
                 print(f"  {g.name}/{n.name} {n.op} {neighbours(g, n.name)}: ours {a}, TensorFlow {b}")
-    print(f"tf policy vs TensorFlow {version} grappler auto_mixed_precision (CPU mode, fp16 lists): "
+    lists = "fp16 lists, CPU emulation mode" if args.dtype == "f16" else "bf16 lists, oneDNN mode"
+    level = f", LEVEL={args.level}" if args.level else ""
+    print(f"tf policy vs TensorFlow {version} grappler auto_mixed_precision ({lists}{level}): "
           f"{agree}/{total} ops agree ({100 * agree / max(total, 1):.2f}%) over {len(graphs)} random graphs")
     if by_op:
         print("  disagreements by op: " + ", ".join(f"{k} {v}" for k, v in by_op.most_common()))

@@ -138,6 +138,7 @@ def optimize(graph: tf.Graph, mode: str):
         rw.optimizers[:] = ["auto_mixed_precision_cpu"]
     elif mode == "bf16":
         rw.auto_mixed_precision_onednn_bfloat16 = on
+        rw.optimizers[:] = ["auto_mixed_precision_onednn_bfloat16"]
     else:
         raise SystemExit(f"tf_side: unknown mode {mode}")
     return tf_optimizer.OptimizeGraph(config, meta)
