@@ -195,8 +195,8 @@ class TfRule(Rule):
     label: str
     low: str
     lists: Mapping[str, str]
-    follow_allow: bool = False
-    """oneDNN (bf16) mode: infer ops directly after an allow op become allow (TF's pass 4)."""
+    follow_allow: bool = True
+    """Infer ops directly after an allow op become allow (TF's pass 4, in every mode since TF 2.x)."""
     preserve: KeepDtype | None = None
     """The keep_dtype file: its ops (by name or `OpType::`) are TF's preserved nodes, as the marked ones."""
     force_all: bool = False
@@ -270,7 +270,9 @@ class TfRule(Rule):
                             allow.add(i)
                             why[i] = f"tf: {kind[i]}, between allow ops"
                     _dfs([r], lambda i: g.inputs[i], lambda j: j not in up and j in down, between)
-            # 4) (oneDNN/bf16 mode only) infer ops right after an allow op, with no deny producer.
+            # 4) infer ops right after an allow op, with no deny producer, in program order (so a chain of infer
+            #    ops after an allow op is painted). TF 2.21 runs this step with the fp16 lists too (measured against
+            #    grappler in conformance/).
             if self.follow_allow:
                 for i in range(n):
                     if not process[i] or i in deny or i in allow or kind[i] != "infer" or not f32[i] or not low_ok[i]:
@@ -389,7 +391,6 @@ def tf_rule(opts: PolicyOptions) -> Rule:
         "tf" if low_name == "fp16" else "tf bf16",
         opts.amp_dtype,
         tf_lists(low_name, opts),
-        follow_allow=low_name == "bf16",
         preserve=opts.keep_dtype,
         force_all=force_all,
     )
