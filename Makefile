@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup test quick demo bench fuzz lit models clean
+.PHONY: setup test quick demo bench fuzz lit models conformance clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,20 @@ bench: setup
 models: setup
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,models]'
 	$(BIN)/python models/export.py
+
+# Differential conformance of the framework policies against the frameworks themselves, each installed into its own
+# cached venv (not part of make test): TensorFlow 2.21 (CPU wheel) runs grappler's auto_mixed_precision.
+CONFORMANCE := $(HOME)/.cache/ascend-mp/venvs
+$(CONFORMANCE)/tf/.installed:
+	test -x $(CONFORMANCE)/tf/bin/python || $(PYTHON) -m venv $(CONFORMANCE)/tf
+	$(CONFORMANCE)/tf/bin/python -m pip install --quiet --disable-pip-version-check 'tensorflow-cpu==2.21.*'
+	touch $@
+
+conformance: setup $(CONFORMANCE)/tf/.installed
+	$(BIN)/python conformance/run.py tf --graphs 500
+	$(BIN)/python conformance/run.py tf --graphs 500 --dtype bf16
+	$(BIN)/python conformance/run.py tf --graphs 200 --level TREAT_INFER_AS_DENY
+	$(BIN)/python conformance/run.py tf --graphs 200 --level UNSAFE_FORCE_ALL
 
 fuzz: setup
 	ASCEND_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q test/test_fuzz.py
