@@ -50,7 +50,7 @@ from ascend_mp.errors import AscendError
 FLOAT_TO_ONNX = {"f16": TensorProto.FLOAT16, "bf16": TensorProto.BFLOAT16, "f32": TensorProto.FLOAT, "f64": TensorProto.DOUBLE}
 ONNX_TO_FLOAT = {v: k for k, v in FLOAT_TO_ONNX.items()}
 
-ORT_CPU_BF16 = frozenset({"Identity", "Transpose", "Flatten", "Concat", "Reshape", "Squeeze", "Unsqueeze", "Cast"})
+ORT_CPU_BF16 = frozenset({"Identity", "Transpose", "Flatten", "Concat", "Cast"})
 """Op types onnxruntime's CPU provider runs in bf16 (data movement only; checked by test_export_onnx)."""
 
 PASS_THROUGH = frozenset({"Identity", "Dropout"})

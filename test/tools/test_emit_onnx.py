@@ -1,0 +1,155 @@
+"""`ascend-opt --emit-onnx`: the decided program as an ONNX model that onnxruntime runs.
+
+The reference for the numerics is the interpreter's float64 run of the original graph: the
+exported model, run by onnxruntime, must be within twice the interpreter's own error (the
+precision mode's error) of the interpreter's result for the same mode."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from classifiers import cnn, dataset, mlp, ort_run
+from cli_util import run_main
+from onnx import TensorProto, helper
+
+from ascend_mp.frontend import import_onnx
+from ascend_mp.frontend.export import ORT_CPU_BF16, export_onnx
+from ascend_mp.interpreter.compare import precision_rewritten, relative_errors
+from ascend_mp.interpreter.runner import Program
+from ascend_mp.tools.ascend_opt import main as opt_main
+
+FP32_SPREAD = 1e-6
+"""Where a mode runs everything in fp32, onnxruntime and the interpreter differ by float32 summation order only."""
+
+CASES = [
+    ("force_fp16", "ascend910"), ("allow_mix_precision", "ascend910"), ("cube_fp16in_fp32out", "ascend910"),
+    ("force_fp32", "ascend910"), ("allow_mix_precision_bf16", "ascend910b"), ("allow_fp32_to_bf16", "ascend910b"),
+]
+
+
+@pytest.fixture(scope="module")
+def models() -> dict[str, onnx.ModelProto]:
+    return {"cnn": cnn(batch=8), "mlp": mlp(batch=8)}
+
+
+@pytest.mark.parametrize("mode,soc", CASES)
+@pytest.mark.parametrize("which", ["cnn", "mlp"])
+def test_emitted_model_matches_interpreter(models: dict[str, onnx.ModelProto], which: str, mode: str, soc: str) -> None:
+    model = models[which]
+    x = dataset(model, 8)["x"]
+    module = import_onnx(model)
+    reference = Program.from_module(module, reference=True).run("main", x)
+    decided = precision_rewritten(module, mode, soc=soc)
+    ours = Program.from_module(decided).run("main", x)
+    exported = export_onnx(model, decided)
+    theirs = ort_run(exported, {"x": x})
+    envelope = relative_errors(ours, reference)[0]
+    assert relative_errors(theirs, ours)[0] <= max(2 * envelope, FP32_SPREAD)
+    # the user's graph, kept: every node (by name), the opset, the input and output types
+    names = {n.name for n in exported.graph.node}
+    assert {n.name for n in model.graph.node} <= names
+    assert exported.opset_import == model.opset_import
+    assert [i.type for i in exported.graph.input] == [i.type for i in model.graph.input]
+    assert [o.type for o in exported.graph.output] == [o.type for o in model.graph.output]
+    assert {n.op_type for n in exported.graph.node} - {n.op_type for n in model.graph.node} <= {"Cast"}
+
+
+def _consts(decided: object) -> dict[str, str]:
+    from ascend_mp.dialects.ascend import ConstOp
+    from ascend_mp.dtypes import tensor_dtype
+
+    return {op.node_name.data: str(tensor_dtype(op.results[0].type)) for op in decided.walk()  # pyright: ignore
+            if isinstance(op, ConstOp) and op.node_name is not None}
+
+
+@pytest.mark.parametrize("mode,soc", [("force_fp16", "ascend910"), ("cube_fp16in_fp32out", "ascend910"), ("allow_mix_precision_bf16", "ascend910b")])
+def test_initializers_stored_in_the_decided_dtype(models: dict[str, onnx.ModelProto], mode: str, soc: str) -> None:
+    model = models["cnn"]
+    decided = precision_rewritten(import_onnx(model), mode, soc=soc)
+    exported = export_onnx(model, decided)
+    names = {"f16": TensorProto.FLOAT16, "bf16": TensorProto.BFLOAT16, "f32": TensorProto.FLOAT}
+    stored = _consts(decided)
+    original = {i.name: onnx.numpy_helper.to_array(i) for i in model.graph.initializer}
+    for init in exported.graph.initializer:
+        assert init.data_type == names[stored[init.name]], init.name
+        value = onnx.numpy_helper.to_array(init).astype(np.float64)
+        # rounded once to nearest from the user's fp32 weight: within half an ulp of the low dtype
+        ulp = {TensorProto.FLOAT16: 2.0**-11, TensorProto.BFLOAT16: 2.0**-8, TensorProto.FLOAT: 0.0}[init.data_type]
+        assert np.all(np.abs(value - original[init.name]) <= np.abs(original[init.name]) * ulp + 1e-30)
+    # the weights the plan stores low are low: fp16 conv weights on ascend910 whatever the mode
+    assert names[stored["conv_w"]] != TensorProto.FLOAT
+
+
+def test_cube_fp16in_fp32out_is_emulated_in_fp32(models: dict[str, onnx.ModelProto]) -> None:
+    """ONNX has no fp16-in fp32-out MatMul: the Gemm runs in fp32 on inputs rounded to fp16 by Casts."""
+    model = models["mlp"]
+    decided = precision_rewritten(import_onnx(model), "cube_fp16in_fp32out")
+    exported = export_onnx(model, decided)
+    mm = next(n for n in exported.graph.node if n.name == "mm1")
+    producers = {o: n for n in exported.graph.node for o in n.output}
+    up = producers[mm.input[0]]
+    assert up.op_type == "Cast" and up.attribute[0].i == TensorProto.FLOAT
+    assert producers[up.input[0]].op_type == "Cast" and producers[up.input[0]].attribute[0].i == TensorProto.FLOAT16
+
+
+@pytest.mark.parametrize("op_type", sorted(ORT_CPU_BF16))
+def test_ort_cpu_bf16_table(op_type: str) -> None:
+    """The ops the exporter leaves in bf16 are ones onnxruntime's CPU provider runs in bf16."""
+    attrs = {"axis": 0} if op_type == "Concat" else {"to": TensorProto.BFLOAT16} if op_type == "Cast" else {}
+    nodes = [helper.make_node("Cast", ["x"], ["b"], to=TensorProto.BFLOAT16), helper.make_node(op_type, ["b"], ["y"], **attrs),
+             helper.make_node("Cast", ["y"], ["z"], to=TensorProto.FLOAT)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 9
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (z,) = ort_run(model, {"x": x})
+    assert np.array_equal(z.reshape(-1)[:6] if op_type != "Transpose" else z.T.reshape(-1), x.reshape(-1))
+
+
+# --------------------------------------------------------------------------------------
+# The command line
+# --------------------------------------------------------------------------------------
+
+
+def test_cli_writes_the_model(tmp_path: Path, models: dict[str, onnx.ModelProto], capsys: pytest.CaptureFixture[str]) -> None:
+    src, out, mlir = tmp_path / "m.onnx", tmp_path / "out.onnx", tmp_path / "out.mlir"
+    onnx.save(models["cnn"], src)
+    code, _, err = run_main(opt_main, [str(src), "--precision_mode=allow_mix_precision", "--emit-onnx", str(out), "-o", str(mlir)], capsys)
+    assert code == 0, err
+    assert mlir.read_text().startswith("builtin.module") or "func.func" in mlir.read_text()
+    x = dataset(models["cnn"], 8)["x"]
+    decided = precision_rewritten(import_onnx(models["cnn"]), "allow_mix_precision")
+    ours = Program.from_module(decided).run("main", x)
+    reference = Program.from_module(import_onnx(models["cnn"]), reference=True).run("main", x)
+    theirs = ort_run(out.read_bytes(), {"x": x})
+    assert relative_errors(theirs, ours)[0] <= 2 * relative_errors(ours, reference)[0]
+
+
+def test_cli_refuses_mlir_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "m.mlir"
+    src.write_text("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n  func.return %x : tensor<2xf32>\n}\n")
+    code, _, err = run_main(opt_main, [str(src), "--emit-onnx", str(tmp_path / "o.onnx")], capsys)
+    assert code == 2 and err.count("\n") == 1 and "--emit-onnx: the input must be an ONNX model" in err
+    assert not (tmp_path / "o.onnx").exists()
+
+
+def test_cli_bf16_needs_opset_13(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """bf16 Casts do not exist before opset 13: one line, exit 1, nothing written."""
+    src, out, mlir = tmp_path / "m.onnx", tmp_path / "out.onnx", tmp_path / "out.mlir"
+    onnx.save(mlp(batch=4, opset=11), src)
+    code, _, err = run_main(opt_main, [str(src), "--precision_mode=allow_mix_precision_bf16", "--soc_version=ascend910b",
+                                       "--emit-onnx", str(out), "-o", str(mlir)], capsys)
+    assert code == 1 and err.count("\n") == 1
+    assert "opset 11" in err and "bf16" in err and str(src) in err
+    assert not out.exists() and not mlir.exists()
+
+
+def test_cli_missing_output_folder(tmp_path: Path, models: dict[str, onnx.ModelProto], capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "m.onnx"
+    onnx.save(models["mlp"], src)
+    code, _, err = run_main(opt_main, [str(src), "--precision_mode=force_fp16", "--emit-onnx", str(tmp_path / "no" / "o.onnx")], capsys)
+    assert code == 1 and err.count("\n") == 1 and "no such directory" in err
