@@ -43,3 +43,7 @@ def ascend_run() -> None:
 
 def ascend_train() -> None:
     launch("ascend_mp.tools.ascend_train")
+
+
+def ascend_eval() -> None:
+    launch("ascend_mp.tools.ascend_eval")
