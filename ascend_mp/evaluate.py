@@ -90,7 +90,7 @@ def load_model(path: str, function: str = "main") -> Model:
         raise AscendError(f"{path}: cannot read file: no such file")
     if path.lower().endswith(".onnx"):
         return _onnx_interface(path)
-    module = _module(path, None, function)
+    module = model_module(path, None, function)
     from ascend_mp.frontend.tools import io_names
     from ascend_mp.interpreter.runner import Program
 
@@ -133,7 +133,15 @@ def _onnx_interface(path: str) -> Model:
     return Model(path, inputs, fixed.pop() if fixed else None, [o.name for o in g.output])
 
 
-def _module(path: str, input_shape: str | None, function: str) -> Any:
+def module_for(model: Model, batch: int) -> Any:
+    """The model's module, its batch dimension fixed to `batch`."""
+    shape = None
+    if model.path.lower().endswith(".onnx"):
+        shape = ";".join(f"{n}:{','.join(str(d) for d in (batch, *(s or ())))}" for n, s, _ in model.inputs)
+    return model_module(model.path, shape, model.function)
+
+
+def model_module(path: str, input_shape: str | None, function: str) -> Any:
     if path.lower().endswith(".onnx"):
         from ascend_mp.frontend import import_onnx
 
@@ -312,10 +320,7 @@ class _Compiled:
     def __init__(self, model: Model, batch: int, settings: EvalSettings):
         from ascend_mp.interpreter.runner import Program
 
-        shape = None
-        if model.path.lower().endswith(".onnx"):
-            shape = ";".join(f"{n}:{','.join(str(d) for d in (batch, *(s or ())))}" for n, s, _ in model.inputs)
-        self.module = _module(model.path, shape, model.function)
+        self.module = module_for(model, batch)
         self.function = model.function
         self.reference = Program.from_module(self.module, reference=True)
         self.programs: dict[str, Any] = {}
@@ -359,7 +364,7 @@ def _init_worker(model: Model, batch: int, settings: EvalSettings, dataset: Data
         _STATE.update(compiled=_Compiled(model, batch, settings), dataset=dataset, batch=batch, settings=settings, model=model)
 
 
-def _batch_args(data: Dataset, index: int, batch: int) -> tuple[list[Array], int]:
+def batch_args(data: Dataset, index: int, batch: int) -> tuple[list[Array], int]:
     """The arguments of batch `index` and its sample count (the last batch is padded with its last sample)."""
     start, stop = index * batch, min((index + 1) * batch, data.count)
     args = []
@@ -375,7 +380,7 @@ def _run_batch(index: int) -> tuple[int, dict[str, tuple[Array, Array, Array, fl
     """One batch under every variant: per variant (top-1, relative error, non-finite, seconds) per sample."""
     compiled: _Compiled = _STATE["compiled"]
     out_index = _STATE["out_index"]
-    args, n = _batch_args(_STATE["dataset"], index, _STATE["batch"])
+    args, n = batch_args(_STATE["dataset"], index, _STATE["batch"])
     reference = compiled.reference.run(compiled.function, *args)
     out: dict[str, tuple[Array, Array, Array, float]] = {}
     for variant, program in compiled.programs.items():
@@ -391,6 +396,14 @@ def _run_batch(index: int) -> tuple[int, dict[str, tuple[Array, Array, Array, fl
         top1 = y.reshape(n, -1).argmax(axis=-1) if y.ndim >= 2 else np.full(n, -1)
         out[variant] = (top1, errs, nonfinite, seconds)
     return index, out
+
+
+def with_data_shapes(model: Model, dataset: Dataset) -> Model:
+    """The model with the per-sample shapes it leaves open taken from the dataset."""
+    from dataclasses import replace
+
+    inputs = [(n, s if s is not None else tuple(dataset.inputs[n].shape[1:]), d) for n, s, d in model.inputs]
+    return replace(model, inputs=inputs)
 
 
 def per_sample_errors(outputs: Sequence[Array], reference: Sequence[Array], n: int) -> Array:
@@ -420,6 +433,7 @@ def evaluate(model: Model, dataset: Dataset, settings: EvalSettings, progress: C
     """Run every variant over the dataset (see the module docstring); `progress(k)` after each batch."""
     for v in settings.variants:
         variant_options(v)
+    model = with_data_shapes(model, dataset)
     batch = model.batch or max(1, min(settings.batch_size, dataset.count))
     outputs = model.outputs
     out_index = 0
@@ -431,7 +445,7 @@ def evaluate(model: Model, dataset: Dataset, settings: EvalSettings, progress: C
     _STATE.clear()
     _init_worker(model, batch, settings, dataset)
     _STATE["out_index"] = out_index
-    _STATE["compiled"].warm_up(_batch_args(dataset, 0, batch)[0])
+    _STATE["compiled"].warm_up(batch_args(dataset, 0, batch)[0])
     count = math.ceil(dataset.count / batch)
     parts: dict[int, dict[str, tuple[Array, Array, Array, float]]] = {}
     for index, part in _batches(count, settings.jobs):
@@ -539,5 +553,5 @@ def plot_report(report: EvalReport, path: str) -> bytes:
 
 __all__ = [
     "Dataset", "EvalReport", "EvalSettings", "Model", "VariantResult", "cpu_count", "default_variants", "evaluate",
-    "format_report", "load_dataset", "load_model", "plot_report", "variant_options",
+    "batch_args", "format_report", "load_dataset", "load_model", "model_module", "module_for", "per_sample_errors", "plot_report", "variant_options", "with_data_shapes",
 ]

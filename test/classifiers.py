@@ -85,3 +85,26 @@ def ort_run(model: onnx.ModelProto | bytes, feeds: dict[str, Array]) -> list[Arr
     data = model if isinstance(model, bytes) else model.SerializeToString()
     session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
     return session.run(None, feeds)  # pyright: ignore[reportReturnType]
+
+
+def deep_hot(batch: int | str = "N", seed: int = 0, hot: float = 3e4, opset: int = 17) -> onnx.ModelProto:
+    """x[batch,16] -> MatMul 16x16 -> Relu -> MatMul 16x32 (x hot) + b -> Relu -> MatMul 32x5 (/ hot) + b: logits.
+
+    The first layer is harmless in fp16; the second passes fp16's largest finite value, so the
+    third's fp16 input is inf: allow_mix_precision loses the argmax unless `mm1` and `mm2` stay fp32."""
+    rng = np.random.default_rng(seed)
+    inits = {
+        "w0": rng.normal(0, 0.3, (16, 16)),
+        "w1": rng.normal(0, 0.5, (16, 32)) * hot, "b1": rng.normal(0, 0.1, (32,)) * hot,
+        "w2": rng.normal(0, 0.4, (32, CLASSES)) / hot, "b2": rng.normal(0, 0.1, (CLASSES,)),
+    }
+    nodes = [
+        helper.make_node("MatMul", ["x", "w0"], ["m0"], name="mm0"),
+        helper.make_node("Relu", ["m0"], ["h0"], name="relu0"),
+        helper.make_node("MatMul", ["h0", "w1"], ["m1"], name="mm1"),
+        helper.make_node("Add", ["m1", "b1"], ["a1"], name="add1"),
+        helper.make_node("Relu", ["a1"], ["h"], name="relu"),
+        helper.make_node("MatMul", ["h", "w2"], ["m2"], name="mm2"),
+        helper.make_node("Add", ["m2", "b2"], ["logits"], name="add2"),
+    ]
+    return _model(nodes, {"x": [batch, 16]}, ["logits"], inits, opset)

@@ -47,3 +47,7 @@ def ascend_train() -> None:
 
 def ascend_eval() -> None:
     launch("ascend_mp.tools.ascend_eval")
+
+
+def ascend_tune() -> None:
+    launch("ascend_mp.tools.ascend_tune")
