@@ -20,12 +20,18 @@ node runs in float32, and its result is cast to the planned output dtype. That i
 the Cube unit's numerics (products of fp16 values are exact in fp32, the sum accumulates
 in fp32, one rounding at the end; docs/design.md §6).
 
-onnxruntime's CPU provider: it runs every fp16 node (where it lacks an fp16 kernel it
-inserts the casts to float32 itself), but has no bf16 kernels for compute ops at all. A
-bf16 node whose op type is not in :data:`ORT_CPU_BF16` is therefore emulated as above, in
-float32 between casts: the file then reproduces the rounding of every input and output to
-bf16 but not a bf16 kernel's internal arithmetic. Nodes folded at import (constant
-subgraphs) and nodes without ascend ops keep their original dtypes.
+Targets. onnxruntime's CPU provider has almost no fp16 or bf16 compute kernels: for an fp16
+node without one it inserts casts to float32 around the whole run of such nodes, so a chain
+of fp16 MatMul, Add, Relu runs in float32 without rounding in between (an fp16 overflow that
+Ascend would hit does not happen), and bf16 compute nodes do not load at all. With
+`target="ort-cpu"` (the default) every low-precision node whose op type is not in
+:data:`ORT_CPU_KERNELS` is therefore emulated as above, in float32 between explicit Casts:
+onnxruntime then reproduces the rounding of every input and output to fp16/bf16 (the
+interpreter's numerics), though not a low-precision kernel's internal arithmetic, and the
+nodes are float32 nodes in the file. With `target="native"` the nodes stay in their low
+dtype (for runtimes with fp16/bf16 kernels: onnxruntime on a GPU, ATC); only what ONNX cannot
+express (mixed-dtype nodes) is emulated. Nodes folded at import (constant subgraphs) and nodes
+without ascend ops keep their original dtypes.
 
 Errors (bf16 in a model whose opset has no bf16 Cast, a result the checker rejects) are one
 line :class:`~ascend_mp.errors.AscendError`s.
@@ -50,8 +56,14 @@ from ascend_mp.errors import AscendError
 FLOAT_TO_ONNX = {"f16": TensorProto.FLOAT16, "bf16": TensorProto.BFLOAT16, "f32": TensorProto.FLOAT, "f64": TensorProto.DOUBLE}
 ONNX_TO_FLOAT = {v: k for k, v in FLOAT_TO_ONNX.items()}
 
-ORT_CPU_BF16 = frozenset({"Identity", "Transpose", "Flatten", "Concat", "Cast"})
-"""Op types onnxruntime's CPU provider runs in bf16 (data movement only; checked by test_export_onnx)."""
+ORT_CPU_KERNELS = {
+    "f16": frozenset({"Identity", "Transpose", "Flatten", "Concat", "Cast", "Max", "Min", "Clip"}),
+    "bf16": frozenset({"Identity", "Transpose", "Flatten", "Concat", "Cast"}),
+}
+"""Op types onnxruntime's CPU provider runs in fp16 / bf16 itself (data movement and selection; every
+other op it computes in float32 or refuses; checked by test_emit_onnx against the installed onnxruntime)."""
+
+TARGETS = ("ort-cpu", "native")
 
 PASS_THROUGH = frozenset({"Identity", "Dropout"})
 """Op types the importer binds to their input without an ascend op: their output is their input."""
@@ -133,8 +145,8 @@ def node_name(node: onnx.NodeProto) -> str:
 
 
 class _Exporter:
-    def __init__(self, model: onnx.ModelProto, decided: DecidedDtypes, label: str):
-        self.model, self.decided, self.label = model, decided, label
+    def __init__(self, model: onnx.ModelProto, decided: DecidedDtypes, label: str, target: str = "ort-cpu"):
+        self.model, self.decided, self.label, self.target = model, decided, label, target
         g = model.graph
         inferred = _inferred_types(model)
         self.orig: dict[str, int] = inferred
@@ -225,7 +237,7 @@ class _Exporter:
         in_types = {t: FLOAT_TO_ONNX[d or run] for t, d in want.items()}
         out_types = {t: FLOAT_TO_ONNX[d or run] for t, d in outs.items()}
         single = len(set(known)) == 1
-        if single and (run != "bf16" or node.op_type in ORT_CPU_BF16):
+        if single and (run not in ORT_CPU_KERNELS or self.target == "native" or node.op_type in ORT_CPU_KERNELS[run]):
             self.plain(node, in_types, out_types)
             return
         self.emulate(node, in_types, out_types)
@@ -307,11 +319,16 @@ class _Exporter:
         return out
 
 
-def export_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, decided: ModuleOp, function: str = "main") -> onnx.ModelProto:
+def export_onnx(
+    model: str | os.PathLike[str] | bytes | onnx.ModelProto, decided: ModuleOp, function: str = "main", target: str = "ort-cpu",
+) -> onnx.ModelProto:
     """The ONNX model `model` carrying the precision decisions of `decided` (its module after the
-    precision pass, imported from `model`), as the module docstring describes."""
+    precision pass, imported from `model`), for `target` ("ort-cpu" or "native"), as the module
+    docstring describes."""
     from ascend_mp.frontend.model import load_model
 
+    if target not in TARGETS:
+        raise AscendError(f"--emit-onnx-target: unknown target '{target}' (expected {' or '.join(TARGETS)})")
     proto, label = load_model(model, None)
     dtypes = decided_dtypes(decided, function)
     if "bf16" in (*dtypes.consumed.values(), *dtypes.produced.values(), *dtypes.constants.values()):
@@ -321,7 +338,7 @@ def export_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, decided
                               f"from opset {BF16_MIN_OPSET}; convert the model to a newer opset or use an fp16 mode")
     if proto.functions:
         raise AscendError(f"--emit-onnx: {label} has local functions; exporting them is not supported")
-    exported = _Exporter(proto, dtypes, label).run()
+    exported = _Exporter(proto, dtypes, label, target).run()
     try:
         onnx.checker.check_model(exported, full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:  # pyright: ignore[reportAttributeAccessIssue]
@@ -330,9 +347,9 @@ def export_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, decided
     return exported
 
 
-def emulated_nodes(model: onnx.ModelProto, decided: ModuleOp) -> list[str]:
+def emulated_nodes(model: onnx.ModelProto, decided: ModuleOp, target: str = "ort-cpu") -> list[str]:
     """The nodes :func:`export_onnx` runs in float32 between casts (for reports and tests)."""
-    exporter = _Exporter(model, decided_dtypes(decided), "")
+    exporter = _Exporter(model, decided_dtypes(decided), "", target)
     exporter.run()
     return exporter.emulated
 

@@ -96,6 +96,9 @@ class AscendOptMain(xDSLOptMain):
         add_frontend_arguments(arg_parser)
         arg_parser.add_argument("--emit-onnx", "--emit_onnx", dest="emit_onnx", metavar="FILE",
                                 help="also write the decided program as an ONNX model (the input must be ONNX)")
+        arg_parser.add_argument("--emit-onnx-target", dest="emit_onnx_target", choices=("ort-cpu", "native"), default="ort-cpu",
+                                help="ort-cpu (default): low-precision ops onnxruntime's CPU provider lacks run in float32 between "
+                                     "Casts; native: every op in its decided dtype")
         from ascend_mp.policies import compare
 
         compare.add_arguments(arg_parser)
@@ -147,7 +150,7 @@ class AscendOptMain(xDSLOptMain):
         if self.args.emit_onnx is not None:  # the ONNX model beside the text (ascend_mp.frontend.export)
             from ascend_mp.frontend.export import export_onnx, serialize
 
-            write_output(self.args.emit_onnx, serialize(export_onnx(self.args.input_file, prog)))
+            write_output(self.args.emit_onnx, serialize(export_onnx(self.args.input_file, prog, target=self.args.emit_onnx_target)))
         return super().output_resulting_program(prog)
 
     def prepare_output(self) -> IO[str]:

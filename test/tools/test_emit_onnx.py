@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from classifiers import cnn, dataset, mlp, ort_run
+from classifiers import cnn, dataset, deep_hot, mlp, ort_run
 from cli_util import run_main
 from onnx import TensorProto, helper
 
 from ascend_mp.frontend import import_onnx
-from ascend_mp.frontend.export import ORT_CPU_BF16, export_onnx
+from ascend_mp.frontend.export import ORT_CPU_KERNELS, export_onnx
 from ascend_mp.interpreter.compare import precision_rewritten, relative_errors
 from ascend_mp.interpreter.runner import Program
 from ascend_mp.tools.ascend_opt import main as opt_main
@@ -95,19 +95,47 @@ def test_cube_fp16in_fp32out_is_emulated_in_fp32(models: dict[str, onnx.ModelPro
     assert producers[up.input[0]].op_type == "Cast" and producers[up.input[0]].attribute[0].i == TensorProto.FLOAT16
 
 
-@pytest.mark.parametrize("op_type", sorted(ORT_CPU_BF16))
-def test_ort_cpu_bf16_table(op_type: str) -> None:
-    """The ops the exporter leaves in bf16 are ones onnxruntime's CPU provider runs in bf16."""
-    attrs = {"axis": 0} if op_type == "Concat" else {"to": TensorProto.BFLOAT16} if op_type == "Cast" else {}
-    nodes = [helper.make_node("Cast", ["x"], ["b"], to=TensorProto.BFLOAT16), helper.make_node(op_type, ["b"], ["y"], **attrs),
-             helper.make_node("Cast", ["y"], ["z"], to=TensorProto.FLOAT)]
+@pytest.mark.parametrize("dtype,op_type", [(d, o) for d, ops in sorted(ORT_CPU_KERNELS.items()) for o in sorted(ops)])
+def test_ort_cpu_kernel_table(dtype: str, op_type: str, tmp_path: Path) -> None:
+    """The ops the exporter leaves in fp16/bf16 are ones onnxruntime's CPU provider runs in that dtype itself
+    (it adds no Cast of its own around them) and computes right."""
+    import onnxruntime as ort
+
+    low = {"f16": TensorProto.FLOAT16, "bf16": TensorProto.BFLOAT16}[dtype]
+    n_in = 2 if op_type in ("Concat", "Max", "Min") else 1
+    attrs = {"axis": 0} if op_type == "Concat" else {"to": low} if op_type == "Cast" else {}
+    nodes = [helper.make_node("Cast", ["x"], ["b"], to=low),
+             helper.make_node(op_type, ["b"] * n_in, ["y"], **attrs), helper.make_node("Cast", ["y"], ["z"], to=TensorProto.FLOAT)]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
                               [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 9
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.optimized_model_filepath = str(tmp_path / "seen.onnx")
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    assert sum(n.op_type == "Cast" for n in onnx.load(tmp_path / "seen.onnx").graph.node) <= sum(n.op_type == "Cast" for n in nodes)
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
-    (z,) = ort_run(model, {"x": x})
-    assert np.array_equal(z.reshape(-1)[:6] if op_type != "Transpose" else z.T.reshape(-1), x.reshape(-1))
+    (z,) = session.run(None, {"x": x})
+    expected = {"Transpose": x.T, "Flatten": x, "Concat": np.concatenate([x, x])}.get(op_type, x)
+    assert np.array_equal(np.asarray(z).reshape(expected.shape), expected)
+
+
+def test_ort_reproduces_fp16_overflow() -> None:
+    """Emulated between Casts, the fp16 plan overflows in onnxruntime exactly where the interpreter does
+    (left to onnxruntime's own fp16 handling, the chain would run in float32 and never overflow)."""
+    model = deep_hot(batch=48)
+    x = dataset(model, 48)["x"]
+    decided = precision_rewritten(import_onnx(model), "allow_mix_precision")
+    ours = Program.from_module(decided).run("main", x)[0]
+    with np.errstate(all="ignore"):
+        theirs = ort_run(export_onnx(model, decided), {"x": x})[0]
+    broken = ~np.isfinite(ours).all(axis=1)
+    assert 0 < broken.sum() < len(x)
+    assert np.array_equal(broken, ~np.isfinite(theirs).all(axis=1))
+    native = export_onnx(model, decided, target="native")
+    mm = next(n for n in native.graph.node if n.name == "mm1")
+    assert all(n.op_type != "Cast" or n.output[0] not in mm.input for n in native.graph.node)  # fp16 MatMul, no emulation
 
 
 # --------------------------------------------------------------------------------------
