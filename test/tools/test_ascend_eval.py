@@ -166,3 +166,17 @@ def test_unknown_mode(files: dict[str, Path], capsys: pytest.CaptureFixture[str]
 def test_missing_model(tmp_path: Path, files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     code, err = _error(capsys, tmp_path / "none.onnx", files["cnn_data"])
     assert code == 1 and "none.onnx" in err
+
+
+@pytest.mark.parametrize("tool", ["ascend-eval", "ascend-tune"])
+def test_console_scripts(tool: str, files: dict[str, Path]) -> None:
+    """Installed through the entry module; the real process exits 2 on a usage error with one line."""
+    import subprocess
+    import sys
+    from importlib.metadata import entry_points
+
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == tool]
+    assert script.value.startswith("ascend_mp.tools.entry:")
+    proc = subprocess.run([str(Path(sys.executable).parent / tool), str(files["cnn"]), str(files["cnn_data"]), "--batch-size", "0"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "--batch-size expects a positive count" in proc.stderr

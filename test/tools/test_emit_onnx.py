@@ -181,3 +181,19 @@ def test_cli_missing_output_folder(tmp_path: Path, models: dict[str, onnx.ModelP
     onnx.save(models["mlp"], src)
     code, _, err = run_main(opt_main, [str(src), "--precision_mode=force_fp16", "--emit-onnx", str(tmp_path / "no" / "o.onnx")], capsys)
     assert code == 1 and err.count("\n") == 1 and "no such directory" in err
+
+
+def test_local_functions_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A model with local functions imports (they are inlined) but cannot be written back node for node."""
+    fn = helper.make_function("local", "Twice", ["a"], ["b"], [helper.make_node("Add", ["a", "a"], ["b"])],
+                              [helper.make_opsetid("", 17)])
+    graph = helper.make_graph([helper.make_node("Twice", ["x"], ["y"], name="twice", domain="local")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    model = helper.make_model(graph, functions=[fn], opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
+    model.ir_version = 9
+    src, out = tmp_path / "f.onnx", tmp_path / "out.onnx"
+    onnx.save(model, src)
+    code, _, err = run_main(opt_main, [str(src), "--precision_mode=force_fp16", "--emit-onnx", str(out)], capsys)
+    assert code == 1 and err.count("\n") == 1 and "local functions" in err and str(src) in err
+    assert not out.exists()
