@@ -42,6 +42,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -163,6 +164,7 @@ class _Exporter:
             i.name for i in g.initializer}
         self.outputs = {o.name for o in g.output}
         self.emulated: list[str] = []
+        self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
 
     # -- names and casts ------------------------------------------------------------------
     def fresh(self, base: str) -> str:
@@ -234,13 +236,24 @@ class _Exporter:
                 self.now[t] = self.orig[t]
             return
         run = _most_precise(known)
-        in_types = {t: FLOAT_TO_ONNX[d or run] for t, d in want.items()}
+        # an input the plan does not mention (a converter read it as a constant: Clip's bounds, Resize's scales)
+        # follows the node's dtype where the schema ties it to the output (type "T"), else keeps its own
+        in_types = {t: FLOAT_TO_ONNX[d] if d is not None else FLOAT_TO_ONNX[run] if self.tied(node, i) else self.orig[t]
+                    for i, (t, d) in enumerate((t, want.get(t)) for t in node.input) if t in want}
         out_types = {t: FLOAT_TO_ONNX[d or run] for t, d in outs.items()}
         single = len(set(known)) == 1
         if single and (run not in ORT_CPU_KERNELS or self.target == "native" or node.op_type in ORT_CPU_KERNELS[run]):
             self.plain(node, in_types, out_types)
             return
         self.emulate(node, in_types, out_types)
+
+    def tied(self, node: onnx.NodeProto, index: int) -> bool:
+        """Whether the schema gives input `index` of `node` the type of its first output."""
+        schema = _schema(node, self.opset)
+        if schema is None or not schema.inputs or not schema.outputs:
+            return True
+        formal = schema.inputs[min(index, len(schema.inputs) - 1)]
+        return formal.type_str == schema.outputs[0].type_str
 
     def plain(self, node: onnx.NodeProto, in_types: dict[str, int], out_types: dict[str, int] | None) -> None:
         """The node with its float inputs cast to `in_types`; its float outputs in `out_types` (None: original)."""
@@ -384,6 +397,13 @@ def _retyped(init: TensorProto, dtype: str) -> TensorProto:
         bits = np.ascontiguousarray(array).view(np.uint16)
         return helper.make_tensor(init.name, TensorProto.BFLOAT16, array.shape, bits.tobytes(), raw=True)
     return numpy_helper.from_array(array, init.name)
+
+
+def _schema(node: onnx.NodeProto, opset: int) -> Any:
+    try:
+        return onnx.defs.get_schema(node.op_type, opset, node.domain)
+    except Exception:  # noqa: BLE001 - onnx.defs.SchemaError: an op type onnx does not know
+        return None
 
 
 def _rank(onnx_type: int) -> int:

@@ -197,3 +197,29 @@ def test_local_functions_are_refused(tmp_path: Path, capsys: pytest.CaptureFixtu
     code, _, err = run_main(opt_main, [str(src), "--precision_mode=force_fp16", "--emit-onnx", str(out)], capsys)
     assert code == 1 and err.count("\n") == 1 and "local functions" in err and str(src) in err
     assert not out.exists()
+
+
+def test_inputs_the_plan_does_not_mention() -> None:
+    """Clip's bounds are read as constants by the importer (no ascend operand): they follow the node's dtype,
+    which the schema ties to the output's (type T); Reshape's int64 shape is left alone."""
+    rng = np.random.default_rng(0)
+    inits = {"w": rng.normal(0, 1, (8, 8)).astype(np.float32), "lo": np.array(-0.5, np.float32),
+             "hi": np.array(0.5, np.float32), "shape": np.array([1, 1, 4, 16], np.int64)}
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="mm"), helper.make_node("Clip", ["m", "lo", "hi"], ["c"], name="clip"),
+             helper.make_node("Reshape", ["c", "shape"], ["y"], name="reshape")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 4, 16])],
+                              [onnx.numpy_helper.from_array(v, k) for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 9
+    x = rng.normal(0, 1, (8, 8)).astype(np.float32)
+    module = import_onnx(model)
+    reference = Program.from_module(module, reference=True).run("main", x)
+    decided = precision_rewritten(module, "force_fp16")
+    ours = Program.from_module(decided).run("main", x)
+    envelope = relative_errors(ours, reference)[0]
+    for target in ("ort-cpu", "native"):
+        exported = export_onnx(model, decided, target=target)
+        assert relative_errors(ort_run(exported, {"x": x}), ours)[0] <= 2 * envelope
+    clip = next(n for n in exported.graph.node if n.name == "clip")
+    assert {i.name: i.data_type for i in exported.graph.initializer}["lo"] == TensorProto.FLOAT16 or clip.input[1] != "lo"
