@@ -239,9 +239,9 @@ def _checked(arrays: dict[str, Array], model: Model, source: str) -> Dataset:
         if a.ndim == 0 or (shape is not None and tuple(a.shape[1:]) != shape):
             want = "(N, " + ", ".join(str(d) for d in shape or ()) + ")" if shape is not None else "(N, ...)"
             raise AscendError(f"{source}: '{name}' has shape {tuple(a.shape)}, the model expects {want} (N samples)")
-        if a.dtype.kind != np.dtype(dtype).kind or (a.dtype.kind == "f" and a.dtype.itemsize > np.dtype(dtype).itemsize):
-            if not (a.dtype.kind in "iu" and np.dtype(dtype).kind in "iu"):
-                raise AscendError(f"{source}: '{name}' holds {a.dtype}, the model input is {np.dtype(dtype)}")
+        kinds = {a.dtype.kind, np.dtype(dtype).kind}
+        if len(kinds) > 1 and not kinds <= {"i", "u"}:  # floats of any width are rounded to the input's dtype
+            raise AscendError(f"{source}: '{name}' holds {a.dtype}, the model input is {np.dtype(dtype)}")
         if count is not None and len(a) != count:
             raise AscendError(f"{source}: '{name}' has {len(a)} samples, but '{names[0]}' has {count}")
         count = len(a)

@@ -180,3 +180,17 @@ def test_console_scripts(tool: str, files: dict[str, Path]) -> None:
     proc = subprocess.run([str(Path(sys.executable).parent / tool), str(files["cnn"]), str(files["cnn_data"]), "--batch-size", "0"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "--batch-size expects a positive count" in proc.stderr
+
+
+def test_wrong_element_kind(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    np.savez(tmp_path / "d.npz", x=np.zeros((4, 1, 8, 8), np.int32))
+    code, err = _error(capsys, files["cnn"], tmp_path / "d.npz")
+    assert code == 1 and "'x' holds int32, the model input is float32" in err
+
+
+def test_float64_data_is_rounded_to_the_input_dtype(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = dict(np.load(files["cnn_data"]))
+    np.savez(tmp_path / "d64.npz", x=data["x"].astype(np.float64), labels=data["labels"])
+    wide = _eval(capsys, files["cnn"], tmp_path / "d64.npz", "--modes", "fp32", "--jobs", "1")
+    same = _eval(capsys, files["cnn"], files["cnn_data"], "--modes", "fp32", "--jobs", "1")
+    assert wide["modes"][0]["accuracy"] == same["modes"][0]["accuracy"]
