@@ -30,7 +30,8 @@ onnxruntime then reproduces the rounding of every input and output to fp16/bf16 
 interpreter's numerics), though not a low-precision kernel's internal arithmetic, and the
 nodes are float32 nodes in the file. With `target="native"` the nodes stay in their low
 dtype (for runtimes with fp16/bf16 kernels: onnxruntime on a GPU, ATC); only what ONNX cannot
-express (mixed-dtype nodes) is emulated. Nodes folded at import (constant subgraphs) and nodes
+express is emulated: mixed-dtype nodes, and ops whose ONNX schema lacks the dtype (Conv has no
+bf16 in any opset). Nodes folded at import (constant subgraphs) and nodes
 without ascend ops keep their original dtypes.
 
 Errors (bf16 in a model whose opset has no bf16 Cast, a result the checker rejects) are one
@@ -242,7 +243,8 @@ class _Exporter:
                     for i, (t, d) in enumerate((t, want.get(t)) for t in node.input) if t in want}
         out_types = {t: FLOAT_TO_ONNX[d or run] for t, d in outs.items()}
         single = len(set(known)) == 1
-        if single and (run not in ORT_CPU_KERNELS or self.target == "native" or node.op_type in ORT_CPU_KERNELS[run]):
+        native = self.target == "native" and self.accepts(node, FLOAT_TO_ONNX[run])
+        if single and (run not in ORT_CPU_KERNELS or native or node.op_type in ORT_CPU_KERNELS[run]):
             self.plain(node, in_types, out_types)
             return
         self.emulate(node, in_types, out_types)
@@ -254,6 +256,15 @@ class _Exporter:
             return True
         formal = schema.inputs[min(index, len(schema.inputs) - 1)]
         return formal.type_str == schema.outputs[0].type_str
+
+    def accepts(self, node: onnx.NodeProto, dtype: int) -> bool:
+        """Whether the op's schema allows `dtype` for its first output (ONNX's Conv has no bf16, for one)."""
+        schema = _schema(node, self.opset)
+        if schema is None or not schema.outputs:
+            return True
+        allowed = {c.type_param_str: c.allowed_type_strs for c in schema.type_constraints}
+        types = allowed.get(schema.outputs[0].type_str)
+        return types is None or f"tensor({helper.tensor_dtype_to_string(dtype).split('.')[-1].lower()})" in types
 
     def plain(self, node: onnx.NodeProto, in_types: dict[str, int], out_types: dict[str, int] | None) -> None:
         """The node with its float inputs cast to `in_types`; its float outputs in `out_types` (None: original)."""
@@ -351,7 +362,14 @@ def export_onnx(
                               f"from opset {BF16_MIN_OPSET}; convert the model to a newer opset or use an fp16 mode")
     if proto.functions:
         raise AscendError(f"--emit-onnx: {label} has local functions; exporting them is not supported")
-    exported = _Exporter(proto, dtypes, label, target).run()
+    exporter = _Exporter(proto, dtypes, label, target)
+    exported = exporter.run()
+    if exporter.emulated:
+        import logging
+
+        logging.getLogger("ascend_mp").info(
+            "emit-onnx: %d node(s) run in float32 between Casts (target %s): %s", len(exporter.emulated), target,
+            ", ".join(exporter.emulated[:8]) + (", ..." if len(exporter.emulated) > 8 else ""))
     try:
         onnx.checker.check_model(exported, full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:  # pyright: ignore[reportAttributeAccessIssue]

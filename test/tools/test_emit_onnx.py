@@ -223,3 +223,36 @@ def test_inputs_the_plan_does_not_mention() -> None:
         assert relative_errors(ort_run(exported, {"x": x}), ours)[0] <= 2 * envelope
     clip = next(n for n in exported.graph.node if n.name == "clip")
     assert {i.name: i.data_type for i in exported.graph.initializer}["lo"] == TensorProto.FLOAT16 or clip.input[1] != "lo"
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "onnx"
+
+
+@pytest.mark.parametrize("mode,soc", [("allow_mix_precision", "ascend910"), ("cube_fp16in_fp32out", "ascend910"),
+                                      ("allow_mix_precision_bf16", "ascend910b")])
+@pytest.mark.parametrize("name", ["mlp.dynamo", "lenet.legacy"])
+def test_torch_exports(name: str, mode: str, soc: str) -> None:
+    """The committed torch exports (both exporters' styles: Constant nodes, Gemm, Conv, Tanh, pooling)."""
+    path = FIXTURES / f"{name}.onnx"
+    x = np.load(FIXTURES / f"{name.split('.')[0]}.npz")["input"]
+    module = import_onnx(str(path))
+    reference = Program.from_module(module, reference=True).run("main", x)
+    decided = precision_rewritten(module, mode, soc=soc)
+    ours = Program.from_module(decided).run("main", x)
+    model = onnx.load(path)
+    theirs = ort_run(export_onnx(str(path), decided), {model.graph.input[0].name: x})
+    assert relative_errors(theirs, ours)[0] <= 2 * relative_errors(ours, reference)[0]
+
+
+def test_native_target_emulates_what_onnx_lacks() -> None:
+    """ONNX's Conv has no bf16: with target native it runs in float32 between Casts, the rest stays bf16."""
+    from ascend_mp.frontend.export import emulated_nodes
+
+    path = FIXTURES / "lenet.legacy.onnx"
+    decided = precision_rewritten(import_onnx(str(path)), "allow_mix_precision_bf16", soc="ascend910b")
+    exported = export_onnx(str(path), decided, target="native")  # passes the ONNX checker
+    model = onnx.load(path)
+    convs = {n.name for n in model.graph.node if n.op_type == "Conv"}
+    emulated = set(emulated_nodes(model, decided, target="native"))
+    assert convs and convs <= emulated
+    assert any(n.op_type == "Tanh" and n.name not in emulated for n in exported.graph.node)
