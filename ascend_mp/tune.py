@@ -17,9 +17,10 @@ measures what users care about on their data):
 6. Generalise to op types: `black-list` `to-add` with the op types of the kept ops, for
    `--modify_mixlist`; kept only if it meets the tolerance too.
 
-Every configuration returned has been evaluated on the whole dataset. The result is a
-pure function of the model, the data and the options (no randomness but the seeded choice
-of `samples` when the tuning set is a subset).
+Every configuration returned has been evaluated on the whole dataset: with `samples`, the
+search runs on a seeded random subset of that many samples, and its result is then checked on
+the whole dataset (a miss there is reported, never returned as met). The result is a pure
+function of the model, the data and the options.
 """
 
 from __future__ import annotations
@@ -248,12 +249,44 @@ def tune(
     pass_options: dict[str, Any] | None = None,
     output: int = 0,
     log: Callable[[str], None] | None = None,
+    samples: int | None = None,
+    seed: int = 0,
 ) -> TuneResult:
     """Search the ops to keep high (see the module docstring)."""
-    t0 = time.perf_counter()
-    ev = _Evaluator(model, data, mode, batch_size, dict(pass_options or {}), output)
     if tolerance.max_accuracy_drop is not None and data.labels is None:
         raise AscendError("--max-accuracy-drop needs labels in the dataset (an integer array 'labels')")
+    if samples is None or samples >= data.count:
+        return _search(model, data, mode, tolerance, batch_size, dict(pass_options or {}), output, log)
+    chosen = np.sort(np.random.default_rng(seed).choice(data.count, samples, replace=False))
+    subset = Dataset({k: v[chosen] for k, v in data.inputs.items()}, None if data.labels is None else data.labels[chosen],
+                     f"{data.source} ({samples} samples, seed {seed})")
+    found = _search(model, subset, mode, tolerance, batch_size, dict(pass_options or {}), output, log)
+    if not found.met:
+        return found
+    t0 = time.perf_counter()
+    ev = _Evaluator(model, data, mode, batch_size, dict(pass_options or {}), output)
+    after = ev.measure(ev.decided(found.keep))
+    missed = tolerance.misses(after, ev.fp32_accuracy)
+    found.after, found.fp32_accuracy = after, ev.fp32_accuracy
+    found.before = ev.measure(ev.decided())
+    if found.black_types is not None and found.black_types and tolerance.misses(ev.measure(ev.decided((), found.black_types)), ev.fp32_accuracy):
+        found.black_types, found.low_flops_by_type = None, None
+        found.message += "; blacklisting by op type misses the tolerance on the whole dataset"
+    found.evaluations += ev.count
+    found.seconds += time.perf_counter() - t0
+    if missed:
+        found.met = False
+        found.message = (f"the ops found on {samples} samples miss the tolerance on the whole dataset ({'; '.join(missed)}); "
+                         f"tune on more samples")
+    return found
+
+
+def _search(
+    model: Model, data: Dataset, mode: str, tolerance: Tolerance, batch_size: int, pass_options: dict[str, Any], output: int,
+    log: Callable[[str], None] | None,
+) -> TuneResult:
+    t0 = time.perf_counter()
+    ev = _Evaluator(model, data, mode, batch_size, pass_options, output)
     say = log or (lambda _: None)
     history: list[dict[str, Any]] = []
 

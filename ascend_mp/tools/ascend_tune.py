@@ -37,6 +37,8 @@ def _parser() -> UsageParser:
     p.add_argument("--report", metavar="JSON", help="write the search's report as JSON")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--batch-size", type=int, default=32, metavar="N")
+    p.add_argument("--samples", type=int, metavar="N", help="search on N samples drawn with --seed, then check the result on all")
+    p.add_argument("--seed", type=int, default=0, help="seed of the --samples draw (default 0)")
     p.add_argument("--output", metavar="NAME", help="the output whose argmax is the predicted class (default: the first)")
     p.add_argument("--function", default="main")
     p.add_argument("--verbose", "-v", action="store_true", help="print each evaluation")
@@ -60,6 +62,8 @@ def run(argv: Sequence[str] | None) -> None:
             raise UsageError(f"--{flag.replace('_', '-')} expects a fraction from 0 to 1, got {value}")
     if args.max_rel_err is not None and not args.max_rel_err >= 0:
         raise UsageError(f"--max-rel-err expects a non-negative number, got {args.max_rel_err}")
+    if args.samples is not None and args.samples < 1:
+        raise UsageError(f"--samples expects a positive count, got {args.samples}")
     if args.batch_size < 1:
         raise UsageError(f"--batch-size expects a positive count, got {args.batch_size}")
     given = (args.min_agreement, args.max_rel_err, args.max_accuracy_drop)
@@ -82,7 +86,8 @@ def run(argv: Sequence[str] | None) -> None:
             raise AscendError(f"--output: '{args.output}' is not an output of {args.model} (outputs: {', '.join(model.outputs)})")
         output = model.outputs.index(args.output)
     log = (lambda line: print(f"{PROG}: {line}", file=sys.stderr)) if args.verbose else None
-    result = tune(model, data, args.precision_mode, tolerance, batch_size=args.batch_size, pass_options=options, output=output, log=log)
+    result = tune(model, data, args.precision_mode, tolerance, batch_size=args.batch_size, pass_options=options, output=output, log=log,
+                  samples=args.samples, seed=args.seed)
     report = json.dumps(result.as_dict(), indent=2)
     print(report if args.json else format_result(result))
     if not result.met:

@@ -113,3 +113,25 @@ def test_usage_errors(hot: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
     np_labels = ["--max-accuracy-drop", "0.01"]
     code, _, err = run_main(tune_main, [str(hot[0]), str(hot[1]), "--precision_mode", "fastest", *np_labels], capsys)
     assert code == 2 and err.count("\n") == 1
+
+
+def test_subset_result_is_checked_on_the_whole_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One sample of 40 overflows in fp16: a search on 1 drawn sample that misses it finds nothing to keep,
+    and the check on the whole dataset says so (exit 1, no file) instead of returning it."""
+    model = deep_hot()
+    onnx.save(model, tmp_path / "m.onnx")
+    rng = np.random.default_rng(5)
+    x = rng.normal(0, 0.01, (40, 16)).astype(np.float32)
+    x[0] = rng.normal(0, 3.0, 16)
+    np.savez(tmp_path / "d.npz", x=x)
+    outcomes = []
+    for seed in range(3):
+        keep = tmp_path / f"keep{seed}.cfg"
+        code, out, err = run_main(tune_main, [str(tmp_path / "m.onnx"), str(tmp_path / "d.npz"), "--samples", "1", "--seed", str(seed),
+                                              "--keep-dtype", str(keep)], capsys)
+        outcomes.append(code)
+        if code == 1:
+            assert "miss the tolerance on the whole dataset" in err and err.count("\n") == 1 and not keep.exists()
+        else:
+            assert code == 0 and "mm1" in keep.read_text().split()
+    assert 1 in outcomes
