@@ -1,10 +1,10 @@
 """Evaluate a model over a dataset under precision modes: what a mode does to accuracy on the user's data.
 
 ```python
-from ascend_mp.evaluate import EvalSettings, evaluate, load_model
+from ascend_mp.evaluate import EvalSettings, evaluate, load_dataset, load_model
 
 model = load_model("model.onnx")
-report = evaluate(model, load_dataset("val.npz", model), EvalSettings(modes=("fp32", "allow_mix_precision")))
+report = evaluate(model, load_dataset("val.npz", model), EvalSettings(variants=("fp32", "allow_mix_precision")))
 ```
 
 A *variant* is what runs: `fp32` (the graph as given, no precision pass), a CANN
