@@ -59,6 +59,8 @@ def import_onnx(
     model, label = load_model(source, name)
     opset = check_opsets(model, label)
     if model.functions:
+        import onnx.inliner  # a submodule `import onnx` does not load
+
         model = onnx.inliner.inline_local_functions(model)
     shapes = input_shape if isinstance(input_shape, InputShapes) else parse_input_shape(input_shape)  # pyright: ignore[reportArgumentType]
     graph = _initial_graph(model, shapes, label)

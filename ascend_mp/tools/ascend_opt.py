@@ -94,6 +94,11 @@ class AscendOptMain(xDSLOptMain):
         from ascend_mp.frontend.tools import add_frontend_arguments
 
         add_frontend_arguments(arg_parser)
+        arg_parser.add_argument("--emit-onnx", "--emit_onnx", dest="emit_onnx", metavar="FILE",
+                                help="also write the decided program as an ONNX model (the input must be ONNX)")
+        arg_parser.add_argument("--emit-onnx-target", dest="emit_onnx_target", choices=("ort-cpu", "native"), default="ort-cpu",
+                                help="ort-cpu (default): low-precision ops onnxruntime's CPU provider lacks run in float32 between "
+                                     "Casts; native: every op in its decided dtype")
         from ascend_mp.tools import policy_views
 
         policy_views.add_arguments(arg_parser)
@@ -142,6 +147,10 @@ class AscendOptMain(xDSLOptMain):
         # A pass may create dense_resource blobs (ascend-precision storing weights in fp16) in a module
         # whose text had none; xDSL prints blobs only for loaded dialects, and builtin loads lazily.
         self.ctx.get_optional_dialect("builtin")
+        if self.args.emit_onnx is not None:  # the ONNX model beside the text (ascend_mp.frontend.export)
+            from ascend_mp.frontend.export import export_onnx, serialize
+
+            write_output(self.args.emit_onnx, serialize(export_onnx(self.args.input_file, prog, target=self.args.emit_onnx_target)))
         return super().output_resulting_program(prog)
 
     def prepare_output(self) -> IO[str]:
@@ -165,6 +174,12 @@ class AscendOptMain(xDSLOptMain):
             check_input_file(self.args.input_file)
         if self.args.output_file is not None:
             check_writable(self.args.output_file)
+        if self.args.emit_onnx is not None:
+            from ascend_mp.frontend.tools import is_onnx
+
+            if not is_onnx(self.args.input_file):
+                raise UsageError(f"--emit-onnx: the input must be an ONNX model (.onnx), got {self.args.input_file or 'standard input'}")
+            check_writable(self.args.emit_onnx)
         from ascend_mp.tools import policy_views
 
         if policy_views.wanted(self.args):

@@ -43,3 +43,11 @@ def ascend_run() -> None:
 
 def ascend_train() -> None:
     launch("ascend_mp.tools.ascend_train")
+
+
+def ascend_eval() -> None:
+    launch("ascend_mp.tools.ascend_eval")
+
+
+def ascend_tune() -> None:
+    launch("ascend_mp.tools.ascend_tune")
