@@ -1,11 +1,12 @@
-"""`make demo`: the main job on the built-in examples.
+"""`make demo`: the main job on the built-in examples, as a short guided tour.
 
-1. Compiles `examples/*.mlir` and prints each module with its ops' dtype capabilities
-   and list kinds (the `ascend-attach-caps` pass), then the same MLP after
-   `ascend-precision{mode=allow_mix_precision}` with its precision report summary.
-2. Trains the digits MLP (64-128-10) under allow_mix_precision with dynamic loss
-   scaling (asked for explicitly: ascend-train's default mode is allow_fp32_to_fp16, as
-   CANN's for training) and prints fp32-vs-mixed test accuracy (`ascend_mp.train.demo`).
+1. What each op of the MLP example can run in: its kernels and list kind from the ascend910
+   operator table (what the `ascend-attach-caps` pass writes into the IR).
+2. The same MLP after `ascend-precision{mode=allow_mix_precision}`, and the report's reasons.
+3. Every CANN mode on the CNN example, executed with Ascend numerics against a float64
+   reference (what `ascend-run --compare-modes` prints).
+4. Training the digits MLP (64-128-10) in fp32 and under allow_mix_precision with dynamic loss
+   scaling, and the test accuracy of both (`ascend_mp.train.demo`).
 
 It runs from an installed wheel too: the examples and the digits data are package data.
 """
@@ -22,12 +23,30 @@ EXAMPLES = Path(next(iter(ascend_mp.examples.__path__)))
 """The examples folder: `examples/` of a checkout, `ascend_mp/examples/` of an installed wheel."""
 
 
+def heading(step: int, text: str) -> None:
+    print(f"\n== {step}. {text}\n")
+
+
 def show_capabilities(path: Path) -> None:
+    """One line per op: its float kernels and its list kind (the IR carries them as `caps` and `list`)."""
+    from ascend_mp.dialects.ascend import AscendOp
+    from ascend_mp.dtypes import is_float
+
     ctx = make_context()
     module = read_module(str(path), ctx)
     PASSES["ascend-attach-caps"]()().apply(ctx, module)
     print(f"// ===== {path.name}: operator capabilities (ascend910 built-in library)")
-    print(print_module(module))
+    print(f"  {'op':<10} {'type':<10} {'list':<6} float kernels (inputs -> output)")
+    for op in module.walk():
+        if not isinstance(op, AscendOp):
+            continue
+        caps = op.properties.get("caps")
+        kernels = [k for k in getattr(caps, "data", ()) if all(is_float(d) for d in (*k.inputs, *k.outputs) if d)]
+        kind = op.properties.get("list")
+        name = op.properties.get("name")
+        label = getattr(name, "data", "") or "-"
+        print(f"  {label:<10} {op.name.removeprefix('ascend.'):<10} {str(getattr(kind, 'data', '-')):<6} "
+              + " | ".join(str(k) for k in kernels))
 
 
 def show_mixed_precision(path: Path) -> None:
@@ -37,10 +56,33 @@ def show_mixed_precision(path: Path) -> None:
     report = run_precision(module, mode="allow_mix_precision")
     print(f"// ===== {path.name} after ascend-precision{{mode=allow_mix_precision}}")
     print(print_module(module))
+    print("\nWhy (the precision report):")
     for op in report.ops:
         chosen = ",".join(d or "-" for d in op.chosen.inputs)
-        print(f"//   {op.name or op.type:<12} {op.type:<10} {op.list_kind:<6} -> ({chosen}) {op.reason}")
-    print(f"//   {report.ops_reduced} ops reduced, {report.casts_inserted} casts inserted\n")
+        print(f"  {op.name or op.type:<10} {op.type:<10} {op.list_kind:<6} runs in ({chosen}): {op.reason}")
+    print(f"  {report.ops_reduced} ops reduced, {report.casts_inserted} casts inserted")
+
+
+def compare_modes(path: Path) -> None:
+    import logging
+
+    import numpy as np
+
+    from ascend_mp.interpreter.compare import compare_modes as compare, format_table
+
+    module = read_module(str(path))
+    func = next(iter(module.ops))
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(tuple(t.get_shape())).astype(np.float32) for t in func.function_type.inputs]
+    print(f"{path.name}, random inputs (seed 0); errors relative to a float64 run of the fp32 graph:\n")
+    log = logging.getLogger("ascend_mp")
+    level, log.level = log.level, logging.ERROR  # the bf16 modes warn that ascend910 has no bf16 Conv2D/MatMul
+    try:
+        results = compare(module, func.sym_name.data, inputs)
+    finally:
+        log.level = level
+    print(format_table(results))
+    print("\n(ascend910 has no bf16 Conv2D or MatMul kernel: the bf16 modes run those ops in another of their kernels)")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -51,9 +93,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.epochs < 1:
         parser.error(f"--epochs must be positive, got {args.epochs}")
-    for path in sorted(EXAMPLES.glob("*.mlir")):
-        show_capabilities(path)
+    print(f"ascend-mp demo on the examples in {EXAMPLES}")
+    heading(1, "What each op can run in (CANN's operator table: kernels and white/black/gray list)")
+    show_capabilities(EXAMPLES / "mlp.mlir")
+    heading(2, "The MLP under allow_mix_precision: white ops to fp16, gray ops follow, casts inserted")
     show_mixed_precision(EXAMPLES / "mlp.mlir")
+    heading(3, "Every CANN mode on the CNN, executed with Ascend numerics (ascend-run --compare-modes)")
+    compare_modes(EXAMPLES / "cnn.mlir")
+    heading(4, f"Training the digits MLP, fp32 and mixed precision with dynamic loss scaling ({args.epochs} epochs)")
     from ascend_mp.train import demo
 
     demo(epochs=args.epochs)
