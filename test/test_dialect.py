@@ -50,7 +50,7 @@ def test_python_construction_and_defaults() -> None:
     op = ascend.MatMulV2Op(block.args[0], block.args[1], None, result_types=[TensorType(f32, [4, 16])], transpose_x1=False, name="fc")
     block.add_op(op)
     op.verify()
-    assert op.prop_bool("transpose_x2") is False
+    assert op.transpose_x2 is False
     assert op.node_name is not None and op.node_name.data == "fc"
     assert ascend.operand_groups(op) == [[block.args[0]], [block.args[1]], []]
     relu = ascend.ReluOp(op, result_types=[TensorType(f32, [4, 16])])
