@@ -243,7 +243,12 @@ class NPUAllocFloatStatusOp(FloatStatusOp):
 @_status_effects(MemoryWriteEffect())
 @irdl_op_definition
 class NPUClearFloatStatusOp(FloatStatusOp):
-    """Clears the overflow flag; returns the cleared buffer."""
+    """Clears the overflow flag; returns the cleared buffer.
+
+    ```mlir
+    %c = ascend.NPUClearFloatStatus %s : (tensor<8xf32>) -> tensor<8xf32>
+    ```
+    """
 
     name = "ascend.NPUClearFloatStatus"
     addr = operand_def(TensorType)
@@ -254,7 +259,12 @@ class NPUClearFloatStatusOp(FloatStatusOp):
 @_status_effects(MemoryReadEffect(), MemoryWriteEffect())
 @irdl_op_definition
 class NPUGetFloatStatusOp(FloatStatusOp):
-    """Reads the overflow flag: element 0 is nonzero if an AI Core kernel produced inf/NaN since the last clear."""
+    """Reads the overflow flag: element 0 is nonzero if an AI Core kernel produced inf/NaN since the last clear.
+
+    ```mlir
+    %f = ascend.NPUGetFloatStatus %s : (tensor<8xf32>) -> tensor<8xf32>
+    ```
+    """
 
     name = "ascend.NPUGetFloatStatus"
     addr = operand_def(TensorType)

@@ -123,42 +123,72 @@ class AddOp(BinaryOp):
 
 @irdl_op_definition
 class SubOp(BinaryOp):
-    """`y = x1 - x2`."""
+    """`y = x1 - x2`.
+
+    ```mlir
+    %y = ascend.Sub %a, %b : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    ```
+    """
 
     name = "ascend.Sub"
 
 
 @irdl_op_definition
 class MulOp(BinaryOp):
-    """`y = x1 * x2`."""
+    """`y = x1 * x2`.
+
+    ```mlir
+    %y = ascend.Mul %a, %b : (tensor<2x4xf16>, tensor<4xf16>) -> tensor<2x4xf16>
+    ```
+    """
 
     name = "ascend.Mul"
 
 
 @irdl_op_definition
 class RealDivOp(BinaryOp):
-    """`y = x1 / x2`."""
+    """`y = x1 / x2`.
+
+    ```mlir
+    %y = ascend.RealDiv %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
 
     name = "ascend.RealDiv"
 
 
 @irdl_op_definition
 class MaximumOp(BinaryOp):
-    """`y = max(x1, x2)`."""
+    """`y = max(x1, x2)`.
+
+    ```mlir
+    %y = ascend.Maximum %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
 
     name = "ascend.Maximum"
 
 
 @irdl_op_definition
 class MinimumOp(BinaryOp):
-    """`y = min(x1, x2)`."""
+    """`y = min(x1, x2)`.
+
+    ```mlir
+    %y = ascend.Minimum %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    ```
+    """
 
     name = "ascend.Minimum"
 
 
 @irdl_op_definition
 class PowOp(BinaryOp):
-    """`y = x1 ** x2`."""
+    """`y = x1 ** x2`.
+
+    ```mlir
+    %y = ascend.Pow %a, %b : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    ```
+    """
 
     name = "ascend.Pow"
 
@@ -182,7 +212,12 @@ class GreaterOp(CompareOp):
 
 @irdl_op_definition
 class LessOp(CompareOp):
-    """`y = x1 < x2` (bool result, NumPy broadcasting)."""
+    """`y = x1 < x2` (bool result, NumPy broadcasting).
+
+    ```mlir
+    %y = ascend.Less %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+    ```
+    """
 
     name = "ascend.Less"
 
@@ -211,14 +246,24 @@ class LogicalAndOp(LogicalBinaryOp):
 
 @irdl_op_definition
 class LogicalOrOp(LogicalBinaryOp):
-    """`y = x1 or x2`."""
+    """`y = x1 or x2`.
+
+    ```mlir
+    %y = ascend.LogicalOr %a, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+    ```
+    """
 
     name = "ascend.LogicalOr"
 
 
 @irdl_op_definition
 class LogicalNotOp(UnaryOp):
-    """`y = not x` on a bool (`i1`) tensor."""
+    """`y = not x` on a bool (`i1`) tensor.
+
+    ```mlir
+    %y = ascend.LogicalNot %a : (tensor<4xi1>) -> tensor<4xi1>
+    ```
+    """
 
     name = "ascend.LogicalNot"
 
@@ -309,14 +354,24 @@ class NegOp(UnaryOp):
 
 @irdl_op_definition
 class ReluOp(UnaryOp):
-    """`y = max(x, 0)`."""
+    """`y = max(x, 0)`.
+
+    ```mlir
+    %y = ascend.Relu %x : (tensor<4xf16>) -> tensor<4xf16>
+    ```
+    """
 
     name = "ascend.Relu"
 
 
 @irdl_op_definition
 class SquareOp(UnaryOp):
-    """`y = x * x`."""
+    """`y = x * x`.
+
+    ```mlir
+    %y = ascend.Square %x : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
 
     name = "ascend.Square"
 
@@ -380,7 +435,12 @@ class HardSigmoidOp(AscendOp):
 
 @irdl_op_definition
 class LeakyReluOp(FloatUnaryOp):
-    """`y = x if x > 0 else negative_slope * x`."""
+    """`y = x if x > 0 else negative_slope * x`.
+
+    ```mlir
+    %y = ascend.LeakyRelu %x {negative_slope = 1.000000e-02 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
 
     name = "ascend.LeakyRelu"
     negative_slope = float_prop(0.0)
@@ -398,55 +458,95 @@ class ErfOp(FloatUnaryOp):
 
 @irdl_op_definition
 class GeluOp(FloatUnaryOp):
-    """GELU, tanh approximation as CANN computes it."""
+    """GELU, tanh approximation as CANN computes it.
+
+    ```mlir
+    %y = ascend.Gelu %x : (tensor<4xf16>) -> tensor<4xf16>
+    ```
+    """
 
     name = "ascend.Gelu"
 
 
 @irdl_op_definition
 class SigmoidOp(FloatUnaryOp):
-    """`y = 1 / (1 + exp(-x))`."""
+    """`y = 1 / (1 + exp(-x))`.
+
+    ```mlir
+    %y = ascend.Sigmoid %x : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
 
     name = "ascend.Sigmoid"
 
 
 @irdl_op_definition
 class TanhOp(FloatUnaryOp):
-    """`y = tanh(x)`."""
+    """`y = tanh(x)`.
+
+    ```mlir
+    %y = ascend.Tanh %x : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
 
     name = "ascend.Tanh"
 
 
 @irdl_op_definition
 class ExpOp(FloatUnaryOp):
-    """`y = exp(x)` (CANN's default base e)."""
+    """`y = exp(x)` (CANN's default base e).
+
+    ```mlir
+    %y = ascend.Exp %x : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
 
     name = "ascend.Exp"
 
 
 @irdl_op_definition
 class LogOp(FloatUnaryOp):
-    """`y = ln(x)`."""
+    """`y = ln(x)`.
+
+    ```mlir
+    %y = ascend.Log %x : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
 
     name = "ascend.Log"
 
 
 @irdl_op_definition
 class SqrtOp(FloatUnaryOp):
-    """`y = sqrt(x)`."""
+    """`y = sqrt(x)`.
+
+    ```mlir
+    %y = ascend.Sqrt %x : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
 
     name = "ascend.Sqrt"
 
 
 @irdl_op_definition
 class RsqrtOp(FloatUnaryOp):
-    """`y = 1 / sqrt(x)`."""
+    """`y = 1 / sqrt(x)`.
+
+    ```mlir
+    %y = ascend.Rsqrt %x : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
 
     name = "ascend.Rsqrt"
 
 
 @irdl_op_definition
 class FloorOp(FloatUnaryOp):
-    """`y = floor(x)`."""
+    """`y = floor(x)`.
+
+    ```mlir
+    %y = ascend.Floor %x : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
 
     name = "ascend.Floor"

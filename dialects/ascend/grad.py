@@ -98,7 +98,12 @@ class Conv2DBackpropFilterOp(ConvOp):
 
 @irdl_op_definition
 class ReluGradOp(AscendOp):
-    """`backprops = gradients * (features > 0)`."""
+    """`backprops = gradients * (features > 0)`.
+
+    ```mlir
+    %dx = ascend.ReluGrad %dy, %x : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+    ```
+    """
 
     name = "ascend.ReluGrad"
     gradients = operand_def(TensorType)
@@ -113,7 +118,12 @@ class ReluGradOp(AscendOp):
 
 @irdl_op_definition
 class LeakyReluGradOp(AscendOp):
-    """`backprops = gradients * (features > 0 ? 1 : negative_slope)`."""
+    """`backprops = gradients * (features > 0 ? 1 : negative_slope)`.
+
+    ```mlir
+    %dx = ascend.LeakyReluGrad %dy, %x {negative_slope = 1.000000e-02 : f32} : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+    ```
+    """
 
     name = "ascend.LeakyReluGrad"
     gradients = operand_def(TensorType)
@@ -130,21 +140,36 @@ class LeakyReluGradOp(AscendOp):
 
 @irdl_op_definition
 class SigmoidGradOp(UnaryGradOp):
-    """`z = dy * y * (1 - y)` where y = sigmoid(x)."""
+    """`z = dy * y * (1 - y)` where y = sigmoid(x).
+
+    ```mlir
+    %dx = ascend.SigmoidGrad %y, %dy : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
 
     name = "ascend.SigmoidGrad"
 
 
 @irdl_op_definition
 class TanhGradOp(UnaryGradOp):
-    """`z = dy * (1 - y^2)` where y = tanh(x)."""
+    """`z = dy * (1 - y^2)` where y = tanh(x).
+
+    ```mlir
+    %dx = ascend.TanhGrad %y, %dy : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+    ```
+    """
 
     name = "ascend.TanhGrad"
 
 
 @irdl_op_definition
 class GeluGradOp(AscendOp):
-    """`z = dy * gelu'(x)`; `y` is the forward output."""
+    """`z = dy * gelu'(x)`; `y` is the forward output.
+
+    ```mlir
+    %dx = ascend.GeluGrad %dy, %x, %y : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
 
     name = "ascend.GeluGrad"
     dy = operand_def(TensorType)
@@ -162,7 +187,12 @@ class GeluGradOp(AscendOp):
 
 @irdl_op_definition
 class SoftmaxGradOp(AscendOp):
-    """`grad_x = (grad_softmax - sum(grad_softmax * softmax, -1)) * softmax` over the last axis."""
+    """`grad_x = (grad_softmax - sum(grad_softmax * softmax, -1)) * softmax` over the last axis.
+
+    ```mlir
+    %dx = ascend.SoftmaxGrad %y, %dy : (tensor<8x10xf32>, tensor<8x10xf32>) -> tensor<8x10xf32>
+    ```
+    """
 
     name = "ascend.SoftmaxGrad"
     softmax = operand_def(TensorType)
@@ -183,7 +213,12 @@ class SoftmaxGradOp(AscendOp):
 
 @irdl_op_definition
 class BiasAddGradOp(AscendOp):
-    """Sum of `x` over every dimension but the channel one (rank-1 result)."""
+    """Sum of `x` over every dimension but the channel one (rank-1 result).
+
+    ```mlir
+    %db = ascend.BiasAddGrad %dy : (tensor<2x16x4x4xf32>) -> tensor<16xf32>
+    ```
+    """
 
     name = "ascend.BiasAddGrad"
     x = operand_def(TensorType)
@@ -202,7 +237,12 @@ class BiasAddGradOp(AscendOp):
 
 @irdl_op_definition
 class MaxPoolGradOp(WindowOp):
-    """Routes `grad` to the maxima of the window: x1 = forward input, x2 = forward output."""
+    """Routes `grad` to the maxima of the window: x1 = forward input, x2 = forward output.
+
+    ```mlir
+    %dx = ascend.MaxPoolGrad %x, %y, %dy {ksize = array<i64: 1, 1, 2, 2>, strides = array<i64: 1, 1, 2, 2>} : (tensor<1x4x8x8xf32>, tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x4x8x8xf32>
+    ```
+    """
 
     name = "ascend.MaxPoolGrad"
     x1 = operand_def(TensorType)
@@ -220,7 +260,12 @@ class MaxPoolGradOp(WindowOp):
 
 @irdl_op_definition
 class AvgPoolGradOp(WindowOp):
-    """Spreads `input_grad` evenly over each window; `orig_input_shape` is the forward input's shape."""
+    """Spreads `input_grad` evenly over each window; `orig_input_shape` is the forward input's shape.
+
+    ```mlir
+    %dx = ascend.AvgPoolGrad %dy {orig_input_shape = array<i64: 1, 4, 8, 8>, ksize = array<i64: 1, 1, 2, 2>, strides = array<i64: 1, 1, 2, 2>} : (tensor<1x4x4x4xf32>) -> tensor<1x4x8x8xf32>
+    ```
+    """
 
     name = "ascend.AvgPoolGrad"
     input_grad = operand_def(TensorType)
@@ -240,7 +285,12 @@ class AvgPoolGradOp(WindowOp):
 
 @irdl_op_definition
 class LayerNormGradOp(AscendOp):
-    """Gradients of LayerNorm: `pd_x`, `pd_gamma`, `pd_beta`."""
+    """Gradients of LayerNorm: `pd_x`, `pd_gamma`, `pd_beta`.
+
+    ```mlir
+    %dx, %dg, %db = ascend.LayerNormGrad %dy, %x, %v, %m, %g : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+    ```
+    """
 
     name = "ascend.LayerNormGrad"
     dy = operand_def(TensorType)
@@ -276,7 +326,12 @@ class LayerNormGradOp(AscendOp):
 
 @irdl_op_definition
 class BNTrainingUpdateGradOp(AscendOp):
-    """Gradients of scale and offset of training BatchNorm (NCHW)."""
+    """Gradients of scale and offset of training BatchNorm (NCHW).
+
+    ```mlir
+    %ds, %do = ascend.BNTrainingUpdateGrad %dy, %x, %bm, %bv : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+    ```
+    """
 
     name = "ascend.BNTrainingUpdateGrad"
     grads = operand_def(TensorType)
@@ -295,7 +350,12 @@ class BNTrainingUpdateGradOp(AscendOp):
 
 @irdl_op_definition
 class BNTrainingReduceGradOp(AscendOp):
-    """Gradient of the input of training BatchNorm (NCHW)."""
+    """Gradient of the input of training BatchNorm (NCHW).
+
+    ```mlir
+    %dx = ascend.BNTrainingReduceGrad %dy, %x, %ds, %do, %g, %bm, %bv : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+    ```
+    """
 
     name = "ascend.BNTrainingReduceGrad"
     grads = operand_def(TensorType)

@@ -54,7 +54,12 @@ class ApplyGradientDescentOp(AscendOp):
 
 @irdl_op_definition
 class ApplyMomentumDOp(AscendOp):
-    """`accum = accum * momentum + grad; var -= lr * accum` (Nesterov: `var -= lr * (grad + momentum * accum)`)."""
+    """`accum = accum * momentum + grad; var -= lr * accum` (Nesterov: `var -= lr * (grad + momentum * accum)`).
+
+    ```mlir
+    %w2, %a2 = ascend.ApplyMomentumD %w, %acc, %lr, %g, %mom : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<f32>, tensor<4x4xf32>, tensor<f32>) -> (tensor<4x4xf32>, tensor<4x4xf32>)
+    ```
+    """
 
     name = "ascend.ApplyMomentumD"
     var = operand_def(TensorType)
@@ -76,7 +81,12 @@ class ApplyMomentumDOp(AscendOp):
 
 @irdl_op_definition
 class ApplyAdamDOp(AscendOp):
-    """Adam: `m, v` moments; `lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power)`."""
+    """Adam: `m, v` moments; `lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power)`.
+
+    ```mlir
+    %w2, %m2, %v2 = ascend.ApplyAdamD %w, %m, %v, %b1p, %b2p, %lr, %b1, %b2, %eps, %g : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+    ```
+    """
 
     name = "ascend.ApplyAdamD"
     var = operand_def(TensorType)

@@ -214,7 +214,12 @@ class SoftmaxV2Op(SoftmaxLikeOp):
 
 @irdl_op_definition
 class LogSoftmaxV2Op(SoftmaxLikeOp):
-    """Log-softmax over `axes` (default the last)."""
+    """Log-softmax over `axes` (default the last).
+
+    ```mlir
+    %y = ascend.LogSoftmaxV2 %x : (tensor<8x10xf32>) -> tensor<8x10xf32>
+    ```
+    """
 
     name = "ascend.LogSoftmaxV2"
     logits = operand_def(TensorType)
@@ -234,14 +239,24 @@ class ReduceSumOp(ReduceOp):
 
 @irdl_op_definition
 class ReduceMeanOp(ReduceOp):
-    """Mean over `axes`."""
+    """Mean over `axes`.
+
+    ```mlir
+    %m = ascend.ReduceMean %x {axes = array<i64: 1>, keep_dims = true} : (tensor<8x10xf32>) -> tensor<8x1xf32>
+    ```
+    """
 
     name = "ascend.ReduceMean"
 
 
 @irdl_op_definition
 class ReduceMaxOp(ReduceOp):
-    """Maximum over `axes` (an empty axis is an error: the maximum of nothing is undefined)."""
+    """Maximum over `axes` (an empty axis is an error: the maximum of nothing is undefined).
+
+    ```mlir
+    %m = ascend.ReduceMax %x {axes = array<i64: -1>} : (tensor<8x10xf32>) -> tensor<8xf32>
+    ```
+    """
 
     name = "ascend.ReduceMax"
 
@@ -255,7 +270,12 @@ class ReduceMaxOp(ReduceOp):
 
 @irdl_op_definition
 class ArgMaxV2Op(AscendOp):
-    """Index of the maximum along `dimension` (int32 result)."""
+    """Index of the maximum along `dimension` (int32 result).
+
+    ```mlir
+    %i = ascend.ArgMaxV2 %x {dimension = 1 : i64} : (tensor<8x10xf32>) -> tensor<8xi32>
+    ```
+    """
 
     name = "ascend.ArgMaxV2"
     x = operand_def(TensorType)
@@ -292,7 +312,12 @@ class MaxPoolOp(PoolOp):
 
 @irdl_op_definition
 class AvgPoolOp(PoolOp):
-    """Average pooling (SAME padding averages over the valid elements only, as TF does)."""
+    """Average pooling (SAME padding averages over the valid elements only, as TF does).
+
+    ```mlir
+    %y = ascend.AvgPool %x {ksize = array<i64: 1, 1, 3, 3>, strides = array<i64: 1, 1, 1, 1>, padding = "SAME"} : (tensor<1x4x8x8xf16>) -> tensor<1x4x8x8xf16>
+    ```
+    """
 
     name = "ascend.AvgPool"
 
@@ -393,7 +418,12 @@ class BNInferOp(AscendOp):
 
 @irdl_op_definition
 class BNTrainingReduceOp(AscendOp):
-    """Per-channel `sum` and `square_sum` of an NCHW batch (first half of training BatchNorm)."""
+    """Per-channel `sum` and `square_sum` of an NCHW batch (first half of training BatchNorm).
+
+    ```mlir
+    %s, %q = ascend.BNTrainingReduce %x : (tensor<2x4x8x8xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+    ```
+    """
 
     name = "ascend.BNTrainingReduce"
     x = operand_def(TensorType)
@@ -407,7 +437,12 @@ class BNTrainingReduceOp(AscendOp):
 
 @irdl_op_definition
 class BNTrainingUpdateOp(AscendOp):
-    """Normalises an NCHW batch from BNTrainingReduce's sums; updates running mean/variance by `factor`."""
+    """Normalises an NCHW batch from BNTrainingReduce's sums; updates running mean/variance by `factor`.
+
+    ```mlir
+    %y, %m2, %v2, %bm, %bv = ascend.BNTrainingUpdate %x, %s, %q, %g, %b, %m, %v : (tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+    ```
+    """
 
     name = "ascend.BNTrainingUpdate"
     x = operand_def(TensorType)

@@ -40,7 +40,12 @@ class ReshapeOp(AscendOp):
 
 @irdl_op_definition
 class TransposeOp(AscendOp):
-    """Permutes dimensions: `y.shape[i] = x.shape[perm[i]]`."""
+    """Permutes dimensions: `y.shape[i] = x.shape[perm[i]]`.
+
+    ```mlir
+    %y = ascend.Transpose %x {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+    ```
+    """
 
     name = "ascend.Transpose"
     UNIT: ClassVar[Unit] = Unit.DATA

@@ -1,4 +1,4 @@
-"""`ascend.Cast` canonicalization (issue 12 item 5): registered on the op, used by xDSL's `canonicalize`."""
+"""`ascend.Cast` canonicalization (dialects/ascend/cast.py): registered on the op, used by xDSL's `canonicalize`."""
 
 from __future__ import annotations
 

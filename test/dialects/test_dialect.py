@@ -12,7 +12,7 @@ from ascend_mp.errors import AscendError
 from ascend_mp.ir import make_context, parse_module, print_module
 from ascend_mp.passes import PASSES
 
-DIALECT_TESTS = Path(__file__).parent / "filecheck" / "dialect"
+DIALECT_TESTS = Path(__file__).parents[1] / "filecheck" / "dialect"
 
 DESIGN_OPS = """Const MatMul MatMulV2 BatchMatMul Conv2D DepthwiseConv2D BiasAdd Add Sub Mul RealDiv Neg Maximum
 Minimum Relu LeakyRelu Gelu Sigmoid Tanh Exp Log Sqrt Rsqrt Square Pow Floor SoftmaxV2 LogSoftmaxV2 ReduceSum
