@@ -199,13 +199,13 @@ class FoldExactRoundTrip(RewritePattern):
 
 
 class FoldCastOfConstant(RewritePattern):
-    """`Cast(Const c)` between float types is `Const(round(c))`."""
+    """`Cast(Const c)` between float types is `Const(round(c))` for inline `dense<...>` elements."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: CastOp, rewriter: PatternRewriter) -> None:
         const = op.x.owner
-        if not isinstance(const, ConstOp):
-            return
+        if not isinstance(const, ConstOp) or not isinstance(const.value, DenseIntOrFPElementsAttr):
+            return  # a weight blob (dense_resource) stays one: ascend-store-low-weights narrows those
         src, dst = _dtype(op.x), _dtype(op.y)
         if src not in FLOATS or dst not in FLOATS:
             return
@@ -214,7 +214,7 @@ class FoldCastOfConstant(RewritePattern):
         from ascend_mp.dtypes import NUMPY
 
         with np.errstate(over="ignore"):  # out of range rounds to inf, as the kernel does
-            values = np.asarray(const.value.get_values(), dtype=NUMPY[src]).astype(NUMPY[dst])  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
+            values = np.asarray(const.value.get_values(), dtype=NUMPY[src]).astype(NUMPY[dst])  # pyright: ignore[reportUnknownMemberType]
         y_type = op.y.type
         assert isinstance(y_type, TensorType)
         new_type = TensorType(element_type(dst), y_type.get_shape())
