@@ -33,12 +33,14 @@ from ascend_mp.dtypes import dtype_name, is_float
 
 
 def shape_of(value: SSAValue) -> tuple[int, ...]:
+    """The shape of a tensor value."""
     type_ = value.type
     assert isinstance(type_, TensorType)
     return tuple(type_.get_shape())
 
 
 def dims_match(a: Sequence[int], b: Sequence[int]) -> bool:
+    """`a` and `b` have one rank and agree where both are static."""
     return len(a) == len(b) and all(x < 0 or y < 0 or x == y for x, y in zip(a, b))
 
 
@@ -60,6 +62,7 @@ def broadcast_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | Non
 
 
 def norm_axis(op: AscendOp, axis: int, rank: int, what: str) -> int:
+    """`axis` in [0, rank) (a negative one counts from the end); fails the op when out of range."""
     if not -rank <= axis < max(rank, 1):
         op.fail(f"{what} {axis} is out of range for rank {rank}")
     return axis % rank if rank else 0
@@ -68,6 +71,11 @@ def norm_axis(op: AscendOp, axis: int, rank: int, what: str) -> int:
 def spatial_dims(fmt: str) -> tuple[int, int, int]:
     """(channel, height, width) dimension indices of a 4-d tensor in `fmt`."""
     return (1, 2, 3) if fmt == "NCHW" else (3, 1, 2)
+
+
+# --------------------------------------------------------------------------------------
+# The base op
+# --------------------------------------------------------------------------------------
 
 
 class AscendOp(IRDLOperation, ABC):

@@ -22,6 +22,7 @@ from ascend_mp.dialects.ascend.base import AscendOp, broadcast_shape, dims_match
 
 
 def _check_matmul(op: AscendOp, a: tuple[int, ...], b: tuple[int, ...], ta: bool, tb: bool, y: tuple[int, ...]) -> None:
+    """The last two dimensions of `a` and `b` (transposed by `ta`, `tb`) contract and give those of `y`."""
     m, k1 = (a[-1], a[-2]) if ta else (a[-2], a[-1])
     k2, n = (b[-1], b[-2]) if tb else (b[-2], b[-1])
     if k1 >= 0 and k2 >= 0 and k1 != k2:
@@ -31,6 +32,8 @@ def _check_matmul(op: AscendOp, a: tuple[int, ...], b: tuple[int, ...], ta: bool
 
 
 class MatMulBase(AscendOp, ABC):
+    """MatMul / MatMulV2: `y = op(x1) @ op(x2) (+ bias)` on rank-2 operands, `transpose_x*` transposing them."""
+
     x1 = operand_def(TensorType)
     x2 = operand_def(TensorType)
     bias = opt_operand_def(TensorType)

@@ -36,6 +36,8 @@ class UnaryOp(AscendOp, ABC):
 
 
 class FloatUnaryOp(UnaryOp, ABC):
+    """Elementwise `y = f(x)` on float tensors."""
+
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("x", "y")
 
 

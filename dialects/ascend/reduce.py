@@ -44,6 +44,8 @@ class ReduceOp(AscendOp, ABC):
 
 
 class SoftmaxLikeOp(AscendOp, ABC):
+    """SoftmaxV2 / LogSoftmaxV2: normalise over `axes` (default the last); the result has the operand's shape."""
+
     axes = ints_prop((-1,))
 
     def verify_shapes(self) -> None:
