@@ -462,6 +462,7 @@ def _cast(c: GradContext) -> Grads:
 
 
 def _axes(op: A.AscendOp, rank: int) -> list[int]:
+    assert isinstance(op, A.SoftmaxLikeOp)
     return sorted({a % rank for a in op.axes})
 
 
@@ -693,6 +694,7 @@ def _reshape(c: GradContext) -> Grads:
 @rule(A.TransposeOp)
 def _transpose(c: GradContext) -> Grads:
     x, _, dy = _unary(c)
+    assert isinstance(c.op, A.TransposeOp)
     perm = c.op.perm
     inverse = [perm.index(i) for i in range(len(perm))]
     return [c.e.one(A.TransposeOp, dy, type_=x.type, perm=inverse)]
@@ -702,6 +704,7 @@ def _transpose(c: GradContext) -> Grads:
 def _concat(c: GradContext) -> Grads:
     """Slices of dy by a matrix product with 0/1 selection matrices (the dialect has no Slice op)."""
     op, e = c.op, c.e
+    assert isinstance(op, A.ConcatV2DOp)
     ys = shape(op.results[0])
     rank = len(ys)
     dim = op.concat_dim % rank
@@ -801,6 +804,7 @@ def _softmax_grad(c: GradContext) -> Grads:
 @rule(A.BiasAddGradOp)
 def _bias_add_grad(c: GradContext) -> Grads:
     op, e = c.op, c.e
+    assert isinstance(op, A.BiasAddGradOp)
     x = op.operands[0]
     rank = len(shape(x))
     ch = 1 if op.data_format == "NCHW" else rank - 1
