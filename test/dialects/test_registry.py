@@ -118,6 +118,10 @@ def test_an_absent_property_reads_as_its_declared_default() -> None:
     assert op.keep_dims is False
     del op.properties["axes"]
     assert op.axes == ()
+    pool = ascend.MaxPoolOp(op.x, result_types=[X], ksize=[1, 1, 1, 1], strides=[1, 1, 1, 1])
+    del pool.properties["ksize"]  # required: no default to fall back on
+    with pytest.raises(KeyError, match="ascend.MaxPool has no 'ksize' property"):
+        _ = pool.ksize
 
 
 def test_writing_a_property_stores_the_attribute_construction_would() -> None:
