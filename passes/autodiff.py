@@ -204,7 +204,7 @@ def conv_props(op: A.AscendOp) -> dict[str, object]:
 def _matmul(c: GradContext) -> Grads:
     op = c.op
     assert isinstance(op, A.MatMulBase)
-    grads = matmul_grads(c, op.x1, op.x2, op.prop_bool("transpose_x1"), op.prop_bool("transpose_x2"), type(op), ("transpose_x1", "transpose_x2"))
+    grads = matmul_grads(c, op.x1, op.x2, op.transpose_x1, op.transpose_x2, type(op), ("transpose_x1", "transpose_x2"))
     if op.bias is not None:
         grads.append(c.e.one(A.BiasAddGradOp, c.e.cast(c.dy(), dtype(op.bias)), type_=op.bias.type) if c.needs[2] else None)
     return grads
@@ -214,7 +214,7 @@ def _matmul(c: GradContext) -> Grads:
 def _batch_matmul(c: GradContext) -> Grads:
     op = c.op
     assert isinstance(op, A.BatchMatMulOp)
-    return matmul_grads(c, op.x1, op.x2, op.prop_bool("adj_x1"), op.prop_bool("adj_x2"), A.BatchMatMulOp, ("adj_x1", "adj_x2"))
+    return matmul_grads(c, op.x1, op.x2, op.adj_x1, op.adj_x2, A.BatchMatMulOp, ("adj_x1", "adj_x2"))
 
 
 @rule(A.Conv2DOp)
@@ -227,7 +227,7 @@ def _conv2d(c: GradContext) -> Grads:
     dw = e.one(A.Conv2DBackpropFilterOp, op.x, dy, type_=op.filter.type, filter_size=list(shape(op.filter)), **props) if c.needs[1] else None
     grads: Grads = [dx, dw]
     if op.bias is not None:
-        fmt = op.prop_str("data_format")
+        fmt = op.data_format
         grads.append(e.one(A.BiasAddGradOp, e.cast(c.dy(), dtype(op.bias)), type_=op.bias.type, data_format=fmt) if c.needs[2] else None)
     return grads
 
@@ -239,7 +239,7 @@ def _depthwise(c: GradContext) -> Grads:
     assert isinstance(op, A.DepthwiseConv2DOp)
     dy = e.cast(c.dy(), dtype(op.x))
     kh, kw, ch, mult = shape(op.filter)
-    nchw = op.prop_str("data_format") == "NCHW"
+    nchw = op.data_format == "NCHW"
     props = conv_props(op) | {"groups": ch}
     if nchw:
         t = e.one(A.TransposeOp, op.filter, type_=tensor((ch, mult, kh, kw), dtype(op.filter)), perm=[2, 3, 0, 1])
@@ -259,7 +259,7 @@ def _depthwise(c: GradContext) -> Grads:
             dw = e.reshape(dg, shape(op.filter))
     grads: Grads = [dx, dw]
     if op.bias is not None:
-        grads.append(e.one(A.BiasAddGradOp, e.cast(c.dy(), dtype(op.bias)), type_=op.bias.type, data_format=op.prop_str("data_format")) if c.needs[2] else None)
+        grads.append(e.one(A.BiasAddGradOp, e.cast(c.dy(), dtype(op.bias)), type_=op.bias.type, data_format=op.data_format) if c.needs[2] else None)
     return grads
 
 
@@ -297,7 +297,7 @@ def _bias_add(c: GradContext) -> Grads:
     op, e = c.op, c.e
     assert isinstance(op, A.BiasAddOp)
     dy = c.dy()
-    db = e.one(A.BiasAddGradOp, e.cast(dy, dtype(op.bias)), type_=op.bias.type, data_format=op.prop_str("data_format")) if c.needs[1] else None
+    db = e.one(A.BiasAddGradOp, e.cast(dy, dtype(op.bias)), type_=op.bias.type, data_format=op.data_format) if c.needs[1] else None
     return [dy, db]
 
 
@@ -462,7 +462,8 @@ def _cast(c: GradContext) -> Grads:
 
 
 def _axes(op: A.AscendOp, rank: int) -> list[int]:
-    return sorted({a % rank for a in op.prop_ints("axes")})
+    assert isinstance(op, A.SoftmaxLikeOp)
+    return sorted({a % rank for a in op.axes})
 
 
 @rule(A.SoftmaxV2Op)
@@ -564,9 +565,9 @@ def _layer_norm(c: GradContext) -> Grads:
     dy = e.cast(c.dy(), dtype(op.x))
     x = shape(op.x)
     rank = len(x)
-    norm = op.prop_int("begin_norm_axis") % rank
-    params = op.prop_int("begin_params_axis") % rank
-    eps = op.prop_float("epsilon")
+    norm = op.begin_norm_axis % rank
+    params = op.begin_params_axis % rank
+    eps = op.epsilon
     if norm == params and math.isclose(eps, LAYER_NORM_GRAD_EPSILON, rel_tol=1e-6):
         g = e.op(A.LayerNormGradOp, dy, op.x, op.variance, op.mean, op.gamma, types=[op.x.type, op.gamma.type, op.beta.type])
         return [g.results[0], g.results[1], g.results[2]]
@@ -614,9 +615,9 @@ def _batch_norm(c: GradContext) -> Grads:
     op, e = c.op, c.e
     assert isinstance(op, A.BatchNormOp)
     dy = e.cast(c.dy(), dtype(op.x))
-    fmt = op.prop_str("data_format")
+    fmt = op.data_format
     eps = op.properties["epsilon"]
-    if op.prop_bool("is_training"):
+    if op.is_training:
         # batch_variance is Bessel-corrected (as TF's FusedBatchNorm); the grad ops take the biased one.
         ch = A._spatial(fmt)[0]  # pyright: ignore[reportPrivateUsage]
         n = math.prod(d for i, d in enumerate(shape(op.x)) if i != ch)
@@ -632,7 +633,7 @@ def _batch_norm(c: GradContext) -> Grads:
     def per_channel(v: SSAValue) -> SSAValue:
         return e.reshape(e.cast(v, dtype(op.x)), stat)
 
-    inv = e.one(A.RsqrtOp, e.add(per_channel(op.variance), e.const(op.prop_float("epsilon"), dtype(op.x))))
+    inv = e.one(A.RsqrtOp, e.add(per_channel(op.variance), e.const(op.epsilon, dtype(op.x))))
     centred = e.sub(op.x, per_channel(op.mean))
     scale_c = per_channel(op.scale)
     dx = e.mul(dy, e.mul(scale_c, inv))
@@ -693,7 +694,8 @@ def _reshape(c: GradContext) -> Grads:
 @rule(A.TransposeOp)
 def _transpose(c: GradContext) -> Grads:
     x, _, dy = _unary(c)
-    perm = c.op.prop_ints("perm")
+    assert isinstance(c.op, A.TransposeOp)
+    perm = c.op.perm
     inverse = [perm.index(i) for i in range(len(perm))]
     return [c.e.one(A.TransposeOp, dy, type_=x.type, perm=inverse)]
 
@@ -702,9 +704,10 @@ def _transpose(c: GradContext) -> Grads:
 def _concat(c: GradContext) -> Grads:
     """Slices of dy by a matrix product with 0/1 selection matrices (the dialect has no Slice op)."""
     op, e = c.op, c.e
+    assert isinstance(op, A.ConcatV2DOp)
     ys = shape(op.results[0])
     rank = len(ys)
-    dim = op.prop_int("concat_dim") % rank
+    dim = op.concat_dim % rank
     dy = e.cast(c.dy(), dtype(op.operands[0]))
     perm = [i for i in range(rank) if i != dim] + [dim]
     moved = dy if dim == rank - 1 else e.one(A.TransposeOp, dy, type_=tensor([ys[i] for i in perm], dtype(dy)), perm=perm)
@@ -801,9 +804,10 @@ def _softmax_grad(c: GradContext) -> Grads:
 @rule(A.BiasAddGradOp)
 def _bias_add_grad(c: GradContext) -> Grads:
     op, e = c.op, c.e
+    assert isinstance(op, A.BiasAddGradOp)
     x = op.operands[0]
     rank = len(shape(x))
-    ch = 1 if op.prop_str("data_format") == "NCHW" else rank - 1
+    ch = 1 if op.data_format == "NCHW" else rank - 1
     stat = [1] * rank
     stat[ch] = shape(x)[ch]
     return [broadcast_to(e, e.reshape(e.cast(c.dy(), dtype(x)), stat), shape(x))]

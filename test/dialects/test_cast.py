@@ -1,4 +1,4 @@
-"""`ascend.Cast` canonicalization (issue 12 item 5): registered on the op, used by xDSL's `canonicalize`."""
+"""`ascend.Cast` canonicalization (dialects/ascend/cast.py): registered on the op, used by xDSL's `canonicalize`."""
 
 from __future__ import annotations
 
@@ -60,3 +60,29 @@ def test_canonicalize_keeps_what_the_program_computes() -> None:
     after = Program.from_module(_canonicalize(CASTS)).run("f", *args)  # type: ignore[arg-type]
     for a, b in zip(before, after):
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+BLOB = """func.func @main(%x: tensor<4xf16>) -> tensor<4xf16> {
+  %w = ascend.Const dense_resource<w> : tensor<4xf32> {name = "w"}
+  %h = ascend.Cast %w : (tensor<4xf32>) -> tensor<4xf16>
+  %y = ascend.Add %x, %h : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+  func.return %y : tensor<4xf16>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      w: "0x040000000000803f000000400000003f000040c0"
+    }
+  }
+#-}
+"""
+
+
+def test_a_cast_of_a_weight_blob_stays_a_cast() -> None:
+    module = _canonicalize(BLOB)
+    casts = [op for op in module.walk() if isinstance(op, CastOp)]  # type: ignore[attr-defined]
+    assert [(tensor_dtype(c.x.type), tensor_dtype(c.y.type)) for c in casts] == [("f32", "f16")]
+    x = np.array([1, 2, 3, 4], dtype=np.float16)
+    (y,) = Program.from_module(module).run("main", x)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(y, x + np.array([1.0, 2.0, 0.5, -3.0], dtype=np.float16))

@@ -12,7 +12,7 @@ from ascend_mp.errors import AscendError
 from ascend_mp.ir import make_context, parse_module, print_module
 from ascend_mp.passes import PASSES
 
-DIALECT_TESTS = Path(__file__).parent / "filecheck" / "dialect"
+DIALECT_TESTS = Path(__file__).parents[1] / "filecheck" / "dialect"
 
 DESIGN_OPS = """Const MatMul MatMulV2 BatchMatMul Conv2D DepthwiseConv2D BiasAdd Add Sub Mul RealDiv Neg Maximum
 Minimum Relu LeakyRelu Gelu Sigmoid Tanh Exp Log Sqrt Rsqrt Square Pow Floor SoftmaxV2 LogSoftmaxV2 ReduceSum
@@ -50,7 +50,7 @@ def test_python_construction_and_defaults() -> None:
     op = ascend.MatMulV2Op(block.args[0], block.args[1], None, result_types=[TensorType(f32, [4, 16])], transpose_x1=False, name="fc")
     block.add_op(op)
     op.verify()
-    assert op.prop_bool("transpose_x2") is False
+    assert op.transpose_x2 is False
     assert op.node_name is not None and op.node_name.data == "fc"
     assert ascend.operand_groups(op) == [[block.args[0]], [block.args[1]], []]
     relu = ascend.ReluOp(op, result_types=[TensorType(f32, [4, 16])])
