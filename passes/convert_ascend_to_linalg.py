@@ -1,0 +1,63 @@
+"""`convert-ascend-to-linalg`: lower every ascend op to upstream `linalg`/`arith`/`math`/`tensor`.
+
+Run after any precision mode or policy: the lowering keeps each decided dtype exactly. Cube ops
+accumulate float16/bfloat16 products in float32 and round once; other float16/bfloat16 ops compute in
+float32 and round once to their dtype; Cast is one `arith` conversion; `ascend.Const` becomes an
+`arith.constant` with the same (possibly `dense_resource`) elements. The output, printed in generic
+form, is what `iree-compile` reads (docs/usage/lowering.md). An op without a lowering is a one-line
+diagnostic naming the op and its location; nothing is dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from ascend_mp.errors import AscendPassError
+from ascend_mp.ir import location_of
+
+HIGH_PRECISION = "high_precision"
+
+
+def _is_ascend(op: Operation) -> bool:
+    return op.name.startswith("ascend.")
+
+
+def _problem(op: Operation) -> str | None:
+    """Why `op` cannot be lowered, or None."""
+    from ascend_mp.passes.lowering import LOWERINGS
+
+    if op.name not in LOWERINGS:
+        return "has no lowering to linalg"
+    impl = op.properties.get("impl_mode")
+    if impl is not None and getattr(impl, "data", HIGH_PRECISION) != HIGH_PRECISION:
+        return f"with impl_mode '{getattr(impl, 'data')}' has no lowering (only high_precision numerics are lowered)"
+    return None
+
+
+@dataclass(frozen=True)
+class ConvertAscendToLinalgPass(ModulePass):
+    """Lower the ascend ops of every function to upstream linalg/arith/math/tensor, dtypes kept."""
+
+    name = "convert-ascend-to-linalg"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from ascend_mp.passes.lowering import LOWERINGS, Emitter, LoweringError
+
+        todo = [o for o in op.walk() if _is_ascend(o)]
+        for o in todo:  # check everything first: a failure leaves the module untouched
+            problem = _problem(o)
+            if problem is not None:
+                raise AscendPassError(f"{location_of(o)}: {self.name}: {o.name} {problem}")
+        for o in todo:
+            em = Emitter()
+            try:
+                values = LOWERINGS[o.name](em, o)  # pyright: ignore[reportArgumentType]
+            except LoweringError as e:
+                raise AscendPassError(f"{location_of(o)}: {self.name}: {o.name} {e}") from None
+            Rewriter.replace_op(o, em.ops, list(values))

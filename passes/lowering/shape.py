@@ -1,0 +1,147 @@
+"""Shape and data movement, exact in the operand's dtype: Reshape (`tensor.collapse_shape` then
+`tensor.expand_shape`), Transpose/BroadcastToD/TileD (a `linalg.generic` reading through a permuted,
+broadcast or `mod` map), ConcatV2D (`tensor.insert_slice`), StridedSliceD (`tensor.extract_slice`),
+GatherV2D (`tensor.extract` at the index read in the body)."""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, tensor
+from xdsl.dialects.builtin import IndexType
+from xdsl.ir import SSAValue
+
+from ascend_mp.dialects.ascend import AscendOp
+from ascend_mp.passes.lowering.emit import (
+    PARALLEL,
+    Emitter,
+    LoweringError,
+    Scalar,
+    amap,
+    attr,
+    broadcast_map,
+    const,
+    dim,
+    elem,
+    identity,
+    ints,
+    shape,
+)
+from ascend_mp.passes.lowering.registry import lowers
+
+
+@lowers("Reshape")
+def _reshape(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    x = op.operands[0]
+    src, out = shape(x), shape(op.results[0])
+    if src == out:
+        return [x]
+    if not src:  # a 0-d tensor: the result's dimensions are all 1
+        return [em.expand(x, [], list(out))]
+    if not out:
+        return [em.collapse(x, [], [])]
+    flat = x if len(src) == 1 else em.collapse(x, [list(range(len(src)))], [_size(src)])
+    if len(out) == 1:
+        return [flat]
+    return [em.expand(flat, [list(range(len(out)))], list(out))]
+
+
+def _size(s: tuple[int, ...]) -> int:
+    n = 1
+    for d in s:
+        n *= d
+    return n
+
+
+def _permuted(em: Emitter, x: SSAValue, out: tuple[int, ...], read: list) -> SSAValue:  # pyright: ignore[reportMissingTypeArgument, reportUnknownParameterType]
+    return em.map([x], out, elem(x), lambda s, a: a[0], None, [amap(len(out), read)])  # pyright: ignore[reportUnknownArgumentType]
+
+
+@lowers("Transpose")
+def _transpose(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    x = op.operands[0]
+    perm = ints(op, "perm")
+    out = shape(op.results[0])
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return [_permuted(em, x, out, [dim(inverse[j]) for j in range(len(perm))])]
+
+
+@lowers("BroadcastToD")
+def _broadcast_to(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    x = op.operands[0]
+    out = shape(op.results[0])
+    return [em.map([x], out, elem(x), lambda s, a: a[0], None, [broadcast_map(shape(x), out)])]
+
+
+@lowers("TileD")
+def _tile(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    x = op.operands[0]
+    src, out = shape(x), shape(op.results[0])
+    lead = len(out) - len(src)
+    read = [const(0) if d == 1 else (dim(lead + j) if d == out[lead + j] else dim(lead + j) % d) for j, d in enumerate(src)]
+    return [_permuted(em, x, out, read)]
+
+
+@lowers("ConcatV2D")
+def _concat(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    y = op.results[0]
+    out = shape(y)
+    axis = int(attr(op, "concat_dim")) % len(out)  # pyright: ignore[reportArgumentType]
+    acc = em.empty(out, elem(y))
+    offset = 0
+    for v in op.operands:
+        offsets = [0] * len(out)
+        offsets[axis] = offset
+        acc = em.insert(v, acc, offsets)
+        offset += shape(v)[axis]
+    return [acc]
+
+
+@lowers("StridedSliceD")
+def _strided_slice(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    x = op.operands[0]
+    src = shape(x)
+    begin, end, strides = ints(op, "begin"), ints(op, "end"), ints(op, "strides")
+    bm, em_ = int(attr(op, "begin_mask")), int(attr(op, "end_mask"))  # pyright: ignore[reportArgumentType]
+    for name in ("ellipsis_mask", "new_axis_mask", "shrink_axis_mask"):
+        if name in type(op).attr_defaults() and int(attr(op, name)):  # pyright: ignore[reportArgumentType]
+            raise LoweringError(f"with a non-zero {name} is not lowered")
+    offsets, sizes, steps = [], [], []
+    for i, n in enumerate(src):
+        if i >= len(begin):
+            offsets.append(0), sizes.append(n), steps.append(1)  # pyright: ignore[reportUnusedExpression]
+            continue
+        step = strides[i]
+        r = range(n)[slice(None if bm >> i & 1 else begin[i], None if em_ >> i & 1 else end[i], strides[i])]
+        if step < 0:
+            raise LoweringError("with a negative stride is not lowered")
+        offsets.append(r.start if len(r) else 0), sizes.append(len(r)), steps.append(step)
+    out = shape(op.results[0])
+    sliced = em.extract(x, offsets, sizes, steps)
+    if tuple(sizes) != out:
+        raise LoweringError(f"result shape {out} differs from the slice {tuple(sizes)}")
+    return [sliced]
+
+
+@lowers("GatherV2D")
+def _gather(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    x, idx = op.operands
+    y = op.results[0]
+    src, ishape, out = shape(x), shape(idx), shape(y)
+    axis = int(attr(op, "axis")) % len(src)  # pyright: ignore[reportArgumentType]
+    ni = len(ishape)
+    rank = len(out)
+    # out[d_0..d_{axis-1}, i_0..i_{ni-1}, d_{axis+1}..] = x[d_0.., idx[i..], d..]
+    imap = amap(rank, [dim(axis + j) for j in range(ni)])
+    init = em.empty(out, elem(y))
+
+    def body(s: Scalar) -> list[SSAValue]:
+        i = s.add(arith.IndexCastOp(s.arg(0), IndexType()))
+        n = s.add(arith.ConstantOp.from_int_and_width(src[axis], IndexType()))
+        zero = s.add(arith.ConstantOp.from_int_and_width(0, IndexType()))
+        neg = s.add(arith.CmpiOp(i, zero, "slt"))
+        i = s.select(neg, s.add(arith.AddiOp(i, n)), i)  # a negative index counts from the end
+        coords = [s.index(d) for d in range(axis)] + [i] + [s.index(axis + ni + d) for d in range(len(src) - axis - 1)]
+        return [s.add(tensor.ExtractOp(x, coords, elem(x)))]
+
+    return em.generic([(idx, imap)], [(init, identity(rank))], [PARALLEL] * rank, body)
