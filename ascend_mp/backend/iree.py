@@ -48,7 +48,9 @@ def compile_flags(device: str, cuda_target: str = CUDA_TARGET) -> list[str]:
             "--iree-llvmcpu-target-cpu=host",
         ]
     if device == "cuda":
-        return ["--iree-hal-target-device=cuda", f"--iree-cuda-target={cuda_target}"]
+        # IREE 3.13 reads the architecture from --iree-gpu-test-target (--iree-cuda-target alone
+        # leaves "missing GPU target in #hal.executable.target")
+        return ["--iree-hal-target-device=cuda", f"--iree-gpu-test-target={cuda_target}"]
     raise IreeError(f"unknown IREE device '{device}'; expected one of {', '.join(DEVICES)}")
 
 
