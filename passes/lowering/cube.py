@@ -132,7 +132,7 @@ def _conv(em: Emitter, op: AscendOp) -> list[SSAValue]:
     n_, g_, f_, oh, ow, c_, kh, kw = (dim(i) for i in range(8))
     ih = oh * strides[hi] + kh * dil[hi]
     iw = ow * strides[wi] + kw * dil[wi]
-    chan = g_ * cg + c_ if cg > 1 or groups > 1 else c_
+    chan = g_ * cg + c_ if groups > 1 else c_
     oh_n, ow_n = out[hi], out[wi]
     if nchw:
         xmap = [n_, chan, ih, iw]
