@@ -114,7 +114,7 @@ _BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def _to_device(a: Array) -> Array:
-    a = np.ascontiguousarray(a)
+    a = np.asarray(a, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
     return a.view(np.uint16) if a.dtype == _BF16 else a  # bf16 crosses the runtime as its bits
 
 

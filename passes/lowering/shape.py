@@ -1,7 +1,7 @@
 """Shape and data movement, exact in the operand's dtype: Reshape (`tensor.collapse_shape` then
-`tensor.expand_shape`), Transpose/BroadcastToD/TileD (a `linalg.generic` reading through a permuted,
-broadcast or `mod` map), ConcatV2D (`tensor.insert_slice`), StridedSliceD (`tensor.extract_slice`),
-GatherV2D (`tensor.extract` at the index read in the body)."""
+`tensor.expand_shape`), Transpose/BroadcastToD/TileD (a `linalg.generic` reading through a permuted or
+broadcast map; TileD then collapses block and element dimensions), ConcatV2D (`tensor.insert_slice`),
+StridedSliceD (`tensor.extract_slice`), GatherV2D (`tensor.extract` at the index read in the body)."""
 
 from __future__ import annotations
 
@@ -75,11 +75,17 @@ def _broadcast_to(em: Emitter, op: AscendOp) -> list[SSAValue]:
 
 @lowers("TileD")
 def _tile(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    """x broadcast to (m_0, d_0, m_1, d_1, ...), then each (m_j, d_j) pair collapsed: block r of
+    dimension j is a copy of x (a `mod` map would be shorter, but IREE cannot tile it)."""
     x = op.operands[0]
     src, out = shape(x), shape(op.results[0])
     lead = len(out) - len(src)
-    read = [const(0) if d == 1 else (dim(lead + j) if d == out[lead + j] else dim(lead + j) % d) for j, d in enumerate(src)]
-    return [_permuted(em, x, out, read)]
+    padded = (1,) * lead + src
+    mult = [o // d if d else 1 for o, d in zip(out, padded)]
+    expanded = [v for m, d in zip(mult, padded) for v in (m, d)]
+    read = [const(0) if d == 1 else dim(2 * (lead + j) + 1) for j, d in enumerate(src)]
+    wide = _permuted(em, x, tuple(expanded), read)
+    return [em.collapse(wide, [[2 * j, 2 * j + 1] for j in range(len(out))], list(out))]
 
 
 @lowers("ConcatV2D")
