@@ -40,6 +40,13 @@ def _problem(op: Operation) -> str | None:
     return None
 
 
+def check_lowerable(module: Operation, pass_name: str = "convert-ascend-to-linalg") -> None:
+    """Raise the one-line diagnostic of the first op that has no lowering (checked before anything is rewritten)."""
+    for o in module.walk():
+        if _is_ascend(o) and (problem := _problem(o)) is not None:
+            raise AscendPassError(f"{location_of(o)}: {pass_name}: {o.name} {problem}")
+
+
 @dataclass(frozen=True)
 class ConvertAscendToLinalgPass(ModulePass):
     """Lower the ascend ops of every function to upstream linalg/arith/math/tensor, dtypes kept."""
@@ -49,12 +56,8 @@ class ConvertAscendToLinalgPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from ascend_mp.passes.lowering import LOWERINGS, Emitter, LoweringError
 
-        todo = [o for o in op.walk() if _is_ascend(o)]
-        for o in todo:  # check everything first: a failure leaves the module untouched
-            problem = _problem(o)
-            if problem is not None:
-                raise AscendPassError(f"{location_of(o)}: {self.name}: {o.name} {problem}")
-        for o in todo:
+        check_lowerable(op, self.name)  # a failure leaves the module untouched
+        for o in [o for o in op.walk() if _is_ascend(o)]:
             em = Emitter()
             try:
                 values = LOWERINGS[o.name](em, o)  # pyright: ignore[reportArgumentType]

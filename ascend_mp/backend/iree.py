@@ -73,8 +73,9 @@ def lower_to_text(module: ModuleOp) -> str:
     """The module lowered by `convert-ascend-to-linalg`, printed in generic form (what iree-compile reads);
     `module` itself is not changed."""
     from ascend_mp.ir import make_context, print_module
-    from ascend_mp.passes.convert_ascend_to_linalg import ConvertAscendToLinalgPass
+    from ascend_mp.passes.convert_ascend_to_linalg import ConvertAscendToLinalgPass, check_lowerable
 
+    check_lowerable(module)  # on the original: its diagnostics name source locations, a clone's cannot
     lowered = module.clone()
     ConvertAscendToLinalgPass().apply(make_context(), lowered)
     return print_module(lowered, generic=True)
