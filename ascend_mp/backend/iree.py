@@ -39,13 +39,13 @@ class IreeError(AscendError):
     """IREE is missing, a module does not compile, or a device cannot run it: a one-line user error."""
 
 
-def compile_flags(device: str, cuda_target: str = CUDA_TARGET) -> list[str]:
-    """The `iree-compile` flags for `device`."""
+def compile_flags(device: str, cuda_target: str = CUDA_TARGET, cpu_target: str = "host") -> list[str]:
+    """The `iree-compile` flags for `device` (`cpu_target`: an LLVM CPU name, `host` for this machine's)."""
     if device == "cpu":
         return [
             "--iree-hal-target-device=local",
             "--iree-hal-local-target-device-backends=llvm-cpu",
-            "--iree-llvmcpu-target-cpu=host",
+            f"--iree-llvmcpu-target-cpu={cpu_target}",
         ]
     if device == "cuda":
         # IREE 3.13 reads the architecture from --iree-gpu-test-target (--iree-cuda-target alone
@@ -90,9 +90,9 @@ def _iree_compile() -> str:
     return str(find_tool("iree-compile"))  # pyright: ignore[reportUnknownArgumentType]
 
 
-def compile_text(text: str, device: str = "cpu", cuda_target: str = CUDA_TARGET) -> bytes:
+def compile_text(text: str, device: str = "cpu", cuda_target: str = CUDA_TARGET, cpu_target: str = "host") -> bytes:
     """The `.vmfb` of lowered MLIR `text` for `device`, from the cache when compiled before."""
-    flags = compile_flags(device, cuda_target)
+    flags = compile_flags(device, cuda_target, cpu_target)
     key = hashlib.sha256("\0".join([_versions(), *flags, text]).encode()).hexdigest()
     path = cache_dir() / f"{key}.vmfb"
     if path.exists():
