@@ -5,7 +5,9 @@ accumulate float16/bfloat16 products in float32 and round once; other float16/bf
 float32 and round once to their dtype; Cast is one `arith` conversion; `ascend.Const` becomes an
 `arith.constant` with the same (possibly `dense_resource`) elements. The output, printed in generic
 form, is what `iree-compile` reads (docs/usage/lowering.md). An op without a lowering is a one-line
-diagnostic naming the op and its location; nothing is dropped.
+diagnostic naming the op and its location; nothing is dropped. The float status ops become an explicit
+overflow flag (`ascend_mp.passes.lowering.status`): the OR of "any inf/NaN" over the float results
+computed since the last NPUClearFloatStatus, in each function's program order.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
@@ -22,6 +25,7 @@ from ascend_mp.errors import AscendPassError
 from ascend_mp.ir import location_of
 
 HIGH_PRECISION = "high_precision"
+GET_STATUS = "ascend.NPUGetFloatStatus"
 
 
 def _is_ascend(op: Operation) -> bool:
@@ -54,13 +58,19 @@ class ConvertAscendToLinalgPass(ModulePass):
     name = "convert-ascend-to-linalg"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from ascend_mp.passes.lowering import LOWERINGS, Emitter, LoweringError
+        from ascend_mp.passes.lowering import LOWERINGS, Emitter, LoweringError, StatusTracker
 
         check_lowerable(op, self.name)  # a failure leaves the module untouched
-        for o in [o for o in op.walk() if _is_ascend(o)]:
-            em = Emitter()
-            try:
-                values = LOWERINGS[o.name](em, o)  # pyright: ignore[reportArgumentType]
-            except LoweringError as e:
-                raise AscendPassError(f"{location_of(o)}: {self.name}: {o.name} {e}") from None
-            Rewriter.replace_op(o, em.ops, list(values))
+        for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
+            ops = [o for o in fn.walk() if _is_ascend(o)]  # program order
+            # the float status register, threaded through the function only where something reads it
+            status = StatusTracker() if any(o.name == GET_STATUS for o in ops) else None
+            for o in ops:
+                em = Emitter(status)
+                try:
+                    values = list(LOWERINGS[o.name](em, o))  # pyright: ignore[reportArgumentType]
+                    if status is not None:
+                        status.observe(em, o.name, values)
+                except LoweringError as e:
+                    raise AscendPassError(f"{location_of(o)}: {self.name}: {o.name} {e}") from None
+                Rewriter.replace_op(o, em.ops, values)

@@ -213,8 +213,10 @@ BodyFn = Callable[[Scalar], Sequence[SSAValue]]
 class Emitter:
     """Collects the ops that replace one ascend op, in order."""
 
-    def __init__(self) -> None:
+    def __init__(self, status: object | None = None) -> None:
         self.ops: list[Operation] = []
+        self.status = status
+        """The function's float status (`status.StatusTracker`), when it reads one."""
 
     def add(self, op: Operation) -> SSAValue:
         self.ops.append(op)

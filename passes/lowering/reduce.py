@@ -44,7 +44,7 @@ def _axes(op: AscendOp, rank: int, name: str = "axes") -> list[int]:
     return sorted({a % rank for a in axes})
 
 
-def _add(s: Scalar, a: SSAValue, b: SSAValue) -> SSAValue:
+def add_values(s: Scalar, a: SSAValue, b: SSAValue) -> SSAValue:
     return s.addf(a, b) if is_float(a.type) else s.add(arith.AddiOp(a, b))
 
 
@@ -62,7 +62,7 @@ def _reduce(em: Emitter, op: AscendOp) -> list[SSAValue]:
     if op.name == "ascend.ReduceMax":
         low = -INF if is_float(acc_t) else -(2**63)
         return [em.convert(em.reduce(x, axes, low, _max, acc_t, keep), elem(y))]
-    total = em.reduce(x, axes, 0, _add, acc_t, keep)
+    total = em.reduce(x, axes, 0, add_values, acc_t, keep)
     if op.name == "ascend.ReduceMean":
         if not is_float(acc_t):
             raise LoweringError("of integers is not lowered")
@@ -71,7 +71,7 @@ def _reduce(em: Emitter, op: AscendOp) -> list[SSAValue]:
     return [em.convert(total, elem(y))]
 
 
-def _shifted(em: Emitter, x: SSAValue, axes: Sequence[int], acc_t: Attribute) -> SSAValue:
+def shifted(em: Emitter, x: SSAValue, axes: Sequence[int], acc_t: Attribute) -> SSAValue:
     """x - max(x over axes), on `acc_t` tensors."""
     xw = em.convert(x, acc_t)
     m = em.reduce(xw, axes, -INF, _max, acc_t, keep_dims=True)
@@ -84,12 +84,12 @@ def _softmax(em: Emitter, op: AscendOp) -> list[SSAValue]:
     out = shape(y)
     axes = _axes(op, len(out))
     acc_t = _acc(op)
-    sh = _shifted(em, x, axes, acc_t)
+    sh = shifted(em, x, axes, acc_t)
     if op.name == "ascend.SoftmaxV2":
         e = em.map([sh], out, acc_t, lambda s, a: s.exp(a[0]))
-        total = em.reduce(e, axes, 0.0, _add, acc_t, keep_dims=True)
+        total = em.reduce(e, axes, 0.0, add_values, acc_t, keep_dims=True)
         return [em.map([e, total], out, elem(y), lambda s, a: s.divf(a[0], a[1]))]
-    total = em.reduce(sh, axes, 0.0, _add, acc_t, keep_dims=True, pre=lambda s, v: s.exp(v))
+    total = em.reduce(sh, axes, 0.0, add_values, acc_t, keep_dims=True, pre=lambda s, v: s.exp(v))
     return [em.map([sh, total], out, elem(y), lambda s, a: s.subf(a[0], s.log(a[1])))]
 
 
@@ -123,10 +123,10 @@ def _layer_norm(em: Emitter, op: AscendOp) -> list[SSAValue]:
     acc_t = _acc(op)
     count = float(np.prod([src[a] for a in axes]))
     xw = em.convert(x, acc_t)
-    total = em.reduce(xw, axes, 0.0, _add, acc_t, keep_dims=True)
+    total = em.reduce(xw, axes, 0.0, add_values, acc_t, keep_dims=True)
     m = em.map([total], shape(total), acc_t, lambda s, a: s.divf(a[0], s.const(count, acc_t)))
     d = em.map([xw, m], src, acc_t, lambda s, a: s.subf(a[0], a[1]))
-    sq = em.reduce(d, axes, 0.0, _add, acc_t, keep_dims=True, pre=lambda s, v: s.mulf(v, v))
+    sq = em.reduce(d, axes, 0.0, add_values, acc_t, keep_dims=True, pre=lambda s, v: s.mulf(v, v))
     var = em.map([sq], shape(sq), acc_t, lambda s, a: s.divf(a[0], s.const(count, acc_t)))
 
     def fn(s: Scalar, a: list[SSAValue]) -> SSAValue:
@@ -197,7 +197,7 @@ def _pool(em: Emitter, op: AscendOp) -> list[SSAValue]:
     omap = [n_, c_, oh_, ow_] if nchw else [n_, oh_, ow_, c_]
     window = em.empty([kh, kw], acc_t)
     acc = em.fill(list(out), acc_t, -INF if is_max else 0.0)
-    combine = _max if is_max else _add
+    combine = _max if is_max else add_values
 
     def body(s: Scalar) -> list[SSAValue]:
         return [combine(s, s.arg(2), s.convert(s.arg(0), acc_t))]
