@@ -184,3 +184,38 @@ func.func @max_pool(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
   %0 = ascend.MaxPool %x {ksize = array<i64: 1, 1, 2, 2>, strides = array<i64: 1, 1, 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
   func.return %0 : tensor<1x2x2x2xf32>
 }
+
+// -----
+
+// COM: The float status is an explicit flag: the OR of "any inf/NaN" over the float results since the
+// COM: last clear (here the Cast's), read into element 0 of the status buffer.
+// CHECK-LABEL: func.func @float_status
+// CHECK:       arith.truncf
+// CHECK:       arith.cmpf uno
+// CHECK:       math.absf
+// CHECK:       arith.cmpf oeq
+// CHECK:       arith.ori
+// CHECK:       linalg.index 0
+// CHECK:       arith.andi
+// CHECK:       arith.select
+// CHECK-NOT:   ascend.
+func.func @float_status(%x: tensor<4xf32>) -> (tensor<8xf32>, tensor<4xf16>) {
+  %s = ascend.NPUAllocFloatStatus : tensor<8xf32>
+  %c = ascend.NPUClearFloatStatus %s : (tensor<8xf32>) -> tensor<8xf32>
+  %h = ascend.Cast %x : (tensor<4xf32>) -> tensor<4xf16>
+  %g = ascend.NPUGetFloatStatus %c : (tensor<8xf32>) -> tensor<8xf32>
+  func.return %g, %h : tensor<8xf32>, tensor<4xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @relu_grad_sgd
+// CHECK:       arith.cmpf ogt
+// CHECK:       arith.select
+// CHECK:       affine_map<(d0) -> ()>
+// CHECK:       arith.subf
+func.func @relu_grad_sgd(%g: tensor<4xf32>, %f: tensor<4xf32>, %w: tensor<4xf32>, %lr: tensor<f32>) -> tensor<4xf32> {
+  %d = ascend.ReluGrad %g, %f : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %w1 = ascend.ApplyGradientDescent %w, %lr, %d : (tensor<4xf32>, tensor<f32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %w1 : tensor<4xf32>
+}

@@ -318,3 +318,32 @@ def test_iree_run_helper_matches_program() -> None:
     module = parse_module(_module([c]), "<one>", make_context())
     (y,) = iree_run(module, c.name, *_inputs(c, 0))
     np.testing.assert_array_equal(y, _inputs(c, 0)[0].reshape(4, 6))
+
+
+STATUS = """
+func.func @status(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<4xf16>) {
+  %s = ascend.NPUAllocFloatStatus : tensor<8xf32>
+  %c = ascend.NPUClearFloatStatus %s : (tensor<8xf32>) -> tensor<8xf32>
+  %h = ascend.Cast %x : (tensor<4xf32>) -> tensor<4xf16>
+  %g1 = ascend.NPUGetFloatStatus %c : (tensor<8xf32>) -> tensor<8xf32>
+  %c2 = ascend.NPUClearFloatStatus %g1 : (tensor<8xf32>) -> tensor<8xf32>
+  %k = ascend.Cast %y : (tensor<4xf32>) -> tensor<4xf16>
+  %g2 = ascend.NPUGetFloatStatus %c2 : (tensor<8xf32>) -> tensor<8xf32>
+  func.return %g1, %g2, %k : tensor<8xf32>, tensor<8xf32>, tensor<4xf16>
+}
+"""
+
+
+@pytest.mark.parametrize(("x_big", "y_big"), [(False, False), (True, False), (False, True), (True, True)])
+def test_float_status_flag(x_big: bool, y_big: bool) -> None:
+    """Each Get reports an inf/NaN computed since the last Clear (here: an fp16 Cast overflowing)."""
+    from ascend_mp.backend.iree import IreeProgram
+
+    program = IreeProgram.from_module(parse_module(STATUS, "<status>", make_context()))
+    x = np.array([1.0, 2.0, 1e5 if x_big else 3.0, 4.0], np.float32)
+    y = np.array([1e6 if y_big else 5.0, 1.0, 2.0, 3.0], np.float32)
+    g1, g2, _ = program.run("status", x, y)
+    with np.errstate(over="ignore"):
+        want1, want2 = (float(not np.isfinite(a.astype(np.float16)).all()) for a in (x, y))
+    np.testing.assert_array_equal(g1, [want1] + [0.0] * 7)
+    np.testing.assert_array_equal(g2, [want2] + [0.0] * 7)
