@@ -217,3 +217,61 @@ def _pool(em: Emitter, op: AscendOp) -> list[SSAValue]:
     cval = em.add(arith.ConstantOp(cattr, ctype))
     hw = [dim(2), dim(3)] if nchw else [dim(1), dim(2)]
     return [em.map([total, cval], out, elem(y), lambda s, a: s.divf(a[0], a[1]), acc_t, [identity(4), amap(4, hw)])]
+
+
+@lowers("ArgMaxV2")
+def _argmax(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    """One reduction with two accumulators (best value, its index): a later element wins only when
+    strictly greater, or the first NaN (numpy's argmax)."""
+    x, y = op.operands[0], op.results[0]
+    src = shape(x)
+    rank = len(src)
+    axis = int(attr(op, "dimension")) % rank  # pyright: ignore[reportArgumentType]
+    acc_t = _acc(op)
+    out_t = elem(y)
+    best = em.fill(shape(y), acc_t, -INF)
+    index = em.fill(shape(y), out_t, 0)
+    omap = amap(rank, [dim(i) for i in range(rank) if i != axis])
+
+    def body(s: Scalar) -> list[SSAValue]:
+        v, b, i = s.convert(s.arg(0), acc_t), s.arg(1), s.arg(2)
+        greater = s.cmpf(v, b, "ogt")
+        first_nan = s.add(arith.AndIOp(s.cmpf(v, v, "uno"), s.cmpf(b, b, "ord")))
+        take = s.add(arith.OrIOp(greater, first_nan))
+        here = s.add(arith.IndexCastOp(s.index(axis), out_t))
+        return [s.select(take, v, b), s.select(take, here, i)]
+
+    iters = [REDUCTION if i == axis else PARALLEL for i in range(rank)]
+    return [em.generic([(x, identity(rank))], [(best, omap), (index, omap)], iters, body)[1]]
+
+
+@lowers("BatchNorm")
+def _batch_norm(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    """TF's FusedBatchNorm: in training the batch statistics (y uses the biased variance, the returned
+    batch_variance is Bessel-corrected), else the given mean and variance."""
+    x, scale, offset, mean, var = op.operands
+    y_r, mean_r, var_r = op.results
+    src = shape(x)
+    channel = 1 if str(attr(op, "data_format")) == "NCHW" else len(src) - 1
+    axes = [i for i in range(len(src)) if i != channel]
+    eps = float(attr(op, "epsilon"))  # pyright: ignore[reportArgumentType]
+    acc_t = _acc(op)
+    vec = amap(len(src), [dim(channel)])
+    if bool(attr(op, "is_training")):
+        n = float(np.prod([src[a] for a in axes]))
+        xw = em.convert(x, acc_t)
+        m = em.map([em.reduce(xw, axes, 0.0, add_values, acc_t)], [src[channel]], acc_t, lambda s, a: s.divf(a[0], s.const(n, acc_t)))
+        d = em.map([xw, m], src, acc_t, lambda s, a: s.subf(a[0], a[1]), None, [identity(len(src)), vec])
+        sq = em.reduce(d, axes, 0.0, add_values, acc_t, pre=lambda s, v: s.mulf(v, v))
+        v = em.map([sq], [src[channel]], acc_t, lambda s, a: s.divf(a[0], s.const(n, acc_t)))
+        out_v = em.map([v], [src[channel]], acc_t, lambda s, a: s.mulf(a[0], s.const(n / max(n - 1, 1), acc_t)))
+    else:
+        m, v, out_v = em.convert(mean, acc_t), em.convert(var, acc_t), em.convert(var, acc_t)
+
+    def fn(s: Scalar, a: list[SSAValue]) -> SSAValue:
+        xv, sc, off, mv, vv = a
+        inv = s.divf(s.const(1.0, acc_t), s.sqrt(s.addf(vv, s.const(eps, acc_t))))
+        return s.addf(s.mulf(s.subf(xv, mv), s.mulf(sc, inv)), off)
+
+    y = em.map([x, scale, offset, m, v], src, elem(y_r), fn, acc_t, [identity(len(src)), vec, vec, vec, vec])
+    return [y, em.convert(m, elem(mean_r)), em.convert(out_v, elem(var_r))]

@@ -151,3 +151,23 @@ def _gather(em: Emitter, op: AscendOp) -> list[SSAValue]:
         return [s.add(tensor.ExtractOp(x, coords, elem(x)))]
 
     return em.generic([(idx, imap)], [(init, identity(rank))], [PARALLEL] * rank, body)
+
+
+@lowers("OneHot")
+def _one_hot(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    """`y[..., k, ...] = on if x[...] == k else off` (k at `axis`; out-of-range indices are all off)."""
+    x, on, off = op.operands
+    y = op.results[0]
+    out = shape(y)
+    rank = len(out)
+    axis = int(attr(op, "axis")) % rank  # pyright: ignore[reportArgumentType]
+    xmap = amap(rank, [dim(i) for i in range(rank) if i != axis])
+    scalar = [amap(rank, [const(0)] * len(shape(v))) for v in (on, off)]
+    itype = elem(x)
+    init = em.empty(out, elem(y))
+
+    def body(s: Scalar) -> list[SSAValue]:
+        k = s.add(arith.IndexCastOp(s.index(axis), itype))
+        return [s.select(s.add(arith.CmpiOp(s.arg(0), k, "eq")), s.arg(1), s.arg(2))]
+
+    return em.generic([(x, xmap), (on, scalar[0]), (off, scalar[1])], [(init, identity(rank))], [PARALLEL] * rank, body)

@@ -4,11 +4,11 @@
 // COM: keeps no source locations: `@func, op #k`); nothing is
 // COM: rewritten (the whole module is checked before any op is lowered).
 
-// CHECK: @argmax, op #1: convert-ascend-to-linalg: ascend.ArgMaxV2 has no lowering to linalg
-// TOOL: ascend-opt: error: {{.*}}convert-ascend-to-linalg-invalid.mlir:[[# @LINE + 2]]:{{[0-9]+}}: convert-ascend-to-linalg: ascend.ArgMaxV2 has no lowering to linalg
-func.func @argmax(%x: tensor<2x5xf32>) -> tensor<2xi32> {
-  %0 = ascend.ArgMaxV2 %x {dimension = 1 : i64} : (tensor<2x5xf32>) -> tensor<2xi32>
-  func.return %0 : tensor<2xi32>
+// CHECK: @pool_grad, op #1: convert-ascend-to-linalg: ascend.MaxPoolGrad has no lowering to linalg
+// TOOL: ascend-opt: error: {{.*}}convert-ascend-to-linalg-invalid.mlir:[[# @LINE + 2]]:{{[0-9]+}}: convert-ascend-to-linalg: ascend.MaxPoolGrad has no lowering to linalg
+func.func @pool_grad(%x: tensor<1x1x4x4xf32>, %y: tensor<1x1x2x2xf32>, %g: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
+  %0 = ascend.MaxPoolGrad %x, %y, %g {ksize = array<i64: 1, 1, 2, 2>, strides = array<i64: 1, 1, 2, 2>} : (tensor<1x1x4x4xf32>, tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32>
+  func.return %0 : tensor<1x1x4x4xf32>
 }
 
 // -----

@@ -133,13 +133,14 @@ def test_ascend_run_usage_errors(argv: list[str], message: str, capsys: pytest.C
 
 
 def test_ascend_run_unlowered_op_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    src = tmp_path / "argmax.mlir"
+    src = tmp_path / "pool_grad.mlir"
     src.write_text(
-        "func.func @f(%x: tensor<2x5xf32>) -> tensor<2xi32> {\n"
-        "  %0 = ascend.ArgMaxV2 %x {dimension = 1 : i64} : (tensor<2x5xf32>) -> tensor<2xi32>\n"
-        "  func.return %0 : tensor<2xi32>\n}\n"
+        "func.func @f(%x: tensor<1x1x4x4xf32>, %y: tensor<1x1x2x2xf32>, %g: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {\n"
+        "  %0 = ascend.MaxPoolGrad %x, %y, %g {ksize = array<i64: 1, 1, 2, 2>, strides = array<i64: 1, 1, 2, 2>}"
+        " : (tensor<1x1x4x4xf32>, tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32>\n"
+        "  func.return %0 : tensor<1x1x4x4xf32>\n}\n"
     )
     code, _, err = run_main(ascend_run, [str(src), "--backend", "iree"], capsys)
     assert code == 1
-    assert err.strip().endswith("argmax.mlir:2:3: convert-ascend-to-linalg: ascend.ArgMaxV2 has no lowering to linalg")
+    assert err.strip().endswith("pool_grad.mlir:2:3: convert-ascend-to-linalg: ascend.MaxPoolGrad has no lowering to linalg")
     assert len(err.strip().splitlines()) == 1

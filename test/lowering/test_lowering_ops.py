@@ -232,6 +232,18 @@ REDUCE = [
         "  %r, %m, %v = ascend.LayerNorm %a0, %a1, %a2 {begin_norm_axis = 1 : i64, begin_params_axis = 1 : i64, epsilon = 1.0e-05 : f32} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>)",
         "tensor<4x8xf32>", _ln,
     ),
+    Case("argmax", [((3, 5), "f32")], "  %r = ascend.ArgMaxV2 %a0 {dimension = 1 : i64} : (tensor<3x5xf32>) -> tensor<3xi32>", "tensor<3xi32>", lambda x: np.argmax(x, axis=1)),
+    Case(
+        "batch_norm_training_y", [((2, 3, 2, 2), "f32"), ((3,), "f32"), ((3,), "f32"), ((3,), "f32"), ((3,), "f32")],
+        "  %r, %bm, %bv = ascend.BatchNorm %a0, %a1, %a2, %a3, %a4 {epsilon = 1.0e-03 : f32} : (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>)",
+        "tensor<2x3x2x2xf32>",
+        lambda x, s, o, m, v: (x - x.mean(axis=(0, 2, 3), keepdims=True)) / np.sqrt(x.var(axis=(0, 2, 3), keepdims=True) + 1e-3) * s.reshape(1, -1, 1, 1) + o.reshape(1, -1, 1, 1),
+    ),
+    Case(
+        "batch_norm_training_variance", [((2, 3, 2, 2), "f32"), ((3,), "f32"), ((3,), "f32"), ((3,), "f32"), ((3,), "f32")],
+        "  %y, %bm, %r = ascend.BatchNorm %a0, %a1, %a2, %a3, %a4 : (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>)",
+        "tensor<3xf32>", lambda x, s, o, m, v: x.var(axis=(0, 2, 3), ddof=1),
+    ),
 ]
 
 SHAPE = [
@@ -253,6 +265,11 @@ SHAPE = [
         "tensor<4x3xf32>", lambda x: x[:, 1:7:2],
     ),
     Case("broadcast_to", [((3, 1), "f32")], "  %r = ascend.BroadcastToD %a0 {shape = array<i64: 2, 3, 4>} : (tensor<3x1xf32>) -> tensor<2x3x4xf32>", "tensor<2x3x4xf32>", lambda x: np.broadcast_to(x, (2, 3, 4))),
+    Case(
+        "one_hot", [((2, 4), "i32"), ((), "f32"), ((), "f32")],
+        "  %r = ascend.OneHot %a0, %a1, %a2 {depth = 3 : i64, axis = 1 : i64} : (tensor<2x4xi32>, tensor<f32>, tensor<f32>) -> tensor<2x3x4xf32>",
+        "tensor<2x3x4xf32>", lambda i, on, off: np.where(i[:, None, :] == np.arange(3)[None, :, None], on, off),
+    ),
     Case("tile", [((3, 4), "f32")], "  %r = ascend.TileD %a0 {multiples = array<i64: 2, 3>} : (tensor<3x4xf32>) -> tensor<6x12xf32>", "tensor<6x12xf32>", lambda x: np.tile(x, (2, 3))),
     Case(
         "casts_const", [((3, 4), "f32")],
