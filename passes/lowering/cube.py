@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import AffineMapAttr, f32, f64, i64
+from xdsl.dialects.linalg.attrs import IteratorTypeAttr
 from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineExpr
 
@@ -49,7 +50,7 @@ def _contract(
     b: SSAValue,
     maps: Sequence[AffineMapAttr],
     acc_shape: Sequence[int],
-    iters: Sequence[object],
+    iters: Sequence[IteratorTypeAttr],
     acc_type: Attribute,
 ) -> SSAValue:
     """sum over the reduction loops of widen(a) * widen(b), into a zero `acc_type` tensor."""
@@ -61,7 +62,7 @@ def _contract(
             return [s.addf(c, s.mulf(x, w))]
         return [s.add(arith.AddiOp(c, s.add(arith.MuliOp(x, w))))]
 
-    return em.generic([(a, maps[0]), (b, maps[1])], [(acc, maps[2])], iters, body)[0]  # pyright: ignore[reportArgumentType]
+    return em.generic([(a, maps[0]), (b, maps[1])], [(acc, maps[2])], iters, body)[0]
 
 
 def _finish(em: Emitter, acc: SSAValue, bias: SSAValue | None, bias_axis: int, out_type: Attribute) -> SSAValue:

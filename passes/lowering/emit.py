@@ -16,17 +16,18 @@ from dataclasses import dataclass, field
 from xdsl.dialects import arith, math, tensor
 from xdsl.dialects.builtin import (
     AffineMapAttr,
+    ArrayAttr,
     BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
     FloatAttr,
-    IndexType,
     IntegerAttr,
     IntegerType,
     TensorType,
     f32,
     f64,
+    i64,
 )
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
 from xdsl.dialects.linalg.ops import GenericOp, IndexOp, YieldOp
@@ -142,14 +143,10 @@ class Scalar:
             zero = self.const(0, src)
             return self.add(arith.CmpfOp(v, zero, "une") if is_float(src) else arith.CmpiOp(v, zero, "ne"))
         if is_float(src) and is_float(to):
-            wider = _width(to) > _width(src) or (isinstance(src, BFloat16Type) and not isinstance(to, Float16Type))
-            if isinstance(src, BFloat16Type) and isinstance(to, Float16Type):  # no direct op: through f32 (exact widening)
+            if _width(src) == _width(to):  # float16 <-> bfloat16: widened exactly to float32, rounded once
                 v = self.add(arith.ExtFOp(v, f32))
                 return self.add(arith.TruncFOp(v, to))
-            if isinstance(src, Float16Type) and isinstance(to, BFloat16Type):
-                v = self.add(arith.ExtFOp(v, f32))
-                return self.add(arith.TruncFOp(v, to))
-            return self.add(arith.ExtFOp(v, to) if wider else arith.TruncFOp(v, to))
+            return self.add(arith.ExtFOp(v, to) if _width(to) > _width(src) else arith.TruncFOp(v, to))
         if is_float(src) and isinstance(to, IntegerType):
             return self.add(arith.FPToSIOp(v, to))
         if isinstance(src, IntegerType) and is_float(to):
@@ -318,16 +315,13 @@ class Emitter:
         return self.generic([(x, identity(rank))], [(acc, amap(rank, out_exprs))], iters, body)[0]
 
     def collapse(self, x: SSAValue, groups: Sequence[Sequence[int]], out_shape: Sequence[int]) -> SSAValue:
-        from xdsl.dialects.builtin import ArrayAttr, i64
-
-        reassoc = ArrayAttr([ArrayAttr([IntegerAttr(i, i64) for i in g]) for g in groups])
-        return self.add(tensor.CollapseShapeOp(operands=[x], result_types=[TensorType(elem(x), list(out_shape))], properties={"reassociation": reassoc}))
+        """`tensor.collapse_shape`: each group of `x`'s dimensions becomes one of `out_shape`."""
+        result = TensorType(elem(x), list(out_shape))
+        return self.add(tensor.CollapseShapeOp(operands=[x], result_types=[result], properties={"reassociation": _reassociation(groups)}))
 
     def expand(self, x: SSAValue, groups: Sequence[Sequence[int]], out_shape: Sequence[int]) -> SSAValue:
-        from xdsl.dialects.builtin import ArrayAttr, i64
-
-        reassoc = ArrayAttr([ArrayAttr([IntegerAttr(i, i64) for i in g]) for g in groups])
-        return self.add(tensor.ExpandShapeOp(x, [], reassoc, list(out_shape), TensorType(elem(x), list(out_shape))))
+        """`tensor.expand_shape`: each dimension of `x` becomes a group of `out_shape`'s."""
+        return self.add(tensor.ExpandShapeOp(x, [], _reassociation(groups), list(out_shape), TensorType(elem(x), list(out_shape))))
 
     def insert(self, src: SSAValue, dest: SSAValue, offsets: Sequence[int], strides: Sequence[int] | None = None) -> SSAValue:
         sizes = list(shape(src))
@@ -345,5 +339,5 @@ class Emitter:
         return self.insert(x, self.fill(out, elem(x), value), lo)
 
 
-def index_type() -> Attribute:
-    return IndexType()
+def _reassociation(groups: Sequence[Sequence[int]]) -> ArrayAttr[ArrayAttr[IntegerAttr]]:
+    return ArrayAttr([ArrayAttr([IntegerAttr(i, i64) for i in g]) for g in groups])
