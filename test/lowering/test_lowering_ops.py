@@ -126,7 +126,38 @@ def _conv64(x: Array, w: Array, stride: int, pad: int, dil: int = 1, groups: int
     return y
 
 
+def _conv_grads64(x_shape: tuple[int, ...], w: Array | None, dy: Array, x: Array | None, stride: int, pad: int, dil: int) -> Array:
+    """The input gradient (x None) or the filter gradient (w None) of the NCHW convolution, by taps."""
+    n, c, h, wd = x_shape
+    _, _, oh, ow = dy.shape
+    if x is None:
+        assert w is not None
+        dxp = np.zeros((n, c, h + 2 * pad, wd + 2 * pad))
+        for i in range(w.shape[2]):
+            for j in range(w.shape[3]):
+                dxp[:, :, i * dil : i * dil + stride * (oh - 1) + 1 : stride, j * dil : j * dil + stride * (ow - 1) + 1 : stride] += np.einsum("nohw,oc->nchw", dy, w[:, :, i, j])
+        return dxp[:, :, pad : pad + h, pad : pad + wd]
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    k = 3
+    dw = np.zeros((dy.shape[1], c, k, k))
+    for i in range(k):
+        for j in range(k):
+            tap = xp[:, :, i * dil : i * dil + stride * (oh - 1) + 1 : stride, j * dil : j * dil + stride * (ow - 1) + 1 : stride]
+            dw[:, :, i, j] = np.einsum("nohw,nchw->oc", dy, tap)
+    return dw
+
+
 CUBE = [
+    Case(
+        "conv_backprop_input", [((4, 3, 3, 3), "f32"), ((2, 4, 4, 4), "f32")],
+        "  %r = ascend.Conv2DBackpropInput %a0, %a1 {input_size = array<i64: 2, 3, 9, 9>, strides = array<i64: 1, 1, 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1, 2, 2>} : (tensor<4x3x3x3xf32>, tensor<2x4x4x4xf32>) -> tensor<2x3x9x9xf32>",
+        "tensor<2x3x9x9xf32>", lambda w, dy: _conv_grads64((2, 3, 9, 9), w, dy, None, 2, 1, 2),
+    ),
+    Case(
+        "conv_backprop_filter", [((2, 3, 9, 9), "f32"), ((2, 4, 4, 4), "f32")],
+        "  %r = ascend.Conv2DBackpropFilter %a0, %a1 {filter_size = array<i64: 4, 3, 3, 3>, strides = array<i64: 1, 1, 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1, 2, 2>} : (tensor<2x3x9x9xf32>, tensor<2x4x4x4xf32>) -> tensor<4x3x3x3xf32>",
+        "tensor<4x3x3x3xf32>", lambda x, dy: _conv_grads64(x.shape, None, dy, x, 2, 1, 2),
+    ),
     Case(
         "matmul_t_bias", [((5, 4), "f32"), ((3, 5), "f32"), ((3,), "f32")],
         "  %r = ascend.MatMulV2 %a0, %a1, %a2 {transpose_x1 = true, transpose_x2 = true} : (tensor<5x4xf32>, tensor<3x5xf32>, tensor<3xf32>) -> tensor<4x3xf32>",
