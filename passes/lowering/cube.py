@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import AffineMapAttr, IndexType, f32, f64, i64
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import AffineMapAttr, f32, f64, i64
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
 from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineExpr
@@ -33,7 +33,7 @@ from ascend_mp.passes.lowering.emit import (
 from ascend_mp.passes.lowering.registry import lowers
 
 
-def _acc_type(*types: Attribute) -> Attribute:
+def accumulator_type(*types: Attribute) -> Attribute:
     """float32 for float16/bfloat16/float32 operands, float64 for float64, int64 for integers."""
     if any(t == f64 for t in types):
         return f64
@@ -44,7 +44,7 @@ def _acc_type(*types: Attribute) -> Attribute:
     raise LoweringError("mixes float and integer operands")
 
 
-def _contract(
+def contract(
     em: Emitter,
     a: SSAValue,
     b: SSAValue,
@@ -103,8 +103,8 @@ def _matmul(em: Emitter, op: AscendOp) -> list[SSAValue]:
         operand_map(b, n, k) if tb else operand_map(b, k, n),
         amap(loops, [dim(i) for i in range(nb + 2)]),
     ]
-    acc_type = _acc_type(elem(a), elem(b))
-    acc = _contract(em, a, b, maps, out, [PARALLEL] * (nb + 2) + [REDUCTION], acc_type)
+    acc_type = accumulator_type(elem(a), elem(b))
+    acc = contract(em, a, b, maps, out, [PARALLEL] * (nb + 2) + [REDUCTION], acc_type)
     return [_finish(em, acc, bias, len(out) - 1, elem(y))]
 
 
@@ -155,7 +155,7 @@ def _conv(em: Emitter, op: AscendOp) -> list[SSAValue]:
         wmap = [kh, kw, c_, fchan]
     maps = [amap(8, xmap), amap(8, wmap), amap(8, omap)]
     iters = [PARALLEL] * 5 + [REDUCTION] * 3
-    acc = _contract(em, xp, w, maps, acc_shape, iters, _acc_type(elem(x), elem(w)))
+    acc = contract(em, xp, w, maps, acc_shape, iters, accumulator_type(elem(x), elem(w)))
     acc = em.collapse(acc, groups_of, list(out))
     return [_finish(em, acc, bias, ci, elem(y))]
 
@@ -165,94 +165,3 @@ def _pad4(pads: Sequence[int], hi: int, wi: int, low: bool) -> list[int]:
     p[hi] = pads[0] if low else pads[1]
     p[wi] = pads[2] if low else pads[3]
     return p
-
-
-
-def _flipped(em: Emitter, w: SSAValue) -> SSAValue:
-    """The filter with both spatial dimensions reversed, read with `tensor.extract` (linalg's verifier
-    rejects a map like `2 - d2`, and the contraction needs a plain dimension per loop)."""
-    ws = shape(w)
-    init = em.empty(ws, elem(w))
-
-    def body(s: Scalar) -> list[SSAValue]:
-        coords = [s.index(0), s.index(1)]
-        for d, n in ((2, ws[2]), (3, ws[3])):
-            last = s.add(arith.ConstantOp.from_int_and_width(n - 1, IndexType()))
-            coords.append(s.add(arith.SubiOp(last, s.index(d))))
-        return [s.add(tensor.ExtractOp(w, coords, elem(w)))]
-
-    return em.generic([], [(init, identity(4))], [PARALLEL] * 4, body)[0]
-
-
-def _spread(em: Emitter, dy: SSAValue, out: list[int], sh: int, sw: int) -> SSAValue:
-    """dy with sh-1 / sw-1 zeros between its rows / columns. (A strided `tensor.insert_slice` into a
-    filled tensor says the same, but gave wrong values through IREE 3.13's llvm-cpu here, although a
-    1-d one into an `arith.constant` is right: not investigated further.)"""
-    init = em.empty(out, elem(dy))
-
-    def body(s: Scalar) -> list[SSAValue]:
-        coords, on_grid = [s.index(0), s.index(1)], None
-        for d, step in ((2, sh), (3, sw)):
-            i = s.index(d)
-            k = s.add(arith.ConstantOp.from_int_and_width(step, IndexType()))
-            coords.append(s.add(arith.DivUIOp(i, k)))
-            zero = s.add(arith.ConstantOp.from_int_and_width(0, IndexType()))
-            hit = s.add(arith.CmpiOp(s.add(arith.RemUIOp(i, k)), zero, "eq"))
-            on_grid = hit if on_grid is None else s.add(arith.AndIOp(on_grid, hit))
-        value = s.add(tensor.ExtractOp(dy, coords, elem(dy)))
-        assert on_grid is not None
-        return [s.select(on_grid, value, s.const(0.0, elem(dy)))]
-
-    return em.generic([], [(init, identity(4))], [PARALLEL] * 4, body)[0]
-
-
-def _nchw_groups1(op: AscendOp) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """(strides, pads, dilations) of a convolution gradient this lowering handles: NCHW, one group."""
-    if str(attr(op, "data_format")) != "NCHW" or int(attr(op, "groups")) != 1:  # pyright: ignore[reportArgumentType]
-        raise LoweringError("is lowered for NCHW data and one group only")
-    return ints(op, "strides"), ints(op, "pads"), ints(op, "dilations")
-
-
-@lowers("Conv2DBackpropFilter")
-def _conv_backprop_filter(em: Emitter, op: AscendOp) -> list[SSAValue]:
-    """dW[o, c, kh, kw] = sum over (n, oh, ow) of dy[n, o, oh, ow] * x_padded[n, c, oh*s + kh*d, ow*s + kw*d]."""
-    x, dy = op.operands
-    y = op.results[0]
-    s, p, d = _nchw_groups1(op)
-    xp = em.pad(x, [0, 0, p[0], p[2]], [0, 0, p[1], p[3]], 0.0)
-    o_, c_, kh, kw, n_, oh, ow = (dim(i) for i in range(7))
-    maps = [
-        amap(7, [n_, o_, oh, ow]),
-        amap(7, [n_, c_, oh * s[2] + kh * d[2], ow * s[3] + kw * d[3]]),
-        amap(7, [o_, c_, kh, kw]),
-    ]
-    acc = _contract(em, dy, xp, maps, shape(y), [PARALLEL] * 4 + [REDUCTION] * 3, _acc_type(elem(x), elem(dy)))
-    return [em.convert(acc, elem(y))]
-
-
-@lowers("Conv2DBackpropInput")
-def _conv_backprop_input(em: Emitter, op: AscendOp) -> list[SSAValue]:
-    """dx = the stride-dilated, padded dy correlated with the flipped filter:
-    dx[n, c, h, w] = sum over (o, kh, kw) of dy'[n, o, h + kh*d, w + kw*d] * W[o, c, KH-1-kh, KW-1-kw]."""
-    w, dy = op.operands
-    y = op.results[0]
-    s, p, d = _nchw_groups1(op)
-    n, o, oh, ow = shape(dy)
-    _, _, kh_n, kw_n = shape(w)
-    h, wd = shape(y)[2], shape(y)[3]
-    spread = [n, o, (oh - 1) * s[2] + 1, (ow - 1) * s[3] + 1]
-    dyd = _spread(em, dy, spread, s[2], s[3]) if s[2] > 1 or s[3] > 1 else dy
-    lo = [d[2] * (kh_n - 1) - p[0], d[3] * (kw_n - 1) - p[2]]
-    hi = [h + d[2] * (kh_n - 1) - lo[0] - spread[2], wd + d[3] * (kw_n - 1) - lo[1] - spread[3]]
-    if min(lo + hi) < 0:
-        raise LoweringError(f"with pads {list(p)} larger than the dilated filter is not lowered")
-    dyp = em.pad(dyd, [0, 0, *lo], [0, 0, *hi], 0.0)
-    wf = _flipped(em, w)
-    n_, c_, h_, w_, o_, kh, kw = (dim(i) for i in range(7))
-    maps = [
-        amap(7, [n_, o_, h_ + kh * d[2], w_ + kw * d[3]]),
-        amap(7, [o_, c_, kh, kw]),
-        amap(7, [n_, c_, h_, w_]),
-    ]
-    acc = _contract(em, dyp, wf, maps, shape(y), [PARALLEL] * 4 + [REDUCTION] * 3, _acc_type(elem(w), elem(dy)))
-    return [em.convert(acc, elem(y))]
