@@ -213,7 +213,7 @@ def _pool(em: Emitter, op: AscendOp) -> list[SSAValue]:
     else:  # the padded input counts, the ceil_mode overhang does not
         counts = _counts(h, w, lay, (0, h + pt + lay[10], 0, w + pl + lay[11]))
     ctype = TensorType(acc_t, [oh, ow])
-    cattr = DenseIntOrFPElementsAttr.from_list(ctype, [float(v) for v in counts.reshape(-1)])
+    cattr = DenseIntOrFPElementsAttr.from_list(ctype, [float(v) for v in counts.reshape(-1)])  # pyright: ignore[reportCallIssue, reportArgumentType] (acc_t is a float type here)
     cval = em.add(arith.ConstantOp(cattr, ctype))
     hw = [dim(2), dim(3)] if nchw else [dim(1), dim(2)]
     return [em.map([total, cval], out, elem(y), lambda s, a: s.divf(a[0], a[1]), acc_t, [identity(4), amap(4, hw)])]

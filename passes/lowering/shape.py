@@ -112,16 +112,17 @@ def _strided_slice(em: Emitter, op: AscendOp) -> list[SSAValue]:
     for name in ("ellipsis_mask", "new_axis_mask", "shrink_axis_mask"):
         if name in type(op).attr_defaults() and int(attr(op, name)):  # pyright: ignore[reportArgumentType]
             raise LoweringError(f"with a non-zero {name} is not lowered")
-    offsets, sizes, steps = [], [], []
+    if any(st < 0 for st in strides):
+        raise LoweringError("with a negative stride is not lowered")
+    offsets: list[int] = []
+    sizes: list[int] = []
+    steps: list[int] = []
     for i, n in enumerate(src):
-        if i >= len(begin):
-            offsets.append(0), sizes.append(n), steps.append(1)  # pyright: ignore[reportUnusedExpression]
-            continue
-        step = strides[i]
-        r = range(n)[slice(None if bm >> i & 1 else begin[i], None if em_ >> i & 1 else end[i], strides[i])]
-        if step < 0:
-            raise LoweringError("with a negative stride is not lowered")
-        offsets.append(r.start if len(r) else 0), sizes.append(len(r)), steps.append(step)
+        # Python's slice rules, as the interpreter (dimensions past `begin` are kept whole)
+        r = range(n)[slice(None if bm >> i & 1 else begin[i], None if em_ >> i & 1 else end[i], strides[i])] if i < len(begin) else range(n)
+        offsets.append(r.start if len(r) else 0)
+        sizes.append(len(r))
+        steps.append(r.step)
     out = shape(op.results[0])
     sliced = em.extract(x, offsets, sizes, steps)
     if tuple(sizes) != out:
