@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i64
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i1, i64
 from xdsl.ir import Attribute, SSAValue
 
 from ascend_mp.dialects.ascend import AscendOp, pool_pads, pool_v2_out
@@ -143,7 +143,7 @@ def _layer_norm(em: Emitter, op: AscendOp) -> list[SSAValue]:
 # --------------------------------------------------------------------------------------
 
 
-def _pool_layout(op: AscendOp, xs: tuple[int, ...]) -> tuple[int, ...]:
+def pool_layout(op: AscendOp, xs: tuple[int, ...]) -> tuple[int, ...]:
     """(KH, KW, SH, SW, OH, OW, pad top, bottom, left, right, bottom and right pads without the ceil_mode
     overhang), as the interpreter's pooling geometry."""
     fmt = str(attr(op, "data_format"))
@@ -178,13 +178,23 @@ def _counts(h: int, w: int, lay: tuple[int, ...], inside: tuple[int, int, int, i
     return win[: (oh - 1) * sh + 1 : sh, : (ow - 1) * sw + 1 : sw].sum(axis=(2, 3))
 
 
+def counts_for(op: AscendOp, h: int, w: int, lay: tuple[int, ...]) -> np.ndarray:  # pyright: ignore[reportMissingTypeArgument, reportUnknownParameterType]
+    """The (OH, OW) divisors of an average pool over an h x w input: the input elements of each window
+    (AvgPool, AvgPoolGrad, exclusive AvgPoolV2), or those of the padded input without the ceil_mode
+    overhang (AvgPoolV2 with exclusive = false)."""
+    pt, pl = lay[6], lay[8]
+    if op.name != "ascend.AvgPoolV2" or bool(attr(op, "exclusive")):
+        return _counts(h, w, lay, (pt, pt + h, pl, pl + w))
+    return _counts(h, w, lay, (0, h + pt + lay[10], 0, w + pl + lay[11]))
+
+
 @lowers("MaxPool", "AvgPool", "MaxPoolV3", "AvgPoolV2")
 def _pool(em: Emitter, op: AscendOp) -> list[SSAValue]:
     x, y = op.operands[0], op.results[0]
     xs, out = shape(x), shape(y)
     fmt = str(attr(op, "data_format"))
     nchw = fmt == "NCHW"
-    lay = _pool_layout(op, xs)
+    lay = pool_layout(op, xs)
     kh, kw, sh, sw, oh, ow, pt, pb, pl, pr = lay[:10]
     acc_t = _acc(op)
     is_max = "Max" in op.name
@@ -207,11 +217,7 @@ def _pool(em: Emitter, op: AscendOp) -> list[SSAValue]:
     if is_max:
         return [em.convert(total, elem(y))]
     h, w = (xs[2], xs[3]) if nchw else (xs[1], xs[2])
-    exclusive = op.name != "ascend.AvgPoolV2" or bool(attr(op, "exclusive"))
-    if exclusive:
-        counts = _counts(h, w, lay, (pt, pt + h, pl, pl + w))
-    else:  # the padded input counts, the ceil_mode overhang does not
-        counts = _counts(h, w, lay, (0, h + pt + lay[10], 0, w + pl + lay[11]))
+    counts = counts_for(op, h, w, lay)
     ctype = TensorType(acc_t, [oh, ow])
     cattr = DenseIntOrFPElementsAttr.from_list(ctype, [float(v) for v in counts.reshape(-1)])  # pyright: ignore[reportCallIssue, reportArgumentType] (acc_t is a float type here)
     cval = em.add(arith.ConstantOp(cattr, ctype))
@@ -219,10 +225,21 @@ def _pool(em: Emitter, op: AscendOp) -> list[SSAValue]:
     return [em.map([total, cval], out, elem(y), lambda s, a: s.divf(a[0], a[1]), acc_t, [identity(4), amap(4, hw)])]
 
 
+def first_max_wins(s: Scalar, v: SSAValue, best: SSAValue, here: SSAValue, index: SSAValue) -> SSAValue:
+    """Whether element `v` at `here` replaces (`best`, `index`): numpy's argmax (the first maximum, a NaN
+    beats any number) as an order-free rule, since a linalg reduction may visit elements in any order:
+    a greater value, an equal one at a smaller index, or a NaN where there is none or a later one."""
+    earlier = s.add(arith.CmpiOp(here, index, "slt"))
+    v_nan, b_nan = s.cmpf(v, v, "uno"), s.cmpf(best, best, "uno")
+    b_number = s.add(arith.XOrIOp(b_nan, s.const(1, i1)))
+    nan_wins = s.add(arith.AndIOp(v_nan, s.add(arith.OrIOp(b_number, earlier))))
+    better = s.add(arith.OrIOp(s.cmpf(v, best, "ogt"), s.add(arith.AndIOp(s.cmpf(v, best, "oeq"), earlier))))
+    return s.add(arith.OrIOp(nan_wins, s.add(arith.AndIOp(b_number, better))))
+
+
 @lowers("ArgMaxV2")
 def _argmax(em: Emitter, op: AscendOp) -> list[SSAValue]:
-    """One reduction with two accumulators (best value, its index): a later element wins only when
-    strictly greater, or the first NaN (numpy's argmax)."""
+    """One reduction with two accumulators (best value, its index), combined by `first_max_wins`."""
     x, y = op.operands[0], op.results[0]
     src = shape(x)
     rank = len(src)
@@ -235,10 +252,8 @@ def _argmax(em: Emitter, op: AscendOp) -> list[SSAValue]:
 
     def body(s: Scalar) -> list[SSAValue]:
         v, b, i = s.convert(s.arg(0), acc_t), s.arg(1), s.arg(2)
-        greater = s.cmpf(v, b, "ogt")
-        first_nan = s.add(arith.AndIOp(s.cmpf(v, v, "uno"), s.cmpf(b, b, "ord")))
-        take = s.add(arith.OrIOp(greater, first_nan))
         here = s.add(arith.IndexCastOp(s.index(axis), out_t))
+        take = first_max_wins(s, v, b, here, i)
         return [s.select(take, v, b), s.select(take, here, i)]
 
     iters = [REDUCTION if i == axis else PARALLEL for i in range(rank)]

@@ -4,11 +4,11 @@
 // COM: keeps no source locations: `@func, op #k`); nothing is
 // COM: rewritten (the whole module is checked before any op is lowered).
 
-// CHECK: @pool_grad, op #1: convert-ascend-to-linalg: ascend.MaxPoolGrad has no lowering to linalg
-// TOOL: ascend-opt: error: {{.*}}convert-ascend-to-linalg-invalid.mlir:[[# @LINE + 2]]:{{[0-9]+}}: convert-ascend-to-linalg: ascend.MaxPoolGrad has no lowering to linalg
-func.func @pool_grad(%x: tensor<1x1x4x4xf32>, %y: tensor<1x1x2x2xf32>, %g: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
-  %0 = ascend.MaxPoolGrad %x, %y, %g {ksize = array<i64: 1, 1, 2, 2>, strides = array<i64: 1, 1, 2, 2>} : (tensor<1x1x4x4xf32>, tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32>
-  func.return %0 : tensor<1x1x4x4xf32>
+// CHECK: @bn_reduce, op #1: convert-ascend-to-linalg: ascend.BNTrainingReduce has no lowering to linalg
+// TOOL: ascend-opt: error: {{.*}}convert-ascend-to-linalg-invalid.mlir:[[# @LINE + 2]]:{{[0-9]+}}: convert-ascend-to-linalg: ascend.BNTrainingReduce has no lowering to linalg
+func.func @bn_reduce(%x: tensor<2x3x4x4xf32>) -> tensor<3xf32> {
+  %s, %q = ascend.BNTrainingReduce %x : (tensor<2x3x4x4xf32>) -> (tensor<3xf32>, tensor<3xf32>)
+  func.return %s : tensor<3xf32>
 }
 
 // -----

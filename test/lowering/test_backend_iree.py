@@ -133,14 +133,13 @@ def test_ascend_run_usage_errors(argv: list[str], message: str, capsys: pytest.C
 
 
 def test_ascend_run_unlowered_op_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    src = tmp_path / "pool_grad.mlir"
+    src = tmp_path / "bn_reduce.mlir"
     src.write_text(
-        "func.func @f(%x: tensor<1x1x4x4xf32>, %y: tensor<1x1x2x2xf32>, %g: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {\n"
-        "  %0 = ascend.MaxPoolGrad %x, %y, %g {ksize = array<i64: 1, 1, 2, 2>, strides = array<i64: 1, 1, 2, 2>}"
-        " : (tensor<1x1x4x4xf32>, tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32>\n"
-        "  func.return %0 : tensor<1x1x4x4xf32>\n}\n"
+        "func.func @f(%x: tensor<2x3x4x4xf32>) -> tensor<3xf32> {\n"
+        "  %s, %q = ascend.BNTrainingReduce %x : (tensor<2x3x4x4xf32>) -> (tensor<3xf32>, tensor<3xf32>)\n"
+        "  func.return %s : tensor<3xf32>\n}\n"
     )
     code, _, err = run_main(ascend_run, [str(src), "--backend", "iree"], capsys)
     assert code == 1
-    assert err.strip().endswith("pool_grad.mlir:2:3: convert-ascend-to-linalg: ascend.MaxPoolGrad has no lowering to linalg")
+    assert err.strip().endswith("bn_reduce.mlir:2:3: convert-ascend-to-linalg: ascend.BNTrainingReduce has no lowering to linalg")
     assert len(err.strip().splitlines()) == 1

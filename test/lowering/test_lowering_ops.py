@@ -225,7 +225,67 @@ def _ln(x: Array, g: Array, b: Array) -> Array:
     return (x - m) / np.sqrt(v + 1e-5) * g + b
 
 
+def _ln_grads64(dy: Array, x: Array, gamma: Array) -> Array:
+    """LayerNorm's input gradient by central differences of sum(dy * LayerNorm(x)) in float64 (eps 1e-5)."""
+    def f(z: Array) -> float:
+        return float((dy * _ln(z, gamma, 0.0 * gamma)).sum())
+
+    dx = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = 1e-5
+        dx[i] = (f(x + e) - f(x - e)) / 2e-5
+    return dx
+
+
+def _pool_grad64(x: Array, g: Array, k: int, s: int, pads: tuple[int, int, int, int], kind: str) -> Array:
+    """Max/avg pooling's input gradient by windows: the first maximum (row-major) or the valid pixels share."""
+    n, c, h, w = x.shape
+    pt, pb, pl, pr = pads
+    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=-np.inf)
+    valid = np.pad(np.ones((h, w)), ((pt, pb), (pl, pr)))
+    dxp = np.zeros(xp.shape)
+    for i in range(g.shape[2]):
+        for j in range(g.shape[3]):
+            win = xp[:, :, i * s : i * s + k, j * s : j * s + k].reshape(n, c, -1)
+            if kind == "max":
+                first = win.argmax(axis=-1)
+                for a in range(k * k):
+                    dxp[:, :, i * s + a // k, j * s + a % k] += np.where(first == a, g[:, :, i, j], 0.0)
+            else:
+                cnt = valid[i * s : i * s + k, j * s : j * s + k]
+                dxp[:, :, i * s : i * s + k, j * s : j * s + k] += g[:, :, i, j][:, :, None, None] * cnt / cnt.sum()
+    return dxp[:, :, pt : pt + h, pl : pl + w]
+
+
 REDUCE = [
+    Case(
+        "layer_norm_grad_dx", [((4, 8), "f32"), ((4, 8), "f32"), ((8,), "f32")],
+        "  %m = ascend.ReduceMean %a1 {axes = array<i64: 1>, keep_dims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>\n"
+        "  %d = ascend.Sub %a1, %m : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>\n"
+        "  %d2 = ascend.Mul %d, %d : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>\n"
+        "  %v = ascend.ReduceMean %d2 {axes = array<i64: 1>, keep_dims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>\n"
+        "  %r, %dg, %db = ascend.LayerNormGrad %a0, %a1, %v, %m, %a2 {epsilon = 1.0e-05 : f32} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)",
+        "tensor<4x8xf32>", _ln_grads64,
+    ),
+    Case(
+        "max_pool_grad_same", [((1, 2, 5, 5), "f32"), ((1, 2, 3, 3), "f32")],
+        "  %p = ascend.MaxPool %a0 {ksize = array<i64: 1, 1, 3, 3>, strides = array<i64: 1, 1, 2, 2>, padding = \"SAME\"} : (tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32>\n"
+        "  %r = ascend.MaxPoolGrad %a0, %p, %a1 {ksize = array<i64: 1, 1, 3, 3>, strides = array<i64: 1, 1, 2, 2>, padding = \"SAME\"} : (tensor<1x2x5x5xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x5x5xf32>",
+        "tensor<1x2x5x5xf32>", lambda x, g: _pool_grad64(x, g, 3, 2, (1, 1, 1, 1), "max"),
+    ),
+    Case(
+        "max_pool_grad_ties", [((1, 1, 4, 4), "f32"), ((1, 1, 2, 2), "f32")],
+        "  %z = ascend.Floor %a0 : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>\n"
+        "  %p = ascend.MaxPool %z {ksize = array<i64: 1, 1, 2, 2>, strides = array<i64: 1, 1, 2, 2>} : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32>\n"
+        "  %r = ascend.MaxPoolGrad %z, %p, %a1 {ksize = array<i64: 1, 1, 2, 2>, strides = array<i64: 1, 1, 2, 2>} : (tensor<1x1x4x4xf32>, tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32>",
+        "tensor<1x1x4x4xf32>", lambda x, g: _pool_grad64(np.floor(x), g, 2, 2, (0, 0, 0, 0), "max"),
+    ),
+    Case(
+        "avg_pool_grad_same", [((1, 2, 3, 3), "f32")],
+        "  %r = ascend.AvgPoolGrad %a0 {orig_input_shape = array<i64: 1, 2, 5, 5>, ksize = array<i64: 1, 1, 3, 3>, strides = array<i64: 1, 1, 2, 2>, padding = \"SAME\"} : (tensor<1x2x3x3xf32>) -> tensor<1x2x5x5xf32>",
+        "tensor<1x2x5x5xf32>", lambda g: _pool_grad64(np.zeros((1, 2, 5, 5)), g, 3, 2, (1, 1, 1, 1), "avg"),
+    ),
     Case("reduce_sum", [((3, 4, 5), "f32")], "  %r = ascend.ReduceSum %a0 {axes = array<i64: 0, 2>} : (tensor<3x4x5xf32>) -> tensor<4xf32>", "tensor<4xf32>", lambda x: x.sum(axis=(0, 2))),
     Case("reduce_mean", [((3, 4, 5), "f32")], "  %r = ascend.ReduceMean %a0 {axes = array<i64: -1>, keep_dims = true} : (tensor<3x4x5xf32>) -> tensor<3x4x1xf32>", "tensor<3x4x1xf32>", lambda x: x.mean(axis=-1, keepdims=True)),
     Case("reduce_max_all", [((3, 4), "f32")], "  %r = ascend.ReduceMax %a0 : (tensor<3x4xf32>) -> tensor<f32>", "tensor<f32>", lambda x: x.max()),
