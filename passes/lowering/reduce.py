@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i1, i64
+from xdsl.dialects.builtin import AffineMapAttr, DenseIntOrFPElementsAttr, TensorType, i1, i64
 from xdsl.ir import Attribute, SSAValue
 
 from ascend_mp.dialects.ascend import AscendOp, pool_pads, pool_v2_out
@@ -290,3 +290,101 @@ def _batch_norm(em: Emitter, op: AscendOp) -> list[SSAValue]:
 
     y = em.map([x, scale, offset, m, v], src, elem(y_r), fn, acc_t, [identity(len(src)), vec, vec, vec, vec])
     return [y, em.convert(m, elem(mean_r)), em.convert(out_v, elem(var_r))]
+
+
+# --------------------------------------------------------------------------------------
+# CANN's split batch normalisation (NCHW): statistics, update, and their gradients
+# --------------------------------------------------------------------------------------
+
+_NCHW_STATS = [0, 2, 3]
+
+
+def _channel_vec() -> AffineMapAttr:
+    return amap(4, [dim(1)])
+
+
+def _floats(op: AscendOp) -> Attribute:
+    acc = compute_type(*(elem(v) for v in op.operands))
+    if acc is None:
+        raise LoweringError("lowers float tensors only")
+    return acc
+
+
+@lowers("BNTrainingReduce")
+def _bn_training_reduce(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    x = op.operands[0]
+    s_r, ss_r = op.results
+    acc = _floats(op)
+    total = em.reduce(x, _NCHW_STATS, 0.0, add_values, acc)
+    squares = em.reduce(x, _NCHW_STATS, 0.0, add_values, acc, pre=lambda s, v: s.mulf(v, v))
+    return [em.convert(total, elem(s_r)), em.convert(squares, elem(ss_r))]
+
+
+@lowers("BNTrainingUpdate")
+def _bn_training_update(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    """Batch statistics from the sums (the biased variance normalises; the running variance is updated
+    with the Bessel-corrected one), as CANN."""
+    x, total, squares, scale, offset, mean, var = op.operands
+    y_r, mean_r, var_r, bm_r, bv_r = op.results
+    xs = shape(x)
+    n = float(np.prod([xs[a] for a in _NCHW_STATS]))
+    eps, factor = float(attr(op, "epsilon")), float(attr(op, "factor"))  # pyright: ignore[reportArgumentType]
+    acc = _floats(op)
+    c = [xs[1]]
+    bm = em.map([total], c, acc, lambda s, a: s.divf(a[0], s.const(n, acc)), acc)
+    bv = em.map([squares, bm], c, acc, lambda s, a: s.subf(s.divf(a[0], s.const(n, acc)), s.mulf(a[1], a[1])), acc)
+
+    def norm(s: Scalar, a: list[SSAValue]) -> SSAValue:
+        xv, m, v, sc, off = a
+        inv = s.divf(s.const(1.0, acc), s.sqrt(s.addf(v, s.const(eps, acc))))
+        return s.addf(s.mulf(s.subf(xv, m), s.mulf(sc, inv)), off)
+
+    vec = _channel_vec()
+    y = em.map([x, bm, bv, scale, offset], xs, elem(y_r), norm, acc, [identity(4), vec, vec, vec, vec])
+    keep = 1.0 - factor
+    mean_out = em.map([mean, bm], c, elem(mean_r), lambda s, a: s.addf(s.mulf(a[0], s.const(keep, acc)), s.mulf(a[1], s.const(factor, acc))), acc)
+    bessel = factor * n / max(n - 1, 1)
+    var_out = em.map([var, bv], c, elem(var_r), lambda s, a: s.addf(s.mulf(a[0], s.const(keep, acc)), s.mulf(a[1], s.const(bessel, acc))), acc)
+    return [y, mean_out, var_out, em.convert(bm, elem(bm_r)), em.convert(bv, elem(bv_r))]
+
+
+def _xhat(em: Emitter, x: SSAValue, bm: SSAValue, bv: SSAValue, eps: float, acc: Attribute) -> SSAValue:
+    vec = _channel_vec()
+
+    def fn(s: Scalar, a: list[SSAValue]) -> SSAValue:
+        return s.divf(s.subf(a[0], a[1]), s.sqrt(s.addf(a[2], s.const(eps, acc))))
+
+    return em.map([x, bm, bv], shape(x), acc, fn, acc, [identity(4), vec, vec])
+
+
+@lowers("BNTrainingUpdateGrad")
+def _bn_training_update_grad(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    dy, x, bm, bv = op.operands
+    ds_r, do_r = op.results
+    acc = _floats(op)
+    xhat = _xhat(em, x, bm, bv, float(attr(op, "epsilon")), acc)  # pyright: ignore[reportArgumentType]
+    prod = em.map([dy, xhat], shape(x), acc, lambda s, a: s.mulf(a[0], a[1]), acc)
+    d_scale = em.reduce(prod, _NCHW_STATS, 0.0, add_values, acc)
+    d_offset = em.reduce(dy, _NCHW_STATS, 0.0, add_values, acc)
+    return [em.convert(d_scale, elem(ds_r)), em.convert(d_offset, elem(do_r))]
+
+
+@lowers("BNTrainingReduceGrad")
+def _bn_training_reduce_grad(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    """dx = scale * inv * (dy - (d_offset + xhat * d_scale) / n)."""
+    dy, x, d_scale, d_offset, scale, bm, bv = op.operands
+    y = op.results[0]
+    xs = shape(x)
+    n = float(np.prod([xs[a] for a in _NCHW_STATS]))
+    eps = float(attr(op, "epsilon"))  # pyright: ignore[reportArgumentType]
+    acc = _floats(op)
+    xhat = _xhat(em, x, bm, bv, eps, acc)
+
+    def fn(s: Scalar, a: list[SSAValue]) -> SSAValue:
+        g, xh, ds, do, sc, v = a
+        inv = s.divf(s.const(1.0, acc), s.sqrt(s.addf(v, s.const(eps, acc))))
+        corr = s.divf(s.addf(do, s.mulf(xh, ds)), s.const(n, acc))
+        return s.mulf(s.mulf(sc, inv), s.subf(g, corr))
+
+    vec = _channel_vec()
+    return [em.map([dy, xhat, d_scale, d_offset, scale, bv], xs, elem(y), fn, acc, [identity(4), identity(4), vec, vec, vec, vec])]

@@ -133,13 +133,16 @@ def test_ascend_run_usage_errors(argv: list[str], message: str, capsys: pytest.C
 
 
 def test_ascend_run_unlowered_op_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    src = tmp_path / "bn_reduce.mlir"
+    src = tmp_path / "fast_exp.mlir"
     src.write_text(
-        "func.func @f(%x: tensor<2x3x4x4xf32>) -> tensor<3xf32> {\n"
-        "  %s, %q = ascend.BNTrainingReduce %x : (tensor<2x3x4x4xf32>) -> (tensor<3xf32>, tensor<3xf32>)\n"
-        "  func.return %s : tensor<3xf32>\n}\n"
+        "func.func @f(%x: tensor<4xf16>) -> tensor<4xf16> {\n"
+        '  %0 = ascend.Exp %x {impl_mode = "high_performance"} : (tensor<4xf16>) -> tensor<4xf16>\n'
+        "  func.return %0 : tensor<4xf16>\n}\n"
     )
     code, _, err = run_main(ascend_run, [str(src), "--backend", "iree"], capsys)
     assert code == 1
-    assert err.strip().endswith("bn_reduce.mlir:2:3: convert-ascend-to-linalg: ascend.BNTrainingReduce has no lowering to linalg")
+    assert err.strip().endswith(
+        "fast_exp.mlir:2:3: convert-ascend-to-linalg: ascend.Exp with impl_mode 'high_performance' has no lowering"
+        " (only high_precision numerics are lowered)"
+    )
     assert len(err.strip().splitlines()) == 1

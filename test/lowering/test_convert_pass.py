@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from ascend_mp.dialects.ascend import OPS_BY_TYPE
+from ascend_mp.errors import AscendPassError
 from ascend_mp.ir import make_context, print_module, read_module
 from ascend_mp.passes import PASSES
 from ascend_mp.passes.lowering import LOWERINGS
@@ -34,7 +35,17 @@ def test_valid_idempotent_deterministic(name: str, mode: str | None) -> None:
     assert _lowered(name, mode) == _lowered(name, mode)
 
 
-def test_table_names_dialect_ops() -> None:
-    dialect = {f"ascend.{t}" for t in OPS_BY_TYPE}
-    assert set(LOWERINGS) <= dialect
+def test_every_dialect_op_has_a_lowering() -> None:
+    assert set(LOWERINGS) == {f"ascend.{t}" for t in OPS_BY_TYPE}
     assert PASSES["convert-ascend-to-linalg"]().name == "convert-ascend-to-linalg"
+
+
+def test_missing_lowering_is_one_line_and_rewrites_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An op added to the dialect without a lowering: the pass names it and its location."""
+    monkeypatch.delitem(LOWERINGS, "ascend.SoftmaxV2")
+    module = read_module(str(EXAMPLES / "mlp.mlir"), make_context())
+    before = str(module)
+    with pytest.raises(AscendPassError) as e:
+        PASSES["convert-ascend-to-linalg"]()().apply(make_context(), module)
+    assert str(e.value).endswith("mlp.mlir:8:3: convert-ascend-to-linalg: ascend.SoftmaxV2 has no lowering to linalg")
+    assert str(module) == before

@@ -258,7 +258,44 @@ def _pool_grad64(x: Array, g: Array, k: int, s: int, pads: tuple[int, int, int, 
     return dxp[:, :, pt : pt + h, pl : pl + w]
 
 
+_BN_CHAIN = (
+    "  %s, %q = ascend.BNTrainingReduce %a0 : (tensor<2x3x2x2xf32>) -> (tensor<3xf32>, tensor<3xf32>)\n"
+    "  %y, %mo, %vo, %bm, %bv = ascend.BNTrainingUpdate %a0, %s, %q, %a1, %a2, %a3, %a4 {epsilon = 1.0e-03 : f32, factor = 2.500000e-01 : f32}"
+    " : (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)"
+    " -> (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)\n"
+)
+_BN_ARGS = [((2, 3, 2, 2), "f32"), ((3,), "f32"), ((3,), "f32"), ((3,), "f32"), ((3,), "f32"), ((2, 3, 2, 2), "f32")]
+
+
+def _bn64(x: Array, scale: Array, offset: Array) -> Array:
+    m = x.mean(axis=(0, 2, 3), keepdims=True)
+    v = x.var(axis=(0, 2, 3), keepdims=True)
+    return (x - m) / np.sqrt(v + 1e-3) * scale.reshape(1, -1, 1, 1) + offset.reshape(1, -1, 1, 1)
+
+
+def _bn_dx64(x: Array, scale: Array, offset: Array, dy: Array) -> Array:
+    """The input gradient of training batch norm by central differences of sum(dy * BN(x)) in float64."""
+    dx = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = 1e-5
+        dx[i] = ((dy * _bn64(x + e, scale, offset)).sum() - (dy * _bn64(x - e, scale, offset)).sum()) / 2e-5
+    return dx
+
+
 REDUCE = [
+    Case("bn_training_y", _BN_ARGS, _BN_CHAIN + "  %r = ascend.Add %y, %a5 : (tensor<2x3x2x2xf32>, tensor<2x3x2x2xf32>) -> tensor<2x3x2x2xf32>", "tensor<2x3x2x2xf32>", lambda x, sc, off, m, v, dy: _bn64(x, sc, off) + dy),
+    Case(
+        "bn_training_running_variance", _BN_ARGS, _BN_CHAIN + "  %r = ascend.Add %vo, %mo : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>", "tensor<3xf32>",
+        lambda x, sc, off, m, v, dy: v * 0.75 + x.var(axis=(0, 2, 3), ddof=1) * 0.25 + m * 0.75 + x.mean(axis=(0, 2, 3)) * 0.25,
+    ),
+    Case(
+        "bn_training_grads_dx", _BN_ARGS,
+        _BN_CHAIN
+        + "  %ds, %do = ascend.BNTrainingUpdateGrad %a5, %a0, %bm, %bv {epsilon = 1.0e-03 : f32} : (tensor<2x3x2x2xf32>, tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)\n"
+        "  %r = ascend.BNTrainingReduceGrad %a5, %a0, %ds, %do, %a1, %bm, %bv {epsilon = 1.0e-03 : f32} : (tensor<2x3x2x2xf32>, tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x2x2xf32>",
+        "tensor<2x3x2x2xf32>", lambda x, sc, off, m, v, dy: _bn_dx64(x, sc, off, dy),
+    ),
     Case(
         "layer_norm_grad_dx", [((4, 8), "f32"), ((4, 8), "f32"), ((8,), "f32")],
         "  %m = ascend.ReduceMean %a1 {axes = array<i64: 1>, keep_dims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>\n"
