@@ -1,10 +1,11 @@
-"""A loss-scaled training step (the digits MLP under allow_mix_precision, dynamic loss scaling, momentum)
+"""A loss-scaled training step (the digits MLP and CNN under allow_mix_precision, dynamic loss scaling, momentum)
 lowered and compiled by IREE follows the interpreter's trajectory: the same overflow steps (the float
 status ops lower to an explicit flag), the same loss scales, and losses within float32 rounding."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from ascend_mp.backend.iree import IreeProgram
 from ascend_mp.passes.loss_scale import initial_state
@@ -15,12 +16,13 @@ STEPS = 10
 BATCH = 32
 
 
-def test_loss_scaled_step_follows_the_interpreter() -> None:
+@pytest.mark.parametrize("model", ["mlp", "cnn"])
+def test_loss_scaled_step_follows_the_interpreter(model: str) -> None:
     # a huge initial scale: the first steps overflow in fp16 and the dynamic manager backs off
-    cfg = TrainConfig(model="mlp", precision_mode="allow_mix_precision", loss_scale="dynamic", batch=BATCH, init_scale=2.0**20)
+    cfg = TrainConfig(model=model, precision_mode="allow_mix_precision", loss_scale="dynamic", batch=BATCH, init_scale=2.0**20)
     compiled = compile_training(cfg)
     program = IreeProgram.from_module(compiled.module)
-    data = load_digits()
+    data = load_digits(image=model == "cnn")
     labels = data.onehot(data.y_train)
     ours = initial_state(compiled.step_fn, compiled.model.init_params(0))
     theirs = initial_state(compiled.step_fn, compiled.model.init_params(0))
