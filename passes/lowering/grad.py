@@ -6,6 +6,7 @@ rounds every result once, as the interpreter does."""
 from __future__ import annotations
 
 import math as pymath
+from collections.abc import Callable
 
 import numpy as np
 
@@ -37,11 +38,11 @@ _GELU_C = pymath.sqrt(2.0 / pymath.pi)
 _GELU_A = 0.044715
 
 
-def _map(em: Emitter, op: AscendOp, fn, operands: list[SSAValue] | None = None) -> list[SSAValue]:  # noqa: ANN001
+def _map(em: Emitter, op: AscendOp, fn: Callable[[Scalar, list[SSAValue]], SSAValue]) -> list[SSAValue]:
+    """The op's one result as an elementwise function of its operands, computed in float32."""
     y = op.results[0]
-    ins = list(op.operands) if operands is None else operands
-    compute = compute_type(*(elem(v) for v in ins), elem(y))
-    return [em.map(ins, shape(y), elem(y), fn, compute)]
+    compute = compute_type(*(elem(v) for v in op.operands), elem(y))
+    return [em.map(list(op.operands), shape(y), elem(y), fn, compute)]
 
 
 @lowers("ReluGrad")
