@@ -447,6 +447,12 @@ def bench_models(quick: bool) -> None:
     run(quick, report, Row)
 
 
+def bench_iree(quick: bool) -> None:
+    from benchmarks.iree_rows import bench_iree as run  # the IREE backend beside the interpreter
+
+    run(quick, report, Row)
+
+
 SECTIONS: dict[str, Callable[[bool], None]] = {
     "precision": bench_precision,
     "text": bench_text,
@@ -454,6 +460,7 @@ SECTIONS: dict[str, Callable[[bool], None]] = {
     "memory": bench_memory,
     "models": bench_models,
     "accuracy": bench_accuracy,
+    "iree": bench_iree,
 }
 
 

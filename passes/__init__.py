@@ -26,4 +26,5 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ascend-loss-scale": _lazy("loss_scale", "LossScalePass"),
     "ascend-store-low-weights": _lazy("store_weights", "StoreLowWeightsPass"),
     "ascend-impl-mode": _lazy("impl_mode", "ImplModePass"),
+    "convert-ascend-to-linalg": _lazy("convert_ascend_to_linalg", "ConvertAscendToLinalgPass"),
 }

@@ -76,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--print-memory", action="store_true", help="print the peak bytes of live tensors")
     p.add_argument("--compare-modes", action="store_true", help="run every precision mode and compare with float64")
     add_compare_arguments(p)  # --samples, --modes, --attribute-errors, --divergence-threshold, --json
+    p.add_argument("--backend", choices=("interpreter", "iree"), default="interpreter",
+                   help="run with the numpy interpreter (default) or lowered and compiled by IREE (docs/usage/lowering.md)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="with --backend iree: the device (default cpu)")
     add_atc_arguments(p, "ATC precision options (run the ascend-precision pass first)", report=False)
     add_log_argument(p)
     from ascend_mp.frontend.tools import add_frontend_arguments
@@ -371,6 +374,10 @@ def run(argv: Sequence[str] | None) -> None:
         raise UsageError(f"{flag} runs every precision mode; drop --precision_mode/--precision_mode_v2")
     if comparing and args.output:
         raise UsageError(f"{'--compare-modes' if args.compare_modes else '--attribute-errors'} writes no .npz file; drop -o")
+    if args.backend == "iree" and (comparing or args.print_memory):
+        raise UsageError("--backend iree runs one function; drop --compare-modes/--attribute-errors/--print-memory")
+    if args.device != "cpu" and args.backend != "iree":
+        raise UsageError(f"--device {args.device} needs --backend iree")
     if args.output:
         check_writable(args.output)
     ctx = make_context()
@@ -421,12 +428,20 @@ def run(argv: Sequence[str] | None) -> None:
 
         out.write(run_comparison(args, module, name, sample, options) + "\n")
         return
-    start = time.perf_counter()
-    outputs = program.run(name, *inputs, track_memory=args.print_memory, profile=args.print_timing)
+    if args.backend == "iree":
+        from ascend_mp.backend.iree import IreeProgram
+
+        compiled = IreeProgram.from_module(module, args.device)  # compiled once, cached: not timed
+        start = time.perf_counter()
+        outputs = compiled.run(name, *inputs)
+    else:
+        start = time.perf_counter()
+        outputs = program.run(name, *inputs, track_memory=args.print_memory, profile=args.print_timing)
     elapsed = time.perf_counter() - start
     for i, (spec, arr) in enumerate(zip(results, outputs)):
         out.write(describe(f"result{i}", spec.type_str, arr) + "\n")
-    out.write(f"float status: {'overflow' if program.float_status else 'clear'}\n")
+    if args.backend == "interpreter":  # IREE's lowering keeps no float status register of its own
+        out.write(f"float status: {'overflow' if program.float_status else 'clear'}\n")
     if args.print_memory:
         out.write(f"peak memory: {program.peak_bytes} bytes of live tensors\n")
     if args.print_timing:
