@@ -70,10 +70,14 @@ def compare_modes(path: Path) -> None:
 
     from ascend_mp.interpreter.compare import compare_modes as compare, format_table
 
+    from xdsl.dialects.func import FuncOp
+
+    from ascend_mp.dialects.ascend import shape_of
+
     module = read_module(str(path))
-    func = next(iter(module.ops))
+    func = next(op for op in module.ops if isinstance(op, FuncOp))
     rng = np.random.default_rng(0)
-    inputs = [rng.standard_normal(tuple(t.get_shape())).astype(np.float32) for t in func.function_type.inputs]
+    inputs = [rng.standard_normal(tuple(shape_of(a))).astype(np.float32) for a in func.args]
     print(f"{path.name}, random inputs (seed 0); errors relative to a float64 run of the fp32 graph:\n")
     log = logging.getLogger("ascend_mp")
     level, log.level = log.level, logging.ERROR  # the bf16 modes warn that ascend910 has no bf16 Conv2D/MatMul
@@ -88,7 +92,7 @@ def compare_modes(path: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m ascend_mp.demo", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m ascend_mp.demo", description="make demo: a guided tour of ascend-mp on the built-in examples")
     parser.add_argument("--epochs", type=int, default=20, help="training epochs of each run (default 20)")
     args = parser.parse_args(argv)
     if args.epochs < 1:

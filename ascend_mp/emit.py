@@ -15,10 +15,11 @@ no precision mode changes it. :func:`name_new_ops` gives unnamed ops TF-style na
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, UnitAttr
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FunctionType, TensorType, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from ascend_mp.dialects import ascend
@@ -67,7 +68,8 @@ def dtype(value: SSAValue) -> str:
 def dense(array: np.ndarray, dtype_: str) -> DenseIntOrFPElementsAttr:
     """A dense elements attribute holding `array` as `dtype_` (splat when all values are equal)."""
     array = np.asarray(array)
-    type_ = tensor(array.shape, dtype_)
+    # from_list's overloads want the element kind (float or integer) statically; it is `dtype_`'s, known at run time
+    type_: Any = tensor(array.shape, dtype_)
     flat = array.reshape(-1)
     if flat.size and np.all(flat == flat[0]):
         flat = flat[:1]
@@ -192,7 +194,7 @@ def new_function(name: str, inputs: Sequence[Attribute], arg_names: Sequence[str
 def finish_function(fn: func.FuncOp, block: Block, results: Sequence[SSAValue]) -> func.FuncOp:
     """Append the `func.return` and fix the function type."""
     block.add_op(func.ReturnOp(*results))
-    fn.function_type = func.FunctionType.from_lists(list(block.arg_types), [r.type for r in results])
+    fn.function_type = FunctionType.from_lists(list(block.arg_types), [r.type for r in results])
     return fn
 
 

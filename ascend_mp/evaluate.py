@@ -101,7 +101,7 @@ def load_model(path: str, function: str = "main") -> Model:
     if len(batches) != 1:
         raise AscendError(f"{path}: @{function}'s arguments do not share a batch dimension (shapes: "
                           f"{', '.join(a.type_str for a in args)})")
-    inputs = [(n, tuple(a.shape[1:]), a.dtype) for n, a in zip(names, args)]
+    inputs: list[tuple[str, tuple[int, ...] | None, np.dtype[Any]]] = [(n, tuple(a.shape[1:]), a.dtype) for n, a in zip(names, args)]
     return Model(path, inputs, batches.pop(), [n or r.name for n, r in zip(out_names, results)], function)
 
 
