@@ -1,4 +1,4 @@
-"""Parsers for the user's precision overrides, in CANN/ATC file formats (DESIGN.md section 5).
+"""Parsers for the user's precision overrides, in CANN/ATC file formats (docs/design.md §5).
 
 - ``--modify_mixlist``: JSON that moves op types between the black, white and gray lists.
 - ``--keep_dtype``: one op name or ``OpType::<type>`` a line; those ops keep their original dtype.

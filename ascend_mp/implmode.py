@@ -1,5 +1,5 @@
 """CANN's operator implementation modes: `--op_precision_mode`, `--op_select_implmode`,
-`--optypelist_for_implmode` (ATC), as data and parsers (DESIGN.md section 5).
+`--optypelist_for_implmode` (ATC), as data and parsers (docs/design.md §5).
 
 - ``--op_precision_mode FILE``: an ini file of ``OpType=mode`` lines, optionally under
   ``[ByOpType]`` and ``[ByNodeName]`` sections (``node name=mode``); a node name entry beats

@@ -4,10 +4,10 @@ Per model and exporter: import time, allow_mix_precision pass time, interpreter 
 fp32 and mixed against onnxruntime single-threaded, the fp32 and mixed errors against
 onnxruntime (`max|y-r| / max|r|`), and the weight bytes in fp32 and after
 allow_mix_precision (which stores the weights used only in fp16 in fp16, as ATC does).
-Budgets: import + allow_mix_precision of resnet50 under 10 s (issue 9); the fp32 interpreter
-on resnet50 within 1.5x onnxruntime's single-threaded time (issue 13; issue 9 asked for 2x);
-every model's fp32 output within 1e-5 relative of onnxruntime's (issue 9); mixed / fp32
-interpreter time at most 1.3x for resnet18 and BERT inference (issue 13).
+Budgets: import + allow_mix_precision of resnet50 under 10 s; the fp32 interpreter
+on resnet50 within 1.5x onnxruntime's single-threaded time;
+every model's fp32 output within 1e-5 relative of onnxruntime's; mixed / fp32
+interpreter time at most 1.3x for resnet18 and BERT inference.
 """
 
 from __future__ import annotations
@@ -99,8 +99,8 @@ def bench_models(quick: bool, report: Callable[[Any], None], row: Callable[..., 
         mixed = Program.from_module(module)
         t_mixed, (y_mixed,) = _best(lambda: mixed.run("main", *x), repeat)
         budget_compile = 10.0 if name == "resnet50" else None
-        budget_interp = 1.5 if name == "resnet50" else None  # issue 13.4 (issue 9 asked for 2x)
-        budget_mixed = 1.3 if name in ("resnet18", "bert_eager", "bert_sdpa") else None  # issue 13.3
+        budget_interp = 1.5 if name == "resnet50" else None
+        budget_mixed = 1.3 if name in ("resnet18", "bert_eager", "bert_sdpa") else None
         report(row(f"{label}: import", t_import, "s"))
         report(row(f"{label}: import + allow_mix_precision", t_import + t_pass, "s", budget_compile))
         report(row(f"{label}: onnxruntime (1 thread)", t_ort * 1e3, "ms"))

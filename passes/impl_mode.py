@@ -4,7 +4,7 @@ The options are ATC's `--op_select_implmode`, `--optypelist_for_implmode` and
 `--op_precision_mode` (an ini file; see `ascend_mp.implmode`). An op an option speaks about
 gets `impl_mode = "<mode>"`; high_precision (the default) is not written (an `impl_mode` the
 op had is removed); ops no option names keep what they have. The interpreter runs
-high_performance ops with their intermediate steps in the op's dtype (DESIGN.md section 6).
+high_performance ops with their intermediate steps in the op's dtype (docs/design.md §6).
 
 ```mlir
 // -p 'ascend-impl-mode{op-select-implmode=high_performance}'

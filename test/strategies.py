@@ -167,7 +167,7 @@ def check_invariants(soc: str, module: ModuleOp, mode: str) -> PrecisionReport |
     signature = fn.function_type
     user_ops = [op for op in module.walk() if isinstance(op, AscendOp)]
     user_casts = {id(op) for op in user_ops if isinstance(op, CastOp)}
-    # What each user cast reads and makes: it may vanish only as the exact round trip DESIGN 5 folds
+    # What each user cast reads and makes: it may vanish only as the exact round trip docs/design.md §5 folds
     # (its input, fp32 in the input IR, retyped to the cast's own low output dtype).
     cast_io = {id(op): (op.operands[0], tensor_dtype(op.operands[0].type), op.results[0].type) for op in user_ops if isinstance(op, CastOp)}
     before = print_module(module)

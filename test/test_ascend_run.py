@@ -212,7 +212,7 @@ def test_cli_entry_point(small: str) -> None:
 
 
 # --------------------------------------------------------------------------------------
-# Robustness (issue 14): sizes, inputs, exit codes
+# Robustness: sizes, inputs, exit codes
 # --------------------------------------------------------------------------------------
 
 

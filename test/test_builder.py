@@ -162,7 +162,7 @@ def test_layer_shape_errors(make, message: str) -> None:
 
 def test_passes_do_not_import_the_builder() -> None:
     """The IR emitter lives in ascend_mp.emit (with the IR helpers); passes/ must not depend on
-    the user-facing model builder (issue 9 item 6)."""
+    the user-facing model builder."""
     from pathlib import Path
 
     passes = Path(__file__).resolve().parent.parent / "passes"

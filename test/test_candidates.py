@@ -1,6 +1,6 @@
 """The precision pass's candidate sets (`_Candidates`: which kernels can run an op of a given signature, the
 dtype each computes in, the operands producers vote on, the best kernel per step) against the rules written
-out directly: DESIGN 3 and 5 (a kernel is one column of dtypes; integer and bool tensors are never touched, so a
+out directly: docs/design.md §3 and §5 (a kernel is one column of dtypes; integer and bool tensors are never touched, so a
 kernel must share the op's non-float dtypes; the op must still verify: FLOAT_ONLY slots float, SAME_DTYPE slots
 of one dtype). Every op type of the built-in library, with signatures made from its own kernels and mutated
 (floats swapped, non-floats changed, optional operands absent), and hand-written kernels that break the

@@ -1,4 +1,4 @@
-"""Random-graph fuzzing (issue 6 item 3): hypothesis DAGs of ascend ops through every precision mode
+"""Random-graph fuzzing: hypothesis DAGs of ascend ops through every precision mode
 and the interpreter.
 
 For each graph (`strategies.graphs()`: f16 and f32, bf16 too on ascend910b) and each of the nine modes:

@@ -1,4 +1,4 @@
-"""Operator implementation modes (issue 12 item 7): the ini parser, the `ascend-impl-mode` pass,
+"""Operator implementation modes: the ini parser, the `ascend-impl-mode` pass,
 the ATC flags, the interpreter's high_performance bodies and what `--compare-modes` shows."""
 
 from __future__ import annotations

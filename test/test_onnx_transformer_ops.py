@@ -1,4 +1,4 @@
-"""The ONNX ops the transformer and RNN exports add (issue 10): import + interpreter vs onnxruntime, 1e-5 relative."""
+"""The ONNX ops the transformer and RNN exports add: import + interpreter vs onnxruntime, 1e-5 relative."""
 
 from __future__ import annotations
 

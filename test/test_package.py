@@ -1,4 +1,4 @@
-"""The installed package is self-contained (issue 12 items 15 and 16): the examples and the digits
+"""The installed package is self-contained: the examples and the digits
 data are package data, so `python -m ascend_mp.demo` works from an installed wheel, without
 scikit-learn."""
 

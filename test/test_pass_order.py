@@ -1,4 +1,4 @@
-"""Every order of the training passes is correct or a one-line error (issue 12 items 3 and 4).
+"""Every order of the training passes is correct or a one-line error.
 
 The ATC flags' precision pass goes where CANN applies precision (after ascend-autodiff,
 before ascend-loss-scale); the loss ops and everything ascend-loss-scale and the optimizer
@@ -212,7 +212,7 @@ def test_precision_after_loss_scale_keeps_the_machinery_fp32(mode: str) -> None:
 
 
 def test_loss_stays_fp32_in_the_pass_pipeline(capsys: pytest.CaptureFixture[str], forward_file: Path) -> None:
-    """Issue 12 item 4: `-p 'ascend-autodiff,ascend-precision{mode=allow_mix_precision},ascend-loss-scale'`
+    """`-p 'ascend-autodiff,ascend-precision{mode=allow_mix_precision},ascend-loss-scale'`
     computes the loss in fp32 (no hidden keep_dtype file: the marks do it)."""
     code, out, err = opt(capsys, str(forward_file), "-p", f"ascend-autodiff,ascend-precision{{mode={MODE}}},ascend-loss-scale")
     assert code == 0, err

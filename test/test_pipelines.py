@@ -1,4 +1,4 @@
-"""The dialect and passes inside plain xDSL pipelines (issue 12): `canonicalize` and `cse` keep the
+"""The dialect and passes inside plain xDSL pipelines: `canonicalize` and `cse` keep the
 float status ops (they declare memory effects), and wrapping the project's passes in them leaves
 every program's interpreter results unchanged. Runs `xdsl-opt` in-process (its `xdsl.universe`
 entry point registers the dialect and the passes, as on the command line)."""

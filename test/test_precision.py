@@ -1,4 +1,4 @@
-"""The ascend-precision pass: modes, overrides, casts, report, diagnostics, properties (DESIGN.md section 5)."""
+"""The ascend-precision pass: modes, overrides, casts, report, diagnostics, properties (docs/design.md §5)."""
 
 from __future__ import annotations
 
@@ -470,7 +470,7 @@ IDENTITY_RUNS = (("f16", {"mode": "allow_mix_precision"}), ("bf16", {"mode": "al
 
 @pytest.mark.parametrize(("low", "options"), IDENTITY_RUNS, ids=["f16", "bf16"])
 def test_a_user_cast_made_an_identity_by_retyping_is_folded(low: str, options: dict[str, str]) -> None:
-    """f16 -> f32 -> f16 (bf16 -> f32 -> bf16) vanishes (DESIGN 5): no cast of MatMulV2's result back to f32
+    """f16 -> f32 -> f16 (bf16 -> f32 -> bf16) vanishes (docs/design.md §5): no cast of MatMulV2's result back to f32
     is inserted for the user's cast, which is erased; its consumers read MatMulV2 directly."""
     module, report = run(IDENTITY_CASTS.replace("LOW", low), **options)
     mm, relu, log = named(module, "mm"), named(module, "relu"), named(module, "log")
@@ -910,7 +910,7 @@ def test_filecheck_inputs_idempotent_in_every_mode(path: Path) -> None:
 def test_a_large_keep_dtype_file_that_matches_nothing_gives_one_summary_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Issue 14.15: 20,000 unmatched names are one warning line naming the count and the first few."""
+    """20,000 unmatched names are one warning line naming the count and the first few."""
     names = [f"ghost_{i:05d}" for i in range(20_000)]
     write(tmp_path, "keep.txt", "\n".join(names) + "\nOpType::Conv2D\n")
     with caplog.at_level(logging.WARNING, logger="ascend_mp"):
@@ -922,7 +922,7 @@ def test_a_large_keep_dtype_file_that_matches_nothing_gives_one_summary_warning(
 
 
 def test_reduce_precision_is_logged_when_only_the_inputs_are_reduced(caplog: pytest.LogCaptureFixture) -> None:
-    """Issue 12.11: ops whose outputs keep their dtype (bool/int results, fp16-in/fp32-out kernels) but whose
+    """ops whose outputs keep their dtype (bool/int results, fp16-in/fp32-out kernels) but whose
     inputs go to fp16 get their `Reduce precision` line too."""
     text = """
     func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>, %m: tensor<4x8xf32>) -> (tensor<4xi1>, tensor<4xi32>) {

@@ -1,4 +1,4 @@
-"""ascend-train when things go wrong (issue 14 items 4, 5, 16) and its outputs and UX (issue 12 item 17):
+"""ascend-train when things go wrong and its outputs and UX:
 non-finite values, divergence, loss-scale collapse, damaged checkpoints, devices/pipes/symlinks at the
 output paths, Ctrl-C, custom models, the progress bar and the plot."""
 

@@ -6,9 +6,9 @@ The pass (`passes/precision.py`) owns everything else, once, for every rule: sig
 kernel choice among the op's `caps`, gray-op voting, overrides (`customize_dtypes`,
 `keep_dtype`), casts and the report.
 
-* :data:`CANN_MODES` maps each v1 `precision_mode` to its rule (DESIGN.md section 5).
+* :data:`CANN_MODES` maps each v1 `precision_mode` to its rule (docs/design.md §5).
 * :data:`POLICIES` maps each `policy` name to a factory building its rule from the
-  options (DESIGN.md section 11): `cann`, `tf`, `mindspore`, `torch`.
+  options (docs/design.md §11): `cann`, `tf`, `mindspore`, `torch`.
 
 An unknown mode, policy or level is an :class:`AscendError`; there is no default branch.
 

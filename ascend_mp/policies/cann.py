@@ -32,7 +32,7 @@ class ForceFp16(Rule):
 
 @dataclass(frozen=True)
 class ForceFp32(Rule):
-    """force_fp32 (seed 001): the most precise kernel: fp32 in/out; a black op without an fp32
+    """force_fp32: the most precise kernel: fp32 in/out; a black op without an fp32
     AI Core kernel takes the AI CPU's fp32 one; else fp16 in with the most precise outputs."""
 
     context_free: bool = True

@@ -1,7 +1,6 @@
 """Verifier errors: IR the interpreter cannot run is refused at parse time with one line.
 
-Each case is one op in a function; the error must name the op and what is wrong (issue 14
-item 7: windows larger than their padded input, AvgPoolGrad's window, OneHot's on/off values,
+Each case is one op in a function; the error must name the op and what is wrong (windows larger than their padded input, AvgPoolGrad's window, OneHot's on/off values,
 LayerNormGrad's statistics, empty reductions, caps of the wrong arity), and the new CNN ops'
 structural checks.
 """

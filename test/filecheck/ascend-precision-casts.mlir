@@ -3,7 +3,7 @@
 // RUN: ascend-opt %s --split-input-file -p 'ascend-precision{mode=allow_mix_precision soc=ascend910b}' | ascend-opt --split-input-file -p 'ascend-precision{mode=allow_mix_precision soc=ascend910b}' | filecheck %s --check-prefixes=CHECK,F16
 // RUN: ascend-opt %s --split-input-file -p 'ascend-precision{mode=allow_mix_precision_bf16 soc=ascend910b}' | ascend-opt --split-input-file -p 'ascend-precision{mode=allow_mix_precision_bf16 soc=ascend910b}' | filecheck %s --check-prefixes=CHECK,BF16
 // COM: A user's cast f32 -> LOW of a value the pass retyped to LOW would make an exact round trip
-// COM: LOW -> f32 -> LOW (f16 or bf16), which vanishes (DESIGN 5): no cast back to f32 is inserted for it,
+// COM: LOW -> f32 -> LOW (f16 or bf16), which vanishes (docs/design.md §5): no cast back to f32 is inserted for it,
 // COM: and the user's cast, now an identity, is erased (its uses read the value). Not folded: a user cast whose
 // COM: input stays f32, bf16 into an f32 -> f16 cast (kept, fed through f32), f32 -> f16 -> f32.
 // COM: The last two RUN lines check that the pass is idempotent.

@@ -1,5 +1,5 @@
 // RUN: ascend-opt %s --split-input-file -p 'ascend-precision{mode=force_fp32}' | filecheck %s
-// COM: force_fp32 (seed 001; cube_fp16in_fp32out differs on cube ops: ascend-precision-cube.mlir): the most precise kernel an op has:
+// COM: force_fp32 (cube_fp16in_fp32out differs on cube ops: ascend-precision-cube.mlir): the most precise kernel an op has:
 // COM: fp32; else fp16 in with fp32 out; else fp16. A black op without an fp32 AI Core kernel runs
 // COM: its fp32 AI CPU kernel.
 

@@ -56,7 +56,7 @@ def test_a_mode_that_cannot_compile_is_reported(cnn_results: dict[int, dict[str,
 def test_mode_aliases_agree_and_fp16_halves_memory(cnn_results: dict[int, dict[str, ModeResult]]) -> None:
     results = cnn_results[0]
     assert set(results) == set(ALL_V1_MODES)
-    # force_fp32 and cube_fp16in_fp32out are different rules on cube ops (issue 12.6); the mix names are aliases.
+    # force_fp32 and cube_fp16in_fp32out are different rules on cube ops; the mix names are aliases.
     for a, b in (("allow_mix_precision", "allow_mix_precision_fp16"),):
         assert (results[a].max_rel_err, results[a].peak_bytes, results[a].casts) == (results[b].max_rel_err, results[b].peak_bytes, results[b].casts)
     fp16, fp32 = results["force_fp16"], results["force_fp32"]
@@ -106,7 +106,7 @@ def test_comparison_plumbing_on_hand_written_fp16_ir() -> None:
 
 
 # --------------------------------------------------------------------------------------
-# Several samples (issue 9 item 8) and per-op error attribution (issue 10 item 3)
+# Several samples and per-op error attribution
 # --------------------------------------------------------------------------------------
 
 CHAIN = """func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {

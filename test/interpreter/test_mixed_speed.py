@@ -1,5 +1,5 @@
-"""Mixed precision at fp32's cost (issue 13 item 3): the float16 rounding the executor skips or
-does faster must give the bits the rule (DESIGN 6) gives.
+"""Mixed precision at fp32's cost: the float16 rounding the executor skips or
+does faster must give the bits the rule (docs/design.md §6) gives.
 
 * results of `exact` kernels on float16 operands are not rounded: each against its float64
   formula rounded to float16 independently;

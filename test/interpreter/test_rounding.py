@@ -1,4 +1,4 @@
-"""float16 rounding of carried float16 tensors (issue 13 item 3): the compiled kernel (numba) and
+"""float16 rounding of carried float16 tensors: the compiled kernel (numba) and
 its Python body against numpy's own conversion `x.astype(float16)`, bit for bit, NaN payloads
 included; the numpy path likewise (NaN as NaN); and a mixed training step that gives the same
 bits with either path."""
