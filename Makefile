@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup test quick demo bench fuzz lit models conformance clean
+.PHONY: setup test lint quick demo bench fuzz lit models conformance clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,6 +15,17 @@ setup: $(STAMP)
 
 test: setup
 	$(BIN)/python -m pytest
+
+# ruff (lint + format check) and pyright (basic), configured in pyproject.toml. pyright reads the package through a
+# link tree laid out as the wheel installs it (dialects/ and passes/ inside ascend_mp/), made anew each run.
+TYPECHECK := build/typecheck/ascend_mp
+lint: setup
+	$(BIN)/ruff check --quiet .
+	$(BIN)/ruff format --check --quiet .
+	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)
+	for f in ascend_mp/*; do ln -s "$$PWD/$$f" $(TYPECHECK)/; done
+	for d in dialects passes examples; do ln -s "$$PWD/$$d" $(TYPECHECK)/$$d; done
+	$(BIN)/pyright
 
 # The edit-test loop: everything in-process, stop at the first failure; leaves out the random-graph
 # fuzzing, training runs and the few tests that start real processes (make test runs them all).
