@@ -115,11 +115,9 @@ def load_model(source: str | os.PathLike[str] | bytes | onnx.ModelProto, name: s
     else:
         label = name or os.fspath(source)
         base = os.path.dirname(os.path.abspath(os.fspath(source)))
-        try:
-            with open(source, "rb") as f:
-                data = f.read()
-        except OSError as e:
-            raise AscendError(f"{label}: cannot read file: {e.strerror or e}") from None
+        from ascend_mp.fileio import read_input
+
+        data = read_input(source, stdin=False)  # bounded; a device refused, a named pipe waited for
     model = onnx.ModelProto()
     try:
         model.ParseFromString(data)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import IO, NoReturn
@@ -144,6 +145,22 @@ class AscendOptMain(xDSLOptMain):
         self.ctx.get_optional_dialect("builtin")
         return super().output_resulting_program(prog)
 
+    def get_input_stream(self) -> tuple[IO[bytes], str]:
+        """The input read through `fileio.read_input` (bounded; `-` or no file: standard input; a named
+        pipe waited for, a device refused). An ONNX model is read by its frontend, from its path."""
+        from ascend_mp.fileio import read_input
+        from ascend_mp.frontend.tools import is_onnx
+
+        path = self.args.input_file
+        if path is None or path == "-":
+            return io.BytesIO(read_input("-")), "mlir"
+        if is_onnx(path):
+            return io.BytesIO(b""), "onnx"
+        return io.BytesIO(read_input(path)), path.rsplit(".", 1)[-1] if "." in os.path.basename(path) else ""
+
+    def get_input_name(self) -> str:
+        return "stdin" if self.args.input_file in (None, "-") else self.args.input_file
+
     def prepare_output(self) -> IO[str]:
         return sys.stdout if self.args.output_file is None else _Deferred()
 
@@ -153,8 +170,7 @@ class AscendOptMain(xDSLOptMain):
         try:
             module = self.parse_chunk(stream, ext)
         finally:
-            if stream is not sys.stdin.buffer:
-                stream.close()
+            stream.close()
         assert module is not None
         return module
 
