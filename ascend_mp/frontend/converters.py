@@ -1,4 +1,4 @@
-"""One small converter per ONNX op type: `CONVERTERS[op_type](cx, node)`.
+"""One small converter per ONNX op type, registered in `registry.CONVERTERS` (`CONVERTERS[op_type](cx, node)`).
 
 A converter reads the node's inputs (`cx.value`, or `cx.const` for the ones that must
 be known at import: shapes, axes, filters to re-layout), emits ascend ops named after
@@ -13,27 +13,18 @@ from ops it has, exactly (Clip as Maximum + Minimum, HardSigmoid as Mul, Add, Cl
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.ir import SSAValue
 
 from ascend_mp.dialects import ascend
 from ascend_mp.dtypes import tensor_dtype
-from ascend_mp.frontend.onnx_import import Converter, Node, Unsupported
+from ascend_mp.frontend.registry import Unsupported, converter
 
-Convert = Callable[[Converter, Node], None]
-CONVERTERS: dict[str, Convert] = {}
-
-
-def converter(*op_types: str) -> Callable[[Convert], Convert]:
-    def register(fn: Convert) -> Convert:
-        for t in op_types:
-            CONVERTERS[t] = fn
-        return fn
-
-    return register
+if TYPE_CHECKING:
+    from ascend_mp.frontend.onnx_import import Converter, Node
 
 
 def _op(name: str) -> type[ascend.AscendOp]:

@@ -31,31 +31,15 @@ from xdsl.utils.exceptions import VerifyException
 from ascend_mp.dialects import ascend
 from ascend_mp.dtypes import element_type, tensor_dtype
 from ascend_mp.errors import AscendError
-from ascend_mp.frontend.fold import Graph, ValueType, attrs_of, fold_graph, is_static
-from ascend_mp.frontend.model import InputShapes, check_opsets, load_model, parse_input_shape
+from ascend_mp.frontend.fold import ONNX_TO_DTYPE, Graph, ValueType, attrs_of, fold_graph, is_static
+from ascend_mp.frontend.model import InputShapes, check_graph, check_opsets, load_model, parse_input_shape
+from ascend_mp.frontend.registry import Unsupported, converters
 
-ONNX_TO_DTYPE = {
-    onnx.TensorProto.FLOAT: "f32",
-    onnx.TensorProto.FLOAT16: "f16",
-    onnx.TensorProto.BFLOAT16: "bf16",
-    onnx.TensorProto.DOUBLE: "f64",
-    onnx.TensorProto.BOOL: "i1",
-    onnx.TensorProto.INT8: "i8",
-    onnx.TensorProto.INT16: "i16",
-    onnx.TensorProto.INT32: "i32",
-    onnx.TensorProto.INT64: "i64",
-    onnx.TensorProto.UINT8: "ui8",
-    onnx.TensorProto.UINT16: "ui16",
-    onnx.TensorProto.UINT32: "ui32",
-    onnx.TensorProto.UINT64: "ui64",
-}
+__all__ = ["Converter", "Node", "Unsupported", "import_onnx"]
+
 _INTEGER_ONNX_TYPES = frozenset(k for k, v in ONNX_TO_DTYPE.items() if v[0] in "iu" and v != "i1")
 from ascend_mp.frontend.tools import NAME_ATTR  # noqa: E402  (stated once, where the tools read it)
 _VALID_HINT = re.compile(r"[A-Za-z_$.-][\w$.-]*")
-
-
-class Unsupported(AscendError):
-    """A node a converter cannot express (an attribute combination, a non-constant operand)."""
 
 
 def import_onnx(
@@ -70,9 +54,16 @@ def import_onnx(
     with one line naming the file and the input or node at fault.
     """
     model, label = load_model(source, name)
+    check_graph(model, label)
     opset = check_opsets(model, label)
     if model.functions:
-        model = onnx.inliner.inline_local_functions(model)
+        from onnx import inliner  # a submodule `import onnx` does not load
+
+        try:
+            model = inliner.inline_local_functions(model)
+        except Exception as e:  # noqa: BLE001 - onnx's inliner on an inconsistent function: one line
+            raise AscendError(f"{label}: its local functions cannot be inlined: {' '.join(str(e).split())}") from None
+        check_graph(model, label)
     shapes = input_shape if isinstance(input_shape, InputShapes) else parse_input_shape(input_shape)  # pyright: ignore[reportArgumentType]
     graph = _initial_graph(model, shapes, label)
     try:
@@ -157,8 +148,7 @@ def _shape_str(dims: Sequence[object]) -> str:
 
 
 def _check_supported(graph: Graph, label: str) -> None:
-    from ascend_mp.frontend.converters import CONVERTERS
-
+    CONVERTERS = converters()
     missing: Counter[str] = Counter()
     first: dict[str, str] = {}
     for node in graph.nodes:
@@ -201,7 +191,6 @@ class Converter:
         self.graph, self.opset, self.label = graph, opset, label
         self.values: dict[str, SSAValue] = {}
         self.types: dict[tuple[tuple[int, ...], str], TensorType] = {}
-        self.const_values: dict[str, SSAValue] = {}
         self.block: Block | None = None
         self.node: Node | None = None
 
@@ -320,8 +309,7 @@ class Converter:
 
     # -- driver --------------------------------------------------------------------------
     def convert(self) -> ModuleOp:
-        from ascend_mp.frontend.converters import CONVERTERS
-
+        CONVERTERS = converters()
         g = self.graph
         in_types = [self.type_of(n) for n in g.inputs]
         block = Block(arg_types=in_types)
