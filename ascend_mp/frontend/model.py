@@ -276,6 +276,37 @@ def check_graph(model: onnx.ModelProto, label: str) -> None:
         seen.add(out.name)
 
 
+def check_arity(model: onnx.ModelProto, opset: int, label: str) -> None:
+    """Every default-domain node has the inputs and outputs its ONNX schema requires (an `Add` with one input,
+    or `''` for a required input, would otherwise pass as something else), and no more than it allows."""
+    from onnx import defs
+
+    option = defs.OpSchema.FormalParameterOption
+    schemas: dict[str, defs.OpSchema | None] = {}
+    for node in model.graph.node:
+        if node.domain not in SUPPORTED_DOMAINS:
+            continue
+        if node.op_type not in schemas:
+            try:
+                schemas[node.op_type] = defs.get_schema(node.op_type, opset, "")
+            except Exception:  # noqa: BLE001 - an op onnx does not know: reported as unsupported later
+                schemas[node.op_type] = None
+        schema = schemas[node.op_type]
+        if schema is None:
+            continue
+        shown = f"{label}: node '{node.name or node.op_type}' ({node.op_type})"
+        given = list(node.input)
+        if len(given) > schema.max_input:
+            raise AscendError(f"{shown} has {len(given)} inputs; {node.op_type} takes at most {schema.max_input}")
+        for i, formal in enumerate(schema.inputs):
+            if formal.option == option.Single and (i >= len(given) or not given[i]):
+                raise AscendError(f"{shown}: input {i} ('{formal.name}') is required but not given")
+            if formal.option == option.Variadic and not any(given[i:]):
+                raise AscendError(f"{shown}: needs at least one '{formal.name}' input")
+        if len(node.output) > schema.max_output:
+            raise AscendError(f"{shown} has {len(node.output)} outputs; {node.op_type} gives at most {schema.max_output}")
+
+
 def _text(value: object) -> str:
     """A name for a message: text as is, bytes that are not UTF-8 as a Python literal."""
     return value if isinstance(value, str) else repr(value)

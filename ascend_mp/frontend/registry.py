@@ -1,7 +1,7 @@
 """The converter registry: `CONVERTERS[op_type](cx, node)`, filled by `converters.py`'s `@converter`.
 
 Its own module so that the converters and the importer that calls them do not import each other:
-`converters` registers here, `onnx_import` reads `CONVERTERS` (importing `converters` once to fill it).
+`converters` registers here; `onnx_import` imports `converters` (which fills it) and reads `CONVERTERS`.
 """
 
 from __future__ import annotations
@@ -33,12 +33,5 @@ def converter(*op_types: str) -> Callable[[Convert], Convert]:
     return register
 
 
-def converters() -> dict[str, Convert]:
-    """The filled registry (every converter module imported)."""
-    import ascend_mp.frontend.converters  # noqa: F401  (registers on import)
-
-    return CONVERTERS
-
-
-__all__ = ["CONVERTERS", "Convert", "Unsupported", "converter", "converters"]
+__all__ = ["CONVERTERS", "Convert", "Unsupported", "converter"]
 
