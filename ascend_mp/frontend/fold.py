@@ -429,16 +429,22 @@ def fold_graph(model: onnx.ModelProto, graph: Graph, opset: int) -> Graph:
     then one folding pass per round of shape inference, until a round folds nothing."""
     opsets = list(model.opset_import)
     graph.nodes = topological_order(graph.nodes)
+    # Fold first, with the types known before inference (inputs, constants): what folds on constants alone
+    # is folded (or refused by the tensor limit) before onnx's data propagation could materialise it.
+    graph.types = {**graph.types, **{n: (helper.np_dtype_to_tensor_dtype(v.dtype), tuple(v.shape)) for n, v in graph.consts.items()}}
+    _fold_pass(graph, opset)
     while True:
         graph.types = infer_types(model, graph, opsets)
-        remaining: list[onnx.NodeProto] = []
-        for node in graph.nodes:
-            if not _fold_node(node, graph, opset):
-                remaining.append(node)
-        changed = len(remaining) != len(graph.nodes)
-        graph.nodes = remaining
-        if not changed:
+        if not _fold_pass(graph, opset):
             return graph
+
+
+def _fold_pass(graph: Graph, opset: int) -> bool:
+    """Fold every node that can be, in one pass in topological order; whether any was."""
+    remaining = [node for node in graph.nodes if not _fold_node(node, graph, opset)]
+    changed = len(remaining) != len(graph.nodes)
+    graph.nodes = remaining
+    return changed
 
 
 def topological_order(nodes: Sequence[onnx.NodeProto]) -> list[onnx.NodeProto]:

@@ -10,7 +10,6 @@ casts drawn as diamonds).
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -50,7 +49,7 @@ def compare_policies(module: ModuleOp, soc: str = "ascend910", op_info: str | No
 
     reports = []
     for _, options in POLICY_COLUMNS:
-        reports.append(run_precision(copy.deepcopy(module), soc=soc, op_info=op_info, **options))  # type: ignore[arg-type]
+        reports.append(run_precision(module.clone(), soc=soc, op_info=op_info, **options))  # type: ignore[arg-type]
     rows: list[Row] = []
     for i, first in enumerate(reports[0].ops):
         decisions = [r.ops[i] for r in reports]
@@ -183,7 +182,7 @@ def run(args: argparse.Namespace, read_input: Callable[[], ModuleOp]) -> None:
             if args.compare_json:
                 write_output(args.compare_json, json.dumps(to_json(rows), indent=2) + "\n")
         if args.precision_dot:
-            target = copy.deepcopy(module)
+            target = module.clone()
             names = ("mode", "mode_v2", "modify_mixlist", "keep_dtype", "customize_dtypes", "soc", "op_info", "report")
             config = load_config(
                 *(options.get(k) if k != "soc" else soc for k in names),

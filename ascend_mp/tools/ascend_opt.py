@@ -61,12 +61,11 @@ class AscendOptMain(xDSLOptMain):
         super().register_all_frontends()
 
         def parse_mlir(stream: IO[bytes], line_offset: int = 0) -> ModuleOp:
-            from ascend_mp.ir import LocatingParser, decode_source
+            from ascend_mp.ir import decode_source
+            from ascend_mp.tools.cli import parse_text
 
             text = decode_source(stream.read(), self.get_input_name(), line_offset)
-            parser = LocatingParser(self.ctx, text, self.get_input_name())
-            parser.line_offset = line_offset
-            return parser.parse_module(not self.args.no_implicit_module)
+            return parse_text(self.ctx, text, self.get_input_name(), line_offset, not self.args.no_implicit_module)
 
         self.available_frontends["mlir"] = parse_mlir
 
@@ -154,6 +153,10 @@ class AscendOptMain(xDSLOptMain):
         path = self.args.input_file
         if path is None or path == "-":
             return io.BytesIO(read_input("-")), "mlir"
+        try:
+            os.stat(path)
+        except OSError as e:  # as the driver words it: `<path>: No such file or directory`
+            raise AscendError(f"{path}: {e.strerror}") from None
         if is_onnx(path):
             return io.BytesIO(b""), "onnx"
         return io.BytesIO(read_input(path)), path.rsplit(".", 1)[-1] if "." in os.path.basename(path) else ""
@@ -183,6 +186,8 @@ class AscendOptMain(xDSLOptMain):
             check_writable(self.args.output_file)
         from ascend_mp.policies import compare
 
+        if getattr(self.args, "compare_json", None) and not getattr(self.args, "compare_policies", False):
+            raise UsageError("--compare-json needs --compare-policies (it writes that comparison)")
         if compare.wanted(self.args):
             compare.run(self.args, self.read_input_module)
             return

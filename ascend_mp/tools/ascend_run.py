@@ -212,7 +212,7 @@ def run(argv: Sequence[str] | None) -> None:
     from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
 
     from ascend_mp.interpreter.runner import Program
-    from ascend_mp.ir import make_context, parse_module
+    from ascend_mp.ir import make_context
     from ascend_mp.limits import check_module_sizes, check_no_recursion, module_values
 
     options: dict[str, Any] = precision_options(args)
@@ -237,8 +237,12 @@ def run(argv: Sequence[str] | None) -> None:
         from ascend_mp.fileio import read_input
         from ascend_mp.ir import decode_source
 
-        name_ = "<stdin>" if args.file == "-" else args.file
-        module = parse_module(decode_source(read_input(args.file), name_), name_, ctx)
+        from ascend_mp.ir import verify
+        from ascend_mp.tools.cli import parse_text
+
+        source = "<stdin>" if args.file == "-" else args.file
+        module = parse_text(ctx, decode_source(read_input(args.file), source), source)
+        verify(module)
     check_no_recursion(module)
     impl = impl_mode_options(args)
     if impl:  # recorded on the ops before the precision pass (and kept by every mode of --compare-modes)

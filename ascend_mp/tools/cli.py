@@ -133,6 +133,44 @@ def _quiet_stdout() -> None:
 
 
 # --------------------------------------------------------------------------------------
+# Parsing module text (both tools)
+# --------------------------------------------------------------------------------------
+
+
+def parse_text(ctx: Any, text: str, name: str, line_offset: int = 0, implicit_module: bool = True) -> Any:
+    """`ir.LocatingParser` on `text`, with xDSL's internal assertions (real literals for a complex tensor
+    trip one) turned into a one-line error at the op being parsed."""
+    from xdsl.utils.exceptions import ParseError
+
+    from ascend_mp.ir import LocatingParser, format_parse_error
+
+    class Tracking(LocatingParser):
+        """Remembers where each op being parsed starts (innermost last)."""
+
+        opened: list[Any] = []
+
+        def parse_operation(self) -> Any:
+            self.opened.append(self._parser_state.current_token.span)  # pyright: ignore[reportPrivateUsage]
+            op = super().parse_operation()
+            self.opened.pop()
+            return op
+
+    try:
+        parser = Tracking(ctx, text, name)
+        parser.opened = []
+        parser.line_offset = line_offset
+        return parser.parse_module(implicit_module)
+    except ParseError as e:
+        raise AscendError(format_parse_error(e, line_offset)) from None
+    except AssertionError:
+        where = parser.opened[-1].get_location() if parser.opened else parser._parser_state.current_token.span.get_location()  # pyright: ignore[reportPrivateUsage]
+        raise AscendError(
+            f"{where.file}:{where.line + line_offset}:{where.col}: invalid literal for its type "
+            f"(e.g. real numbers for a complex tensor; write complex elements as (re, im))"
+        ) from None
+
+
+# --------------------------------------------------------------------------------------
 # Logging (--log, as ATC's)
 # --------------------------------------------------------------------------------------
 
