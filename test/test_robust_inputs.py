@@ -211,3 +211,55 @@ def test_a_failing_device_output_changes_no_other_output(tmp_path: Path) -> None
     one_error(result, "ascend-opt", "/dev/full", "No space left on device")
     assert out.read_text() == "precious\n"
     assert [p.name for p in tmp_path.iterdir()] == ["out.mlir"]
+
+
+# --------------------------------------------------------------------------------------
+# Long chains (no deep recursion) and output names that must read back
+# --------------------------------------------------------------------------------------
+
+def _chain(n: int) -> str:
+    lines = ["func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {"]
+    prev = "%x"
+    for i in range(n):
+        lines.append(f'  %{i} = ascend.Relu {prev} {{name = "r{i}"}} : (tensor<4xf32>) -> tensor<4xf32>')
+        prev = f"%{i}"
+    return "\n".join([*lines, f"  func.return {prev} : tensor<4xf32>", "}", ""])
+
+
+def test_policy_views_of_a_long_chain(tmp_path: Path) -> None:
+    import sys
+
+    src = tmp_path / "chain.mlir"
+    src.write_text(_chain(400))
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(300)  # a copy that recursed along the chain would need a frame per op
+    try:
+        result = call("ascend-opt", [str(src), "--compare-policies", "--precision-dot", str(tmp_path / "g.dot"),
+                                     "--precision_mode", "allow_mix_precision"])
+    finally:
+        sys.setrecursionlimit(limit)
+    assert result.returncode == 0, result.stderr
+    assert "r399" in result.stdout and "r399" in (tmp_path / "g.dot").read_text()
+
+
+def test_output_names_that_are_not_plain_npz_members(tmp_path: Path) -> None:
+    import onnx
+    from onnx import TensorProto, helper
+
+    names = ["file", "allow_pickle", "../../evil", "ok"]
+    nodes = [helper.make_node("Relu", ["x"], [n], name=f"n{i}") for i, n in enumerate(names)]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                          [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in names])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    x = tmp_path / "x.npy"
+    np.save(x, np.array([-1, 0, 2], np.float32))
+    out = tmp_path / "out.npz"
+    result = call("ascend-run", [str(path), "--input", f"x={x}", "-o", str(out)])
+    assert result.returncode == 0, result.stderr
+    assert "'../../evil' is stored" in result.stderr and "as 'result2' only" in result.stderr
+    with np.load(out) as data:
+        assert sorted(data.files) == sorted(["file", "allow_pickle", "ok", "result0", "result1", "result2", "result3"])
+        for key in ("file", "allow_pickle", "ok", "result2"):
+            np.testing.assert_array_equal(data[key], [0, 0, 2])
+    assert not (tmp_path.parent / "evil.npy").exists()
