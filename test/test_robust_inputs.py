@@ -263,3 +263,50 @@ def test_output_names_that_are_not_plain_npz_members(tmp_path: Path) -> None:
         for key in ("file", "allow_pickle", "ok", "result2"):
             np.testing.assert_array_equal(data[key], [0, 0, 2])
     assert not (tmp_path.parent / "evil.npy").exists()
+
+
+# --------------------------------------------------------------------------------------
+# Determinism: blob names depend only on the module printed
+# --------------------------------------------------------------------------------------
+
+def _opt_text(argv: list[str]) -> str:
+    """ascend-opt's output in this process, without a fresh blob store (blobs of earlier runs stay)."""
+    import contextlib
+    import io
+
+    from ascend_mp.tools.ascend_opt import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            main(argv)
+        except SystemExit as e:
+            assert not e.code, e.code
+    return out.getvalue()
+
+
+def test_the_same_input_prints_the_same_text_in_one_process(tmp_path: Path) -> None:
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from ascend_mp.resources import isolated_store
+
+    paths = []
+    for value in (1.0, 2.0):  # the same names, other bytes: the process-wide store renames the second
+        g = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"], name="a")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])],
+                              [numpy_helper.from_array(np.full((4, 8), value, np.float32), "w")])
+        paths.append(tmp_path / f"m{value:g}.onnx")
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(paths[-1]))
+    with isolated_store():
+        alone = _opt_text([str(paths[1]), "--precision_mode", "force_fp16"])
+    with isolated_store():
+        _opt_text([str(paths[0]), "--precision_mode", "force_fp16"])
+        runs = [_opt_text([str(paths[1]), "--precision_mode", "force_fp16"]) for _ in range(2)]
+        text = tmp_path / "printed.mlir"
+        text.write_text(runs[0])
+        reparsed = [_opt_text([str(text)]) for _ in range(2)]
+    assert runs[0] == runs[1] == alone
+    assert reparsed[0] == reparsed[1] == alone
+    assert "dense_resource<w_f16>" in alone

@@ -19,9 +19,11 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import IO, NoReturn
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType as PassPipelineCallback
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException
+from xdsl.targets.mlir import MLIRTarget
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ascend_mp.errors import AscendError
@@ -65,7 +67,8 @@ class AscendOptMain(xDSLOptMain):
             from ascend_mp.tools.cli import parse_text
 
             text = decode_source(stream.read(), self.get_input_name(), line_offset)
-            return parse_text(self.ctx, text, self.get_input_name(), line_offset, not self.args.no_implicit_module)
+            return parse_text(self.ctx, text, self.get_input_name(), line_offset, not self.args.no_implicit_module,
+                              raw_parse_errors=True)
 
         self.available_frontends["mlir"] = parse_mlir
 
@@ -83,8 +86,9 @@ class AscendOptMain(xDSLOptMain):
 
     def register_all_targets(self):
         super().register_all_targets()
-        # The other xDSL targets (llvm, riscv-asm, csl, ...) cannot print the ascend dialect.
-        self.available_targets = {"mlir": self.available_targets["mlir"]}
+        # The other xDSL targets (llvm, riscv-asm, csl, ...) cannot print the ascend dialect; MLIR text is
+        # printed with resources.ModulePrinter (blob names that depend only on the module printed).
+        self.available_targets = {"mlir": lambda: _ModuleTarget}
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
@@ -203,6 +207,26 @@ class AscendOptMain(xDSLOptMain):
         super().run()
         if isinstance(output, _Deferred):
             write_output(self.args.output_file, output.getvalue())
+
+
+class _ModuleTarget(MLIRTarget):
+    """xDSL's MLIR target with `resources.ModulePrinter`: the same module prints the same text in one process."""
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        from ascend_mp.blob_names import ModulePrinter
+
+        if self.syntax_highlight:  # colours for a terminal: xDSL's own printer
+            super().emit(ctx, module, output)
+            return
+        printer = ModulePrinter(
+            stream=output,
+            print_generic_format=self.print_generic_format,
+            print_properties_as_attributes=self.print_properties_as_attributes,
+            print_debuginfo=self.print_debuginfo,
+        )
+        printer.print_op(module)
+        printer.print_metadata(ctx.loaded_dialects)
+        print("\n", file=output)
 
 
 _TRAINING_PASSES = frozenset({"ascend-autodiff", "ascend-loss-scale"})

@@ -137,11 +137,14 @@ def _quiet_stdout() -> None:
 # --------------------------------------------------------------------------------------
 
 
-def parse_text(ctx: Any, text: str, name: str, line_offset: int = 0, implicit_module: bool = True) -> Any:
+def parse_text(ctx: Any, text: str, name: str, line_offset: int = 0, implicit_module: bool = True,
+               raw_parse_errors: bool = False) -> Any:
     """`ir.LocatingParser` on `text`, with xDSL's internal assertions (real literals for a complex tensor
-    trip one) turned into a one-line error at the op being parsed."""
+    trip one) turned into a one-line error at the op being parsed. A `ParseError` becomes a one-line
+    AscendError too, unless `raw_parse_errors` (the opt driver reports them itself: --parsing-diagnostics)."""
     from xdsl.utils.exceptions import ParseError
 
+    import ascend_mp.blob_names  # noqa: F401  (records the blob names the parser declares)
     from ascend_mp.ir import LocatingParser, format_parse_error
 
     class Tracking(LocatingParser):
@@ -161,6 +164,8 @@ def parse_text(ctx: Any, text: str, name: str, line_offset: int = 0, implicit_mo
         parser.line_offset = line_offset
         return parser.parse_module(implicit_module)
     except ParseError as e:
+        if raw_parse_errors:
+            raise
         raise AscendError(format_parse_error(e, line_offset)) from None
     except AssertionError:
         where = parser.opened[-1].get_location() if parser.opened else parser._parser_state.current_token.span.get_location()  # pyright: ignore[reportPrivateUsage]
