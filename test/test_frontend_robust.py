@@ -318,3 +318,31 @@ def test_valid_external_data_and_an_unknown_key(tmp_path: Path, caplog: pytest.L
     assert any("unknown external_data key 'flavour'" in r.getMessage() for r in caplog.records)
     (y,) = Program.from_module(module).run("main", np.zeros((2, 3), np.float32))
     np.testing.assert_array_equal(y, np.ones((2, 3), np.float32))
+
+
+# --------------------------------------------------------------------------------------
+# xdsl_compat.bulk_ir: the collector paused for bulk IR work, always resumed
+# --------------------------------------------------------------------------------------
+
+def test_bulk_ir_pauses_and_resumes_the_collector() -> None:
+    import gc
+
+    from ascend_mp.xdsl_compat import bulk_ir
+
+    assert gc.isenabled()
+    with bulk_ir():
+        assert not gc.isenabled()
+        with bulk_ir():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # only the outermost block resumes it
+    assert gc.isenabled()
+    with pytest.raises(ValueError), bulk_ir():
+        raise ValueError("boom")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with bulk_ir():
+            pass
+        assert not gc.isenabled()  # a collector paused by the caller stays paused
+    finally:
+        gc.enable()

@@ -75,7 +75,10 @@ def import_onnx(
     except AscendError as e:
         raise AscendError(f"{label}: {e}") from None
     _check_supported(graph, label)
-    return Converter(graph, opset, label).convert()
+    from ascend_mp.xdsl_compat import bulk_ir
+
+    with bulk_ir():
+        return Converter(graph, opset, label).convert()
 
 
 # --------------------------------------------------------------------------------------

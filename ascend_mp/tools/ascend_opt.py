@@ -66,9 +66,12 @@ class AscendOptMain(xDSLOptMain):
             from ascend_mp.ir import decode_source
             from ascend_mp.tools.cli import parse_text
 
+            from ascend_mp.xdsl_compat import bulk_ir
+
             text = decode_source(stream.read(), self.get_input_name(), line_offset)
-            return parse_text(self.ctx, text, self.get_input_name(), line_offset, not self.args.no_implicit_module,
-                              raw_parse_errors=True)
+            with bulk_ir():
+                return parse_text(self.ctx, text, self.get_input_name(), line_offset, not self.args.no_implicit_module,
+                                  raw_parse_errors=True)
 
         self.available_frontends["mlir"] = parse_mlir
 
@@ -224,8 +227,11 @@ class _ModuleTarget(MLIRTarget):
             print_properties_as_attributes=self.print_properties_as_attributes,
             print_debuginfo=self.print_debuginfo,
         )
-        printer.print_op(module)
-        printer.print_metadata(ctx.loaded_dialects)
+        from ascend_mp.xdsl_compat import bulk_ir
+
+        with bulk_ir():
+            printer.print_op(module)
+            printer.print_metadata(ctx.loaded_dialects)
         print("\n", file=output)
 
 
