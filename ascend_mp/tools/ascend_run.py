@@ -131,7 +131,8 @@ def gather_inputs(args: argparse.Namespace, specs: Sequence[Any], func_name: str
             continue
         if any(d < 0 for d in spec.shape):
             raise AscendError(f"argument {i} (%{spec.name}) of @{func_name} has a dynamic shape; give it with --input")
-        check_alloc(spec.shape, spec.dtype.itemsize, f"argument {i} (%{spec.name}) of @{func_name} ({spec.type_str})")
+        check_alloc(spec.shape, spec.dtype.itemsize,
+                    f"{args.file}: random input for argument {i} (%{spec.name}) of @{func_name} ({spec.type_str})")
         arrays.append(random_array(rng, spec.dtype, spec.shape))
         sources.append(f"random, seed {args.seed}")
     return arrays, sources

@@ -145,7 +145,7 @@ def parse_text(ctx: Any, text: str, name: str, line_offset: int = 0, implicit_mo
     from xdsl.utils.exceptions import ParseError
 
     import ascend_mp.blob_names  # noqa: F401  (records the blob names the parser declares)
-    from ascend_mp.ir import LocatingParser, format_parse_error
+    from ascend_mp.ir import _LOCATIONS, LocatingParser, format_parse_error, source_location  # pyright: ignore[reportPrivateUsage]
 
     class Tracking(LocatingParser):
         """Remembers where each op being parsed starts (innermost last)."""
@@ -162,7 +162,7 @@ def parse_text(ctx: Any, text: str, name: str, line_offset: int = 0, implicit_mo
         parser = Tracking(ctx, text, name)
         parser.opened = []
         parser.line_offset = line_offset
-        return parser.parse_module(implicit_module)
+        module = parser.parse_module(implicit_module)
     except ParseError as e:
         if raw_parse_errors:
             raise
@@ -173,6 +173,9 @@ def parse_text(ctx: Any, text: str, name: str, line_offset: int = 0, implicit_mo
             f"{where.file}:{where.line + line_offset}:{where.col}: invalid literal for its type "
             f"(e.g. real numbers for a complex tensor; write complex elements as (re, im))"
         ) from None
+    if source_location(module) is None:  # an implicit module is the whole file: errors about it point at 1:1
+        _LOCATIONS[module] = (name, 0, line_offset)
+    return module
 
 
 # --------------------------------------------------------------------------------------
