@@ -204,8 +204,19 @@ def check_writable(path: str | os.PathLike[str]) -> None:
 
 
 def check_input_file(path: str | os.PathLike[str]) -> None:
-    """Refuse an input path that is a device (`/dev/zero` would be read for ever); `-` is standard input."""
+    """For a reader that opens `path` itself rather than through `read_input`: refuse a device (`/dev/zero`
+    would be read for ever) and a named pipe (opening it blocks until a writer comes); `-` is standard input."""
     path = os.fspath(path)
+    _refuse_device(path)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISFIFO(mode):
+        raise AscendError(f"{path}: cannot read file: it is a named pipe; give a regular file (or - for standard input)")
+
+
+def _refuse_device(path: str) -> None:
     if path == "-":
         return
     try:
@@ -230,7 +241,7 @@ def read_input(path: str | os.PathLike[str], stdin: bool = True) -> bytes:
         if stream is None:  # a text stream (tests): its text as UTF-8
             return _bounded(path, lambda n: sys.stdin.read(n).encode("utf-8"), limit)
         return _bounded(path, stream.read, limit)
-    check_input_file(path)
+    _refuse_device(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a named pipe with no writer must not block the open
     except OSError as e:

@@ -116,11 +116,8 @@ def module_values(module: Any) -> Iterable[tuple[str, Any]]:
         if isinstance(op, func.FuncOp):
             if op.is_declaration:
                 continue
-            from ascend_mp.ir import source_location
-
-            where = source_location(op)  # `file:line:col` of the function, when it was parsed
             for i, arg in enumerate(op.args):
-                yield f"{where + ': ' if where else ''}argument {i} of @{op.sym_name.data}", arg.type
+                yield f"argument {i} of @{op.sym_name.data}", arg.type
             continue
         for r in op.results:
             yield location_of(op), r.type

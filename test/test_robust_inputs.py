@@ -98,6 +98,13 @@ def test_a_pipe_without_writer_is_one_line(tool: str, name: str, argv: Callable[
     one_error(call(tool, argv(str(path))), tool, str(path), NO_WRITER)
 
 
+def test_op_info_pipe_is_refused(tmp_path: Path) -> None:
+    """--op_info is read by its path (a file or a folder): a pipe is refused at once, not opened."""
+    path = fifo(tmp_path, "ops.json")
+    result = call("ascend-opt", [str(INPUTS / "good.mlir"), "--precision_mode", "force_fp16", "--op_info", str(path)])
+    one_error(result, "ascend-opt", str(path), "it is a named pipe")
+
+
 def test_resume_from_a_pipe_is_refused(tmp_path: Path) -> None:
     path = fifo(tmp_path, "checkpoint.npz")
     one_error(call("ascend-train", ["--resume", str(path), "--epochs", "1"]), "ascend-train", str(path), "not a regular file")

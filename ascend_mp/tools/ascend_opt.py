@@ -185,10 +185,6 @@ class AscendOptMain(xDSLOptMain):
         return module
 
     def run(self):
-        from ascend_mp.fileio import check_input_file
-
-        if self.args.input_file is not None:
-            check_input_file(self.args.input_file)
         if self.args.output_file is not None:
             check_writable(self.args.output_file)
         from ascend_mp.policies import compare
