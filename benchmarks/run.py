@@ -272,7 +272,7 @@ def bench_scaling(quick: bool) -> None:
     for n in sizes:
         text = print_module_text(chain_module(n))
 
-        def parse_print() -> None:
+        def parse_print(text: str = text) -> None:
             with bulk_ir():
                 print_module_text(parse_text(make_context(), text, "bench.mlir"))
 

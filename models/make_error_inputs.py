@@ -59,7 +59,10 @@ def main() -> None:
 
 def _hostile(out: str) -> None:
     """Models that once gave a traceback, a hang or a silently wrong import (one line each now)."""
-    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
+
+    def i64(*v: int) -> np.ndarray:
+        return np.array(v, np.int64)
+
     cases = {
         "scalar-squeeze.onnx": ([helper.make_node("Squeeze", ["k", "ax"], ["s"], name="squeeze"),
                                  helper.make_node("Add", ["x", "s"], ["y"], name="add")],

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from test_error_corpus import CORPUS, Result, run_in_process
 
 INPUTS = CORPUS / "inputs"

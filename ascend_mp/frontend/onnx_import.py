@@ -31,15 +31,15 @@ from xdsl.utils.exceptions import VerifyException
 from ascend_mp.dialects import ascend
 from ascend_mp.dtypes import element_type, tensor_dtype
 from ascend_mp.errors import AscendError
+from ascend_mp.frontend import converters as _converters  # noqa: F401  (registers every converter)
 from ascend_mp.frontend.fold import ONNX_TO_DTYPE, Graph, ValueType, attrs_of, fold_graph, is_static, read_tensor
 from ascend_mp.frontend.model import InputShapes, check_arity, check_graph, check_opsets, load_model, parse_input_shape
-from ascend_mp.frontend import converters as _converters  # noqa: F401  (registers every converter)
 from ascend_mp.frontend.registry import CONVERTERS, Unsupported
+from ascend_mp.frontend.tools import NAME_ATTR  # stated once, where the tools read it
 
 __all__ = ["Converter", "Node", "Unsupported", "import_onnx"]
 
 _INTEGER_ONNX_TYPES = frozenset(k for k, v in ONNX_TO_DTYPE.items() if v[0] in "iu" and v != "i1")
-from ascend_mp.frontend.tools import NAME_ATTR  # noqa: E402  (stated once, where the tools read it)
 _VALID_HINT = re.compile(r"[A-Za-z_$.-][\w$.-]*", re.ASCII)
 _HINT_BAD = re.compile(r"[^\w$.-]", re.ASCII)
 """SSA name hints are ASCII (MLIR's suffix-id grammar): any other character of an ONNX name becomes `_`."""

@@ -27,7 +27,7 @@ import numpy as np
 
 from ascend_mp.errors import AscendError
 from ascend_mp.fileio import check_writable, is_safe_member, load_npy, load_npz, npz_bytes, write_output
-from ascend_mp.limits import check_alloc, tensor_bytes
+from ascend_mp.limits import check_alloc
 from ascend_mp.tools.atc import add_atc_arguments, impl_mode_options, precision_options
 from ascend_mp.tools.cli import UsageError, UsageParser, add_log_argument, one_line, run_tool, setup_logging
 

@@ -150,7 +150,7 @@ def parse_text(ctx: Any, text: str, name: str, line_offset: int = 0, implicit_mo
     class Tracking(LocatingParser):
         """Remembers where each op being parsed starts (innermost last)."""
 
-        opened: list[Any] = []
+        opened: list[Any]
 
         def parse_operation(self) -> Any:
             self.opened.append(self._parser_state.current_token.span)  # pyright: ignore[reportPrivateUsage]
