@@ -84,16 +84,14 @@ def _unknown_op_type(where: str, op_type: str, known: Collection[str], warnings:
 
 
 def _read_text(path: str) -> str:
-    from ascend_mp.fileio import check_input_file
+    from ascend_mp.fileio import read_input
 
-    check_input_file(path)
+    data = read_input(path, stdin=False)  # bounded; a device refused, a named pipe waited for
     try:
-        with open(path, encoding="utf-8-sig") as f:
-            return f.read()
-    except OSError as e:
-        raise AscendError(f"{path}: cannot read file: {e.strerror or e}") from None
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise AscendError(f"{path}: cannot read file: {e}") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")  # universal newlines, as text-mode open() reads
 
 
 def _lines(text: str) -> Iterator[tuple[int, int, str]]:

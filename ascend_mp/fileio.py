@@ -8,25 +8,37 @@ what is not a regular file:
   killed run are recognisable), is fsynced, then renamed over the path; an
   existing file keeps its permission bits, a new one gets `0666 & ~umask`;
 - a symlink: the same, applied to the file it points to (the link survives);
-- a device (`/dev/null`), a named pipe, a socket: opened and written through.
+- a device (`/dev/null`), a named pipe, a socket: opened and written through. A named pipe is
+  opened without blocking: when no reader opens it within `limits.pipe_wait_seconds()` the output
+  fails with one line instead of waiting for ever.
 
 Outputs of one run are committed together, only on success: inside
 `with deferred_outputs():` every `write_output` is queued and the queue is
 written when the block exits without an exception (and dropped otherwise).
 The queue is written in two phases: every output is first staged (its
 temporary file written and fsynced), and only if all of them could be staged
-are they renamed into place, so a failure to write one output leaves the
-others unchanged too.
+are they committed: the write-throughs (devices, pipes) first, since they can
+fail (`/dev/full`, a pipe with no reader), then the renames, so a failure to write
+one output leaves the regular files unchanged too.
 Outside such a block `write_output` writes at once (the Python API).
+
+`read_input(path)` is the one way the tools read an input file: `-` is standard input, a device
+(`/dev/zero`) is refused, a named pipe is opened without blocking and waited for (a writer within
+`limits.pipe_wait_seconds()`), and no input is read past `limits.max_input_bytes()`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import os
 import secrets
+import select
 import stat
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ascend_mp.errors import AscendError
 
@@ -60,7 +72,7 @@ class _Staged:
                 _sync_folder(self.target)
             else:
                 # A device, a pipe or a socket: write through, never replace.
-                with open(self.target, "wb") as f:
+                with os.fdopen(_open_for_writing(self.path, self.target), "wb") as f:
                     f.write(self.data or b"")
         except OSError as e:
             self.discard()
@@ -71,6 +83,34 @@ class _Staged:
             with contextlib.suppress(OSError):
                 os.unlink(self.tmp)
             self.tmp = None
+
+
+def _open_for_writing(path: str, target: str) -> int:
+    """A descriptor on an existing non-regular file, opened for writing without blocking on a pipe that has
+    no reader: such a pipe is retried until `pipe_wait_seconds()` have passed, then refused."""
+    from ascend_mp.limits import pipe_wait_seconds
+
+    deadline = time.monotonic() + pipe_wait_seconds()
+    while True:
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as e:
+            if e.errno != errno.ENXIO:  # ENXIO: a named pipe that no process reads
+                raise
+            if time.monotonic() >= deadline:
+                raise AscendError(
+                    f"{path}: cannot write file: it is a named pipe that no process reads "
+                    f"(waited {pipe_wait_seconds():g} s)"
+                ) from None
+            time.sleep(0.02)
+    _set_blocking(fd)
+    return fd
+
+
+def _set_blocking(fd: int) -> None:
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
 
 
 def _sync_folder(path: str) -> None:
@@ -133,8 +173,8 @@ def _write_all(queue: list[tuple[str, bytes]]) -> None:
     try:
         for path, data in queue:
             staged.append(_stage(path, data))
-        # Renames first (they hardly fail), then the write-throughs.
-        for item in sorted(staged, key=lambda s: s.tmp is None):
+        # The write-throughs first (a device or a pipe can refuse data), then the renames (they hardly fail).
+        for item in sorted(staged, key=lambda s: s.tmp is not None):
             item.commit()
     finally:
         for item in staged:
@@ -164,8 +204,19 @@ def check_writable(path: str | os.PathLike[str]) -> None:
 
 
 def check_input_file(path: str | os.PathLike[str]) -> None:
-    """Refuse an input path that is a device (`/dev/zero` would be read for ever); `-` is standard input."""
+    """For a reader that opens `path` itself rather than through `read_input`: refuse a device (`/dev/zero`
+    would be read for ever) and a named pipe (opening it blocks until a writer comes); `-` is standard input."""
     path = os.fspath(path)
+    _refuse_device(path)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISFIFO(mode):
+        raise AscendError(f"{path}: cannot read file: it is a named pipe; give a regular file (or - for standard input)")
+
+
+def _refuse_device(path: str) -> None:
     if path == "-":
         return
     try:
@@ -174,6 +225,79 @@ def check_input_file(path: str | os.PathLike[str]) -> None:
         return  # reading it reports the problem
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         raise AscendError(f"{path}: cannot read file: it is a device, not a file (use - to read standard input)")
+
+
+def read_input(path: str | os.PathLike[str], stdin: bool = True) -> bytes:
+    """The bytes of an input file (`-`: standard input, when `stdin`), as the module docstring says:
+    every problem is a one-line `AscendError` naming the path."""
+    from ascend_mp.limits import human_bytes, max_input_bytes
+
+    path = os.fspath(path)
+    limit = max_input_bytes()
+    if path == "-" and stdin:
+        import sys
+
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:  # a text stream (tests): its text as UTF-8
+            return _bounded(path, lambda n: sys.stdin.read(n).encode("utf-8"), limit)
+        return _bounded(path, stream.read, limit)
+    _refuse_device(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a named pipe with no writer must not block the open
+    except OSError as e:
+        raise AscendError(f"{path}: cannot read file: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise AscendError(f"{path}: cannot read file: Is a directory")
+        if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+            raise AscendError(f"{path}: cannot read file: it is a device, not a file (use - to read standard input)")
+        if stat.S_ISREG(st.st_mode) and st.st_size > limit:
+            raise AscendError(
+                f"{path}: cannot read file: it holds {human_bytes(st.st_size)}, more than the limit of "
+                f"{human_bytes(limit)} (physical memory, or $ASCEND_MP_MAX_TENSOR_BYTES)"
+            )
+        if stat.S_ISFIFO(st.st_mode):
+            _wait_for_writer(fd, path)
+        _set_blocking(fd)
+        return _bounded(path, lambda n: os.read(fd, n), limit)
+    except OSError as e:
+        raise AscendError(f"{path}: cannot read file: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+
+
+def _wait_for_writer(fd: int, path: str) -> None:
+    """Wait (bounded) until a named pipe has data or its writer has closed it."""
+    from ascend_mp.limits import pipe_wait_seconds
+
+    wait = pipe_wait_seconds()
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP)
+    if not poller.poll(int(wait * 1000)):
+        raise AscendError(f"{path}: cannot read file: it is a named pipe that no process writes (waited {wait:g} s)")
+
+
+_CHUNK = 1 << 20
+
+
+def _bounded(path: str, read: Callable[[int], bytes], limit: int) -> bytes:
+    """Everything `read` gives until end of file, refused as soon as it exceeds `limit` bytes."""
+    from ascend_mp.limits import human_bytes
+
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        chunk = read(min(_CHUNK, limit + 1 - total))
+        if not chunk:
+            return b"".join(parts)
+        parts.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise AscendError(
+                f"{path}: cannot read file: it holds more than the limit of {human_bytes(limit)} "
+                f"(physical memory, or $ASCEND_MP_MAX_TENSOR_BYTES)"
+            )
 
 
 @contextlib.contextmanager
@@ -191,3 +315,148 @@ def deferred_outputs() -> Iterator[None]:
             write_output(path, payload)
     else:
         _write_all(queue)
+
+
+# --------------------------------------------------------------------------------------
+# .npy / .npz files: headers checked before anything is allocated
+# --------------------------------------------------------------------------------------
+
+NPY_MAGIC = b"\x93NUMPY"
+NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip archive, or an empty one (only its end record)
+
+
+def _check_magic(path: str, data: bytes, magic: tuple[bytes, ...], kind: str) -> None:
+    """Refuse a file that does not start like a `kind` file (np.load would try it as a pickle)."""
+    if not any(data.startswith(m) for m in magic):
+        raise AscendError(f"{path}: not a {kind} file (it does not start with the {kind} header)")
+
+
+def _npy_header(f: Any, size: int, where: str) -> tuple[tuple[int, ...], bool, Any, int]:
+    """(shape, fortran order, dtype, data bytes) of an open .npy stream of `size` bytes, checked: the shape
+    must fit the bytes that follow and the tensor limit (`limits.check_alloc`). Reads only the header."""
+    from numpy.lib import format as npy
+
+    from ascend_mp.limits import check_alloc, tensor_bytes
+
+    try:
+        version = npy.read_magic(f)
+        if version not in ((1, 0), (2, 0), (3, 0)):
+            raise ValueError(f"unsupported .npy format version {version[0]}.{version[1]}")
+        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        shape, fortran, dtype = read_header(f)
+        if dtype.hasobject:
+            raise ValueError("it holds Python objects (pickles are refused)")
+        need = tensor_bytes(shape, dtype.itemsize)
+        have = size - f.tell()
+        if need > have:
+            raise ValueError(f"its header claims {shape} {dtype} ({need} bytes) but the file holds {have} bytes of data")
+    except (ValueError, TypeError, SyntaxError, EOFError) as e:
+        raise AscendError(f"{where}: not a readable .npy file: {_one_line(e)}") from None
+    check_alloc(shape, dtype.itemsize, where)
+    return shape, fortran, dtype, need
+
+
+def read_npy(f: Any, size: int, where: str) -> Any:
+    """An array from an open .npy stream of `size` bytes, its header checked (`_npy_header`) before
+    anything is allocated."""
+    import numpy as np
+
+    shape, fortran, dtype, need = _npy_header(f, size, where)
+    try:
+        data = f.read(need)
+    except EOFError as e:
+        raise AscendError(f"{where}: not a readable .npy file: {_one_line(e)}") from None
+    if len(data) != need:
+        raise AscendError(f"{where}: not a readable .npy file: its header claims {need} bytes of data but it ends after {len(data)}")
+    array = np.frombuffer(data, dtype=dtype).copy() if need else np.empty(0, dtype)
+    return array.reshape(shape, order="F" if fortran else "C")
+
+
+def load_npy(path: str) -> Any:
+    """The array of a .npy file (`read_input`: bounded, a named pipe waited for, a device refused)."""
+    import io
+
+    data = read_input(path, stdin=False)
+    _check_magic(path, data, (NPY_MAGIC,), ".npy")
+    return read_npy(io.BytesIO(data), len(data), path)
+
+
+def load_npz(path: str, kind: str = ".npz") -> dict[str, Any]:
+    """Every member of an .npz file (a valid empty archive gives none); each must be an .npy array.
+
+    Before anything is decompressed, every member's declared size and .npy header are checked
+    (`npz_members`): a zip bomb is refused from its headers."""
+    import io
+    import zipfile
+    import zlib
+
+    data = read_input(path, stdin=False)
+    _check_magic(path, data, NPZ_MAGIC, kind)
+    arrays: dict[str, Any] = {}
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            members = npz_members(path, z)
+            for key, info in members:
+                with z.open(info) as member:
+                    arrays[key] = read_npy(member, info.file_size, f"{path}[{key}]")
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError, zlib.error) as e:
+        raise AscendError(f"{path}: not a readable {kind} file: {_one_line(e)}") from None
+    return arrays
+
+
+def npz_members(path: str, z: Any) -> list[tuple[str, Any]]:
+    """(key, ZipInfo) of each member of an open .npz archive, after checking what the archive declares
+    (the uncompressed sizes, together) against the tensor limit, and each member's .npy header against its
+    size: the only reads are the headers. Errors name the archive and the member."""
+    from ascend_mp.limits import check_alloc
+
+    members: list[tuple[str, Any]] = []
+    total = 0
+    for info in z.infolist():
+        key = info.filename.removesuffix(".npy")
+        where = f"{path}[{key}]"
+        if info.is_dir() or not info.filename.endswith(".npy"):
+            raise AscendError(f"{where}: not an array (an .npz member must be a .npy file, got '{info.filename}')")
+        total += info.file_size
+        members.append((key, info))
+    check_alloc((total,), 1, f"{path}: the archive's members (as declared, uncompressed)")
+    for key, info in members:
+        with z.open(info) as member:  # decompresses only as far as the header
+            _npy_header(member, info.file_size, f"{path}[{key}]")
+    return members
+
+
+def is_safe_member(name: str) -> bool:
+    """Whether `name` can be an .npz member name as is: not empty, no path separator, no `..`, no leading
+    dot, no control character (a member name is a path inside the archive, and np.load maps it back)."""
+    return (
+        bool(name)
+        and name.isprintable()
+        and "/" not in name
+        and "\\" not in name
+        and not name.startswith(".")
+        and ".." not in name
+    )
+
+
+def npz_bytes(arrays: dict[str, Any]) -> bytes:
+    """An .npz archive of `arrays` (as np.savez writes it, but any key is a member: `file`, `allow_pickle`);
+    every key must satisfy `is_safe_member`."""
+    import io
+    import zipfile
+
+    import numpy as np
+    from numpy.lib import format as npy
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as z:
+        for key, value in arrays.items():
+            if not is_safe_member(key):
+                raise ValueError(f"'{key}' is not a plain .npz member name")
+            with z.open(key + ".npy", "w", force_zip64=True) as member:
+                npy.write_array(member, np.asanyarray(value), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split()) or type(e).__name__

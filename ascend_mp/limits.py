@@ -19,6 +19,9 @@ from typing import Any
 from ascend_mp.errors import AscendError
 
 ENV_MAX_BYTES = "ASCEND_MP_MAX_TENSOR_BYTES"
+ENV_PIPE_WAIT = "ASCEND_MP_PIPE_WAIT"
+PIPE_WAIT_S = 10.0
+"""How long a tool waits for the other end of a named pipe (a writer for an input, a reader for an output)."""
 
 
 def max_tensor_bytes() -> int:
@@ -33,6 +36,25 @@ def max_tensor_bytes() -> int:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return 1 << 34
+
+
+def max_input_bytes() -> int:
+    """The largest input file the tools read: the tensor limit (no input can hold a bigger useful tensor)."""
+    return max_tensor_bytes()
+
+
+def pipe_wait_seconds() -> float:
+    """`$ASCEND_MP_PIPE_WAIT` seconds, else PIPE_WAIT_S: the bounded wait for the other end of a named pipe."""
+    text = os.environ.get(ENV_PIPE_WAIT)
+    if text is None:
+        return PIPE_WAIT_S
+    try:
+        value = float(text)
+    except ValueError:
+        raise AscendError(f"{ENV_PIPE_WAIT}: expected a number of seconds, got '{text}'") from None
+    if not 0 <= value < 1e6:
+        raise AscendError(f"{ENV_PIPE_WAIT}: expected a number of seconds from 0 to 1e6, got '{text}'")
+    return value
 
 
 def human_bytes(n: int) -> str:

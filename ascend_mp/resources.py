@@ -19,6 +19,12 @@ element bytes (MLIR's format), so printing and parsing are bit-exact. xDSL 0.74
 keeps the blobs (hex strings) in the builtin dialect's `OpAsmDialectInterface`,
 which its parser fills from that section and its printer writes back; this module
 adds a decoded-array cache so that a model imported in-process is not decoded again.
+
+The store is process-wide, so a handle asked for twice with different bytes is renamed by
+xDSL (`w`, then `w_0`, `w_1`, ...: an accident of what ran before). Printed text must not
+depend on that: :class:`ModulePrinter` prints each handle under the name it was asked for,
+made unique within the one module being printed (`w`, `w_1`, ... in order of first use), so
+the same module prints the same text however often it is built or parsed in one process.
 """
 
 from __future__ import annotations
@@ -31,8 +37,10 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
-from xdsl.dialects.builtin import Builtin, DenseResourceAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import DenseResourceAttr, StringAttr, TensorType
 
+from ascend_mp import blob_names
+from ascend_mp.blob_names import ModulePrinter, print_module_text, requested_name
 from ascend_mp.dtypes import NUMPY, tensor_dtype
 
 _BAD_CHARS = re.compile(r"[^\w.$]")
@@ -41,10 +49,9 @@ _CACHE: dict[str, tuple[str, np.ndarray[Any, Any]]] = {}
 
 
 def storage() -> OpAsmDialectInterface:
-    """The builtin dialect's resource storage (shared by every context of the process)."""
-    interface = Builtin.get_interface(OpAsmDialectInterface)
-    assert interface is not None
-    return interface
+    """The builtin dialect's resource storage (shared by every context of the process), recording the
+    name each handle was asked for (`blob_names`, what `ModulePrinter` prints)."""
+    return blob_names.storage()
 
 
 def handle_for(name: str) -> str:
@@ -91,6 +98,7 @@ def store_blob(name: str, array: np.ndarray[Any, Any], type_: TensorType) -> str
     if interface.lookup(handle) != blob:  # the same bytes under the same name share the handle
         handle = interface.declare_resource(handle)
         interface.parse_resource(handle, blob)
+        blob_names.note_derived(handle, handle_for(name))
     cached = data.view().reshape(type_.get_shape())
     cached.setflags(write=False)
     _CACHE[handle] = (blob, cached)
@@ -164,3 +172,5 @@ def fits_dense_literal(array: np.ndarray[Any, Any]) -> bool:
     if array.size > TINY:
         return False
     return array.dtype.kind not in "fcV" or bool(np.isfinite(array.astype(np.float64)).all())
+
+__all__ = ["ModulePrinter", "print_module_text", "requested_name"]  # re-exported: one place to look for blobs

@@ -270,6 +270,34 @@ def bench_text(quick: bool) -> None:
                    note="(both with compiled byte code, as installed)"))
 
 
+def bench_scaling(quick: bool) -> None:
+    """Parse + print of plain MLIR text (one attribute per op) at two sizes: ops/s and the growth exponent
+    (1 is linear). `ascend_mp.xdsl_compat.bulk_ir` pauses CPython's cyclic collector for the bulk steps, as
+    the tools do; without it the cost grows faster than the op count."""
+    import math
+
+    from ascend_mp.blob_names import print_module_text
+    from ascend_mp.ir import make_context
+    from ascend_mp.tools.cli import parse_text
+    from ascend_mp.xdsl_compat import bulk_ir
+
+    print("scaling: parse + print of plain MLIR text, as ascend-opt does it (in-process CPU time)")
+    sizes = (2000, 20000) if quick else (10000, 100000)
+    seconds: dict[int, float] = {}
+    for n in sizes:
+        text = print_module_text(chain_module(n))
+
+        def parse_print(text: str = text) -> None:
+            with bulk_ir():
+                print_module_text(parse_text(make_context(), text, "bench.mlir"))
+
+        seconds[n] = statistics.median(interleaved({"p": timed(parse_print)}, 1 if n > 50000 else 3)["p"])
+        report(Row(f"parse + print {n} ops", n / seconds[n], "ops/s", lower_is_better=False))
+    small, large = sizes
+    exponent = math.log(seconds[large] / seconds[small]) / math.log(large / small)
+    report(Row(f"parse + print growth exponent, {small} -> {large} ops", exponent, "", 1.05))
+
+
 def _compile_bytecode() -> None:
     """Compile the project's modules to byte code, as an installed package has them: with
     PYTHONDONTWRITEBYTECODE set (or a read-only tree) an editable install would otherwise
@@ -456,6 +484,7 @@ def bench_iree(quick: bool) -> None:
 SECTIONS: dict[str, Callable[[bool], None]] = {
     "precision": bench_precision,
     "text": bench_text,
+    "scaling": bench_scaling,
     "step": bench_step,
     "memory": bench_memory,
     "models": bench_models,

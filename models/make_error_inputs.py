@@ -54,6 +54,36 @@ def main() -> None:
     ]
     onnx.save(_model(unsupported, [2, 16], []), os.path.join(OUT, "unsupported.onnx"))
     onnx.save(good, os.path.join(OUT, "good.onnx"))
+    _hostile(os.path.join(OUT))
+
+
+def _hostile(out: str) -> None:
+    """Models that once gave a traceback, a hang or a silently wrong import (one line each now)."""
+
+    def i64(*v: int) -> np.ndarray:
+        return np.array(v, np.int64)
+
+    cases = {
+        "scalar-squeeze.onnx": ([helper.make_node("Squeeze", ["k", "ax"], ["s"], name="squeeze"),
+                                 helper.make_node("Add", ["x", "s"], ["y"], name="add")],
+                                {"k": np.array(1.0, np.float32), "ax": i64(0)}),
+        "add-one-input.onnx": ([helper.make_node("Add", ["x", ""], ["y"], name="add")], {}),
+        "node-no-output.onnx": ([helper.make_node("Relu", ["x"], ["y"], name="relu"), helper.make_node("Relu", ["x"], [], name="dead")], {}),
+        "duplicate-output.onnx": ([helper.make_node("Relu", ["x"], ["y"], name="a"), helper.make_node("Neg", ["x"], ["y"], name="b")], {}),
+        "gather-range.onnx": ([helper.make_node("Gather", ["x", "i"], ["y"], name="gather", axis=1)], {"i": i64(0, 16)}),
+        "range-huge.onnx": ([helper.make_node("Range", ["a", "b", "c"], ["r"], name="range"),
+                             helper.make_node("Cast", ["r"], ["y"], name="cast", to=TensorProto.FLOAT)],
+                            {"a": np.array(0, np.int64), "b": np.array(10**14, np.int64), "c": np.array(1, np.int64)}),
+    }
+    for name, (nodes, inits) in cases.items():
+        m = _model(nodes, [2, 16], [numpy_helper.from_array(v, k) for k, v in inits.items()])
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(m.SerializeToString())
+    bad_type = _model([helper.make_node("Add", ["x", "w"], ["y"], name="add")], [2, 16],
+                      [numpy_helper.from_array(np.ones((2, 16), np.float32), "w")])
+    bad_type.graph.initializer[0].data_type = 77
+    with open(os.path.join(out, "unknown-dtype.onnx"), "wb") as f:
+        f.write(bad_type.SerializeToString())
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""One small converter per ONNX op type: `CONVERTERS[op_type](cx, node)`.
+"""One small converter per ONNX op type, registered in `registry.CONVERTERS` (`CONVERTERS[op_type](cx, node)`).
 
 A converter reads the node's inputs (`cx.value`, or `cx.const` for the ones that must
 be known at import: shapes, axes, filters to re-layout), emits ascend ops named after
@@ -13,27 +13,19 @@ from ops it has, exactly (Clip as Maximum + Minimum, HardSigmoid as Mul, Add, Cl
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.ir import SSAValue
 
 from ascend_mp.dialects import ascend
 from ascend_mp.dtypes import tensor_dtype
-from ascend_mp.frontend.onnx_import import Converter, Node, Unsupported
+from ascend_mp.frontend.fold import axis_in, check_indices
+from ascend_mp.frontend.registry import Unsupported, converter
 
-Convert = Callable[[Converter, Node], None]
-CONVERTERS: dict[str, Convert] = {}
-
-
-def converter(*op_types: str) -> Callable[[Convert], Convert]:
-    def register(fn: Convert) -> Convert:
-        for t in op_types:
-            CONVERTERS[t] = fn
-        return fn
-
-    return register
+if TYPE_CHECKING:
+    from ascend_mp.frontend.onnx_import import Converter, Node
 
 
 def _op(name: str) -> type[ascend.AscendOp]:
@@ -50,6 +42,17 @@ def _need_const(cx: Converter, node: Node, index: int, what: str) -> np.ndarray[
     if value is None:
         raise _unsupported(cx, node, f"{what} (input {index}) must be a constant")
     return value
+
+
+def _node_axis(cx: Converter, node: Node, default: int, rank: int) -> int:
+    """The node's `axis` attribute in [0, rank); out of range, the node's output has no inferred shape, and
+    that message (naming the node and its input shapes, `Converter.type_of`) comes first."""
+    axis = int(node.attr("axis", default))
+    if not -rank <= axis < rank:
+        for out in node.outputs:
+            if out:
+                cx.type_of(out)
+    return axis_in(axis, rank)
 
 
 def _dtype(v: SSAValue) -> str:
@@ -377,7 +380,7 @@ def _softmax(cx: Converter, node: Node) -> None:
     shape = ascend.shape_of(x)
     rank = len(shape)
     cls = ascend.SoftmaxV2Op if node.op_type == "Softmax" else ascend.LogSoftmaxV2Op
-    axis = int(node.attr("axis", -1 if cx.opset >= 13 else 1)) % max(rank, 1)
+    axis = _node_axis(cx, node, -1 if cx.opset >= 13 else 1, max(rank, 1))
     if cx.opset >= 13 or axis == rank - 1:
         cx.emit(cls, [x], node.outputs[0], axes=[axis])
         return
@@ -475,7 +478,13 @@ def _gelu(cx: Converter, node: Node) -> None:
 @converter("Gather")
 def _gather(cx: Converter, node: Node) -> None:
     cls = _op("GatherV2D")
-    cx.emit(cls, [cx.value(node.inputs[0]), cx.value(node.inputs[1])], node.outputs[0], axis=int(node.attr("axis", 0)))
+    x = cx.value(node.inputs[0])
+    shape = ascend.shape_of(x)
+    axis = _node_axis(cx, node, 0, len(shape))
+    idx = cx.const(node.input(1))
+    if idx is not None:  # constant indices out of range are an error here, not a wrong value at run time
+        check_indices(np.asarray(idx).astype(np.int64), shape[axis], axis)
+    cx.emit(cls, [x, cx.value(node.inputs[1])], node.outputs[0], axis=axis)
 
 
 @converter("GatherND")
@@ -505,7 +514,7 @@ def _gather_elements(cx: Converter, node: Node) -> None:
     x = cx.value(node.inputs[0])
     idx = _need_const(cx, node, 1, "indices").astype(np.int64)
     shape = ascend.shape_of(x)
-    axis = int(node.attr("axis", 0)) % len(shape)
+    axis = _node_axis(cx, node, 0, len(shape))
     idx = np.where(idx < 0, idx + shape[axis], idx)
     if idx.size and (idx.min() < 0 or idx.max() >= shape[axis]):
         raise _unsupported(cx, node, f"indices must lie in [{-shape[axis]}, {shape[axis] - 1}] on axis {axis}")
@@ -544,7 +553,7 @@ def _slice_axis(cx: Converter, x: SSAValue, axis: int, start: int, end: int, out
 def _split(cx: Converter, node: Node) -> None:
     x = cx.value(node.inputs[0])
     shape = ascend.shape_of(x)
-    axis = int(node.attr("axis", 0)) % len(shape)
+    axis = _node_axis(cx, node, 0, len(shape))
     outs = list(node.outputs)
     sizes = [cx.shape(o)[axis] for o in outs]
     start = 0
@@ -568,7 +577,7 @@ def _slice(cx: Converter, node: Node) -> None:
         ends = [int(v) for v in _need_const(cx, node, 2, "ends").reshape(-1)]
         axes = [int(v) for v in _need_const(cx, node, 3, "axes").reshape(-1)] if node.input(3) else list(range(len(starts)))
         steps = [int(v) for v in _need_const(cx, node, 4, "steps").reshape(-1)] if node.input(4) else [1] * len(starts)
-    axes = [a % rank for a in axes]
+    axes = [axis_in(a, rank) for a in axes]
     n = max(axes) + 1 if axes else 0
     begin, end, strides = [0] * n, [0] * n, [1] * n
     mask = (1 << n) - 1
@@ -597,7 +606,7 @@ def _layer_norm(cx: Converter, node: Node) -> None:
         raise _unsupported(cx, node, "only the first output (Y) is supported")
     x = cx.value(node.inputs[0])
     shape = ascend.shape_of(x)
-    axis = int(node.attr("axis", -1)) % len(shape)
+    axis = _node_axis(cx, node, -1, len(shape))
     gamma = cx.value(node.inputs[1])
     beta = cx.value(node.inputs[2]) if node.input(2) else cx.new_const(np.zeros(shape[axis:], np.float32), f"{node.name}/zero_bias", _dtype(x))
     stat = cx.tensor(shape[:axis] + (1,) * (len(shape) - axis), _dtype(x))

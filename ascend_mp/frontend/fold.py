@@ -1,14 +1,24 @@
 """Import-time folding: constants, Identity and the shape subgraphs exporters emit.
 
-This is its own step before conversion. It alternates onnx's shape inference (with
-the graph inputs made static by `--input_shape`) and folding every node whose inputs
-are all known, with numpy (`FOLDERS`), until nothing changes; a `Shape` of a tensor
-whose shape is known is known. What is left is the graph to convert: its nodes, the
-constants (initializers and folded values), and the static type of every value.
+This is its own step before conversion. The nodes are put in topological order once;
+then onnx's shape inference (with the graph inputs made static by `--input_shape`)
+alternates with one pass over the nodes that folds every node whose inputs are all
+known, with numpy (`FOLDERS`): in topological order a whole chain of constants folds
+in one pass, and another round is needed only when a fold made a shape known (a
+`Shape` of a tensor whose shape is known is known). What is left is the graph to
+convert: its nodes, the constants (initializers and folded values), and the static
+type of every value.
+
+Every folded result is checked against the tensor limit (`limits.check_alloc`) before
+numpy allocates it, and every axis against the rank (`axis_in`); numpy's floating-point
+warnings become one-line warnings of the `ascend_mp` logger naming the node.
 """
 
 from __future__ import annotations
 
+import logging
+import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,11 +27,16 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from ascend_mp.dtypes import DTYPES
 from ascend_mp.errors import AscendError
+from ascend_mp.limits import check_alloc
 
 Array = np.ndarray[Any, Any]
 ValueType = tuple[int, tuple[int | None, ...] | None]
 """(ONNX element type, shape with None for an unknown dimension, or None if the rank is unknown)."""
+
+ONNX_TO_DTYPE = {getattr(onnx.TensorProto, d.onnx): d.name for d in DTYPES}
+"""The ONNX element types the importer supports, as ascend dtypes."""
 
 SMALL = 4096
 """Constants with at most this many elements stay initializers during shape inference
@@ -41,16 +56,48 @@ class Graph:
 
 
 def attrs_of(node: onnx.NodeProto) -> dict[str, Any]:
-    """A node's attributes as Python values (ints, floats, bytes->str, lists, tensors->arrays)."""
+    """A node's attributes as Python values (ints, floats, bytes->str, lists, tensors->arrays);
+    a tensor attribute that cannot be read is a one-line AscendError naming the node."""
     out: dict[str, Any] = {}
     for a in node.attribute:
         value = helper.get_attribute_value(a)
         if isinstance(value, bytes):
             value = value.decode("utf-8", "replace")
         elif isinstance(value, onnx.TensorProto):
-            value = numpy_helper.to_array(value)
+            value = read_tensor(value, f"node '{node.name or node.op_type}' ({node.op_type}) attribute '{a.name}'")
         out[a.name] = value
     return out
+
+
+def read_tensor(tensor: onnx.TensorProto, what: str) -> Array:
+    """A TensorProto as an array; an unknown or unsupported element type (UNDEFINED, 77, STRING) or
+    inconsistent data is a one-line AscendError naming `what`."""
+    if tensor.data_type not in ONNX_TO_DTYPE:
+        name = onnx.TensorProto.DataType.Name(tensor.data_type) if tensor.data_type in onnx.TensorProto.DataType.values() else str(tensor.data_type)
+        raise AscendError(f"{what}: element type {name} is not supported")
+    check_alloc([int(d) for d in tensor.dims], 1, what)
+    try:
+        return numpy_helper.to_array(tensor)
+    except Exception as e:  # noqa: BLE001 - onnx's reader on inconsistent data (a wrong byte count, ...)
+        raise AscendError(f"{what} cannot be read: {' '.join(str(e).split()) or type(e).__name__}") from None
+
+
+def axis_in(axis: Any, rank: int, what: str = "axis") -> int:
+    """`axis` in [-rank, rank) made non-negative; else a ValueError saying so (never a wrap-around or a
+    ZeroDivisionError on a scalar)."""
+    a = int(axis)
+    if not -rank <= a < rank:
+        raise ValueError(f"{what} {a} is out of range for rank {rank} (expected {-rank} to {rank - 1})")
+    return a % rank
+
+
+def _alloc(shape: Sequence[int], dtype: Any) -> tuple[int, ...]:
+    """`shape`, after checking a folded result of it fits the tensor limit (before numpy allocates it)."""
+    dims = tuple(int(d) for d in shape)
+    if any(d < 0 for d in dims):
+        raise ValueError(f"negative dimension in {list(dims)}")
+    check_alloc(dims, np.dtype(dtype).itemsize, "its folded result")
+    return dims
 
 
 # --------------------------------------------------------------------------------------
@@ -87,14 +134,26 @@ def _identity(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> lis
 
 @folder("Cast")
 def _cast(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
-    return [np.asarray(ins[0]).astype(helper.tensor_dtype_to_np_dtype(attrs["to"]))]
+    to = int(attrs["to"])
+    if to not in ONNX_TO_DTYPE:
+        name = onnx.TensorProto.DataType.Name(to) if to in onnx.TensorProto.DataType.values() else str(to)
+        raise ValueError(f"cast to {name} is not supported")
+    return [np.asarray(ins[0]).astype(helper.tensor_dtype_to_np_dtype(to))]
+
+
+def check_indices(idx: Array, size: int, axis: int) -> Array:
+    """Indices into a dimension of `size`, negative ones made positive; out of [-size, size) is a ValueError."""
+    if idx.size and (idx.min() < -size or idx.max() >= size):
+        raise ValueError(f"indices must lie in [{-size}, {size - 1}] on axis {axis}, got {int(idx.min())} to {int(idx.max())}")
+    return np.where(idx < 0, idx + size, idx)
 
 
 @folder("Gather")
 def _gather(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
-    data, idx = np.asarray(ins[0]), np.asarray(ins[1])
-    axis = int(attrs.get("axis", 0))
-    idx = np.where(idx < 0, idx + data.shape[axis], idx)
+    data, idx = np.asarray(ins[0]), np.asarray(ins[1]).astype(np.int64)
+    axis = axis_in(attrs.get("axis", 0), data.ndim)
+    idx = check_indices(idx, data.shape[axis], axis)
+    _alloc((*data.shape[:axis], *idx.shape, *data.shape[axis + 1 :]), data.dtype)
     return [np.take(data, idx, axis=axis)]
 
 
@@ -103,8 +162,11 @@ def _unsqueeze(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> li
     x = np.asarray(ins[0])
     axes = _axes(attrs, ins, 1) or []
     rank = x.ndim + len(axes)
+    positions = sorted(axis_in(a, rank) for a in axes)
+    if len(set(positions)) != len(positions):
+        raise ValueError(f"axes {axes} repeat an axis")
     shape = list(x.shape)
-    for a in sorted(a % rank for a in axes):
+    for a in positions:
         shape.insert(a, 1)
     return [x.reshape(shape)]
 
@@ -115,7 +177,7 @@ def _squeeze(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list
     axes = _axes(attrs, ins, 1)
     if axes is None:
         return [np.squeeze(x)]
-    return [np.squeeze(x, axis=tuple(a % x.ndim for a in axes))]
+    return [np.squeeze(x, axis=tuple(axis_in(a, x.ndim) for a in axes))]
 
 
 @folder("Concat")
@@ -125,32 +187,48 @@ def _concat(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[
 
 @folder("ConstantOfShape")
 def _constant_of_shape(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
-    value = attrs.get("value", np.zeros(1, np.float32))
-    shape = tuple(int(d) for d in np.asarray(ins[0]).reshape(-1))
-    return [np.full(shape, np.asarray(value).reshape(-1)[0], np.asarray(value).dtype)]
+    value = np.asarray(attrs.get("value", np.zeros(1, np.float32)))
+    if value.size != 1:
+        raise ValueError(f"'value' must hold one element, got {value.size}")
+    shape = _alloc(np.asarray(ins[0]).reshape(-1), value.dtype)
+    return [np.full(shape, value.reshape(-1)[0], value.dtype)]
 
 
 @folder("Range")
 def _range(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
     start, limit, delta = (np.asarray(x) for x in ins)
+    if any(v.size != 1 for v in (start, limit, delta)):
+        raise ValueError("start, limit and delta must be scalars")
+    if float(delta) == 0:
+        raise ValueError("delta must not be 0")
+    count = max(math.ceil((float(limit) - float(start)) / float(delta)), 0)
+    _alloc((count,), start.dtype)
     return [np.arange(start, limit, delta).astype(start.dtype)]
+
+
+def _broadcast(*shapes: Sequence[int]) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(*(tuple(s) for s in shapes)))
 
 
 @folder("Equal")
 def _equal(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
-    return [np.equal(ins[0], ins[1])]
+    a, b = np.asarray(ins[0]), np.asarray(ins[1])
+    _alloc(_broadcast(a.shape, b.shape), np.bool_)
+    return [np.equal(a, b)]
 
 
 @folder("Where")
 def _where(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
-    return [np.where(np.asarray(ins[0]), ins[1], ins[2])]  # pyright: ignore[reportCallIssue, reportArgumentType]
+    c, a, b = (np.asarray(x) for x in ins)
+    _alloc(_broadcast(c.shape, a.shape, b.shape), np.result_type(a, b))
+    return [np.where(c, a, b)]
 
 
 @folder("Expand")
 def _expand(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
     x = np.asarray(ins[0])
     shape = tuple(int(d) for d in np.asarray(ins[1]).reshape(-1))
-    out = np.broadcast_shapes(x.shape, shape)
+    out = _alloc(_broadcast(x.shape, shape), x.dtype)
     return [np.broadcast_to(x, out).copy()]
 
 
@@ -185,7 +263,9 @@ def _slice(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[A
         steps = np.asarray(ins[4]).reshape(-1).tolist() if len(ins) > 4 and ins[4] is not None else [1] * len(starts)
     index: list[slice] = [slice(None)] * x.ndim
     for s, e, a, st in zip(starts, ends, axes, steps):
-        index[int(a) % x.ndim] = slice(int(s), int(e), int(st))
+        if int(st) == 0:
+            raise ValueError("steps must not be 0")
+        index[axis_in(a, x.ndim)] = slice(int(s), int(e), int(st))
     return [x[tuple(index)]]
 
 
@@ -203,6 +283,7 @@ _BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Less": np.les
 def _make_binary(fn: Callable[..., Any]) -> Folder:
     def fold(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
         a, b = np.asarray(ins[0]), np.asarray(ins[1])
+        _alloc(_broadcast(a.shape, b.shape), np.result_type(a, b))
         out = np.asarray(fn(a, b))
         return [out.astype(a.dtype) if out.dtype.kind == a.dtype.kind else out]
 
@@ -216,16 +297,21 @@ for _name, _fn in _BINARY.items():
 @folder("Div")
 def _div(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
     a, b = np.asarray(ins[0]), np.asarray(ins[1])
+    _alloc(_broadcast(a.shape, b.shape), np.result_type(a, b))
     if a.dtype.kind in "iu":
+        if b.size and not np.all(b):
+            raise ValueError("integer division by zero")
         return [np.trunc(a / b).astype(a.dtype)]
     return [(a / b).astype(a.dtype)]
 
 
 @folder("GatherElements")
 def _gather_elements(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
-    data, idx = np.asarray(ins[0]), np.asarray(ins[1])
-    axis = int(attrs.get("axis", 0)) % data.ndim
-    idx = np.where(idx < 0, idx + data.shape[axis], idx)
+    data, idx = np.asarray(ins[0]), np.asarray(ins[1]).astype(np.int64)
+    axis = axis_in(attrs.get("axis", 0), data.ndim)
+    if idx.ndim != data.ndim:
+        raise ValueError(f"indices of rank {idx.ndim} for data of rank {data.ndim}")
+    idx = check_indices(idx, data.shape[axis], axis)
     return [np.take_along_axis(data, idx, axis=axis)]
 
 
@@ -326,30 +412,71 @@ def is_static(t: ValueType | None) -> bool:
 
 
 def fold_graph(model: onnx.ModelProto, graph: Graph, opset: int) -> Graph:
-    """Fold constants, Identity and shape subgraphs until a fixed point (see the module doc)."""
+    """Fold constants, Identity and shape subgraphs (see the module doc): the nodes in topological order,
+    then one folding pass per round of shape inference, until a round folds nothing."""
     opsets = list(model.opset_import)
+    graph.nodes = topological_order(graph.nodes)
+    # Fold first, with the types known before inference (inputs, constants): what folds on constants alone
+    # is folded (or refused by the tensor limit) before onnx's data propagation could materialise it.
+    graph.types = {**graph.types, **{n: (helper.np_dtype_to_tensor_dtype(v.dtype), tuple(v.shape)) for n, v in graph.consts.items()}}
+    _fold_pass(graph, opset)
     while True:
         graph.types = infer_types(model, graph, opsets)
-        remaining: list[onnx.NodeProto] = []
-        changed = False
-        for node in graph.nodes:
-            if _fold_node(node, graph, opset):
-                changed = True
-            else:
-                remaining.append(node)
-        graph.nodes = remaining
-        if not changed:
+        if not _fold_pass(graph, opset):
             return graph
+
+
+def _fold_pass(graph: Graph, opset: int) -> bool:
+    """Fold every node that can be, in one pass in topological order; whether any was."""
+    remaining = [node for node in graph.nodes if not _fold_node(node, graph, opset)]
+    changed = len(remaining) != len(graph.nodes)
+    graph.nodes = remaining
+    return changed
+
+
+def topological_order(nodes: Sequence[onnx.NodeProto]) -> list[onnx.NodeProto]:
+    """`nodes` with every producer before its consumers, otherwise in their given order (a stable depth-first
+    order, without recursion); a cycle is an AscendError naming a node on it."""
+    producer: dict[str, int] = {}
+    for i, node in enumerate(nodes):
+        for name in node.output:
+            if name:
+                producer[name] = i
+    state = [0] * len(nodes)  # 0 not visited, 1 on the current path, 2 placed
+    order: list[onnx.NodeProto] = []
+    for root in range(len(nodes)):
+        if state[root]:
+            continue
+        state[root] = 1
+        stack: list[tuple[int, int]] = [(root, 0)]
+        while stack:
+            i, k = stack.pop()
+            inputs = nodes[i].input
+            while k < len(inputs):
+                j = producer.get(inputs[k], -1) if inputs[k] else -1
+                k += 1
+                if j < 0 or state[j] == 2:
+                    continue
+                if state[j] == 1:
+                    n = nodes[j]
+                    raise AscendError(f"the graph has a cycle through node '{n.name or n.op_type}' ({n.op_type})")
+                stack.append((i, k))
+                state[j] = 1
+                stack.append((j, 0))
+                break
+            else:
+                state[i] = 2
+                order.append(nodes[i])
+    return order
 
 
 def _fold_node(node: onnx.NodeProto, graph: Graph, opset: int) -> bool:
     consts = graph.consts
-    attrs = attrs_of(node)
     if node.op_type == "Constant":
-        consts[node.output[0]] = _constant_value(node, attrs)
+        consts[node.output[0]] = _constant_value(node, attrs_of(node))
         return True
     if node.op_type in ("Shape", "Size"):
-        t = graph.types.get(node.input[0])
+        t = graph.types.get(node.input[0]) if node.input else None
         if not is_static(t):
             return False
         assert t is not None and t[1] is not None
@@ -357,6 +484,7 @@ def _fold_node(node: onnx.NodeProto, graph: Graph, opset: int) -> bool:
         if node.op_type == "Size":
             consts[node.output[0]] = np.array(np.prod(shape), np.int64)
         else:
+            attrs = attrs_of(node)
             start, end = int(attrs.get("start", 0)), attrs.get("end")
             consts[node.output[0]] = shape[start : None if end is None else int(end)]
         return True
@@ -371,12 +499,18 @@ def _fold_node(node: onnx.NodeProto, graph: Graph, opset: int) -> bool:
             ins.append(consts[name])
         else:
             return False
+    where = f"node '{node.name or node.op_type}' ({node.op_type}) on constants"
     try:
-        outs = fn(attrs, ins, opset)
-    except (ValueError, TypeError, KeyError, IndexError) as e:
-        raise AscendError(
-            f"node '{node.name or node.op_type}' ({node.op_type}) on constants cannot be folded: {' '.join(str(e).split())}"
-        ) from None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with np.errstate(all="warn"):
+                outs = fn(attrs_of(node), ins, opset)
+    except AscendError as e:  # the tensor limit (check_alloc)
+        raise AscendError(f"{where}: {e}") from None
+    except (ValueError, TypeError, KeyError, IndexError, ArithmeticError) as e:
+        raise AscendError(f"{where} cannot be folded: {' '.join(str(e).split()) or type(e).__name__}") from None
+    for message in dict.fromkeys(str(w.message) for w in caught):  # numpy's RuntimeWarnings, once each
+        logging.getLogger("ascend_mp").warning("%s: folding it: %s", where, " ".join(message.split()))
     for name, value in zip(node.output, outs):
         if name:
             consts[name] = np.asarray(value)

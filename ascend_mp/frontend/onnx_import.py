@@ -31,18 +31,18 @@ from xdsl.utils.exceptions import VerifyException
 from ascend_mp.dialects import ascend
 from ascend_mp.dtypes import BY_NAME, DTYPES, element_type, tensor_dtype
 from ascend_mp.errors import AscendError
-from ascend_mp.frontend.fold import Graph, ValueType, attrs_of, fold_graph, is_static
-from ascend_mp.frontend.model import InputShapes, check_opsets, load_model, parse_input_shape
+from ascend_mp.frontend import converters as _converters  # noqa: F401  (registers every converter)
+from ascend_mp.frontend.fold import ONNX_TO_DTYPE, Graph, ValueType, attrs_of, fold_graph, is_static, read_tensor
+from ascend_mp.frontend.model import InputShapes, check_arity, check_graph, check_opsets, load_model, parse_input_shape
+from ascend_mp.frontend.registry import CONVERTERS, Unsupported
+from ascend_mp.frontend.tools import NAME_ATTR  # stated once, where the tools read it
 
-ONNX_TO_DTYPE = {getattr(onnx.TensorProto, d.onnx): d.name for d in DTYPES}
-"""ONNX data type -> dtype name."""
+__all__ = ["Converter", "Node", "Unsupported", "import_onnx"]
+
 _INTEGER_ONNX_TYPES = frozenset(getattr(onnx.TensorProto, d.onnx) for d in DTYPES if d.kind in ("int", "uint"))
-from ascend_mp.frontend.tools import NAME_ATTR  # noqa: E402  (stated once, where the tools read it)
-_VALID_HINT = re.compile(r"[A-Za-z_$.-][\w$.-]*")
-
-
-class Unsupported(AscendError):
-    """A node a converter cannot express (an attribute combination, a non-constant operand)."""
+_VALID_HINT = re.compile(r"[A-Za-z_$.-][\w$.-]*", re.ASCII)
+_HINT_BAD = re.compile(r"[^\w$.-]", re.ASCII)
+"""SSA name hints are ASCII (MLIR's suffix-id grammar): any other character of an ONNX name becomes `_`."""
 
 
 def import_onnx(
@@ -57,11 +57,17 @@ def import_onnx(
     with one line naming the file and the input or node at fault.
     """
     model, label = load_model(source, name)
+    check_graph(model, label)
     opset = check_opsets(model, label)
     if model.functions:
-        import onnx.inliner  # a submodule `import onnx` does not load
+        from onnx import inliner  # a submodule `import onnx` does not load
 
-        model = onnx.inliner.inline_local_functions(model)
+        try:
+            model = inliner.inline_local_functions(model)
+        except Exception as e:  # noqa: BLE001 - onnx's inliner on an inconsistent function: one line
+            raise AscendError(f"{label}: its local functions cannot be inlined: {' '.join(str(e).split())}") from None
+        check_graph(model, label)
+    check_arity(model, opset, label)
     shapes = input_shape if isinstance(input_shape, InputShapes) else parse_input_shape(input_shape)  # pyright: ignore[reportArgumentType]
     graph = _initial_graph(model, shapes, label)
     try:
@@ -69,7 +75,10 @@ def import_onnx(
     except AscendError as e:
         raise AscendError(f"{label}: {e}") from None
     _check_supported(graph, label)
-    return Converter(graph, opset, label).convert()
+    from ascend_mp.xdsl_compat import bulk_ir
+
+    with bulk_ir():
+        return Converter(graph, opset, label).convert()
 
 
 # --------------------------------------------------------------------------------------
@@ -78,15 +87,10 @@ def import_onnx(
 
 
 def _initial_graph(model: onnx.ModelProto, shapes: InputShapes, label: str) -> Graph:
-    from onnx import numpy_helper
-
     g = model.graph
     consts: dict[str, np.ndarray[Any, Any]] = {}
     for init in g.initializer:
-        try:
-            consts[init.name] = numpy_helper.to_array(init)
-        except (ValueError, TypeError) as e:
-            raise AscendError(f"{label}: initializer '{init.name}' cannot be read: {' '.join(str(e).split())}") from None
+        consts[init.name] = read_tensor(init, f"{label}: initializer '{init.name}'")
     for init in g.sparse_initializer:
         raise AscendError(f"{label}: sparse initializer '{init.values.name}' is not supported")
     inputs = [i for i in g.input if i.name not in consts]
@@ -146,8 +150,6 @@ def _shape_str(dims: Sequence[object]) -> str:
 
 
 def _check_supported(graph: Graph, label: str) -> None:
-    from ascend_mp.frontend.converters import CONVERTERS
-
     missing: Counter[str] = Counter()
     first: dict[str, str] = {}
     for node in graph.nodes:
@@ -190,7 +192,6 @@ class Converter:
         self.graph, self.opset, self.label = graph, opset, label
         self.values: dict[str, SSAValue] = {}
         self.types: dict[tuple[tuple[int, ...], str], TensorType] = {}
-        self.const_values: dict[str, SSAValue] = {}
         self.block: Block | None = None
         self.node: Node | None = None
 
@@ -309,8 +310,6 @@ class Converter:
 
     # -- driver --------------------------------------------------------------------------
     def convert(self) -> ModuleOp:
-        from ascend_mp.frontend.converters import CONVERTERS
-
         g = self.graph
         in_types = [self.type_of(n) for n in g.inputs]
         block = Block(arg_types=in_types)
@@ -325,7 +324,8 @@ class Converter:
                 CONVERTERS[node.op_type](self, node)
             except AscendError:
                 raise
-            except (ValueError, TypeError, KeyError, IndexError, AttributeError, AssertionError, VerifyException) as e:
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError, AssertionError, ArithmeticError,
+                    VerifyException) as e:
                 # a malformed node (a missing attribute, a wrong input count): one line, no traceback
                 raise AscendError(
                     f"{self.label}: node '{node.name}' ({node.op_type}) cannot be converted: {type(e).__name__}: "
@@ -361,7 +361,7 @@ def _name_attrs(names: Sequence[str]) -> Any:
 
 
 def _hint(value: SSAValue, name: str) -> None:
-    hint = re.sub(r"[^\w$.-]", "_", name)
+    hint = _HINT_BAD.sub("_", name)
     if not _VALID_HINT.fullmatch(hint):
         hint = "v" + hint
     try:

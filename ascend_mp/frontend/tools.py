@@ -9,7 +9,7 @@ from typing import IO, Any
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, BytesAttr, DictionaryAttr, ModuleOp, StringAttr
 
 ONNX_EXTENSIONS = ("onnx",)
 NAME_ATTR = "onnx.name"
@@ -52,6 +52,12 @@ def _names(attrs: ArrayAttr[DictionaryAttr] | None, count: int) -> list[str | No
     out: list[str | None] = []
     for d in attrs.data:
         name = d.data.get(NAME_ATTR)
+        if isinstance(name, BytesAttr):  # xDSL prints a non-ASCII string escaped, and parses it back as bytes
+            try:
+                out.append(name.data.decode("utf-8"))
+            except UnicodeDecodeError:
+                out.append(None)
+            continue
         out.append(name.data if isinstance(name, StringAttr) else None)
     return out
 

@@ -9,7 +9,6 @@ casts drawn as diamonds). The flags live in `ascend_mp.tools.policy_views`.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,7 +47,7 @@ def compare_policies(module: ModuleOp, soc: str = "ascend910", op_info: str | No
 
     reports = []
     for _, options in POLICY_COLUMNS:
-        reports.append(run_precision(copy.deepcopy(module), soc=soc, op_info=op_info, **options))  # type: ignore[arg-type]
+        reports.append(run_precision(module.clone(), soc=soc, op_info=op_info, **options))  # type: ignore[arg-type]
     rows: list[Row] = []
     for i, first in enumerate(reports[0].ops):
         decisions = [r.ops[i] for r in reports]

@@ -76,11 +76,13 @@ class ToFloat:
 def load_to_float(spec: str) -> ToFloat:
     """Parse a `to_float` file, or inline entries (`scope=dtype;scope=dtype`) when no such file exists."""
     if os.path.exists(spec):
+        from ascend_mp.fileio import read_input
+
+        data = read_input(spec, stdin=False)  # bounded; a device refused, a named pipe waited for
         try:
-            with open(spec, encoding="utf-8") as f:
-                lines = f.read().split("\n")
-        except (OSError, UnicodeDecodeError) as e:
-            raise AscendError(f"{spec}: cannot read file: {getattr(e, 'strerror', None) or e}") from None
+            lines = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        except UnicodeDecodeError as e:
+            raise AscendError(f"{spec}: cannot read file: {e}") from None
         where = [f"{spec}:{i}" for i in range(1, len(lines) + 1)]
         source = spec
     elif "=" in spec:

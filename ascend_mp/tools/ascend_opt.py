@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import IO, NoReturn
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType as PassPipelineCallback
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException
+from xdsl.targets.mlir import MLIRTarget
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ascend_mp.errors import AscendError
@@ -60,12 +63,15 @@ class AscendOptMain(xDSLOptMain):
         super().register_all_frontends()
 
         def parse_mlir(stream: IO[bytes], line_offset: int = 0) -> ModuleOp:
-            from ascend_mp.ir import LocatingParser, decode_source
+            from ascend_mp.ir import decode_source
+            from ascend_mp.tools.cli import parse_text
+
+            from ascend_mp.xdsl_compat import bulk_ir
 
             text = decode_source(stream.read(), self.get_input_name(), line_offset)
-            parser = LocatingParser(self.ctx, text, self.get_input_name())
-            parser.line_offset = line_offset
-            return parser.parse_module(not self.args.no_implicit_module)
+            with bulk_ir():
+                return parse_text(self.ctx, text, self.get_input_name(), line_offset, not self.args.no_implicit_module,
+                                  raw_parse_errors=True)
 
         self.available_frontends["mlir"] = parse_mlir
 
@@ -83,8 +89,9 @@ class AscendOptMain(xDSLOptMain):
 
     def register_all_targets(self):
         super().register_all_targets()
-        # The other xDSL targets (llvm, riscv-asm, csl, ...) cannot print the ascend dialect.
-        self.available_targets = {"mlir": self.available_targets["mlir"]}
+        # The other xDSL targets (llvm, riscv-asm, csl, ...) cannot print the ascend dialect; MLIR text is
+        # printed with resources.ModulePrinter (blob names that depend only on the module printed).
+        self.available_targets = {"mlir": lambda: _ModuleTarget}
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
@@ -153,6 +160,26 @@ class AscendOptMain(xDSLOptMain):
             write_output(self.args.emit_onnx, serialize(export_onnx(self.args.input_file, prog, target=self.args.emit_onnx_target)))
         return super().output_resulting_program(prog)
 
+    def get_input_stream(self) -> tuple[IO[bytes], str]:
+        """The input read through `fileio.read_input` (bounded; `-` or no file: standard input; a named
+        pipe waited for, a device refused). An ONNX model is read by its frontend, from its path."""
+        from ascend_mp.fileio import read_input
+        from ascend_mp.frontend.tools import is_onnx
+
+        path = self.args.input_file
+        if path is None or path == "-":
+            return io.BytesIO(read_input("-")), "mlir"
+        try:
+            os.stat(path)
+        except OSError as e:  # as the driver words it: `<path>: No such file or directory`
+            raise AscendError(f"{path}: {e.strerror}") from None
+        if is_onnx(path):
+            return io.BytesIO(b""), "onnx"
+        return io.BytesIO(read_input(path)), path.rsplit(".", 1)[-1] if "." in os.path.basename(path) else ""
+
+    def get_input_name(self) -> str:
+        return "stdin" if self.args.input_file in (None, "-") else self.args.input_file
+
     def prepare_output(self) -> IO[str]:
         return sys.stdout if self.args.output_file is None else _Deferred()
 
@@ -162,16 +189,11 @@ class AscendOptMain(xDSLOptMain):
         try:
             module = self.parse_chunk(stream, ext)
         finally:
-            if stream is not sys.stdin.buffer:
-                stream.close()
+            stream.close()
         assert module is not None
         return module
 
     def run(self):
-        from ascend_mp.fileio import check_input_file
-
-        if self.args.input_file is not None:
-            check_input_file(self.args.input_file)
         if self.args.output_file is not None:
             check_writable(self.args.output_file)
         if self.args.emit_onnx is not None:
@@ -180,6 +202,8 @@ class AscendOptMain(xDSLOptMain):
             if not is_onnx(self.args.input_file):
                 raise UsageError(f"--emit-onnx: the input must be an ONNX model (.onnx), got {self.args.input_file or 'standard input'}")
             check_writable(self.args.emit_onnx)
+        if getattr(self.args, "compare_json", None) and not getattr(self.args, "compare_policies", False):
+            raise UsageError("--compare-json needs --compare-policies (it writes that comparison)")
         from ascend_mp.tools import policy_views
 
         if policy_views.wanted(self.args):
@@ -197,6 +221,29 @@ class AscendOptMain(xDSLOptMain):
         super().run()
         if isinstance(output, _Deferred):
             write_output(self.args.output_file, output.getvalue())
+
+
+class _ModuleTarget(MLIRTarget):
+    """xDSL's MLIR target with `resources.ModulePrinter`: the same module prints the same text in one process."""
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        from ascend_mp.blob_names import ModulePrinter
+
+        if self.syntax_highlight:  # colours for a terminal: xDSL's own printer
+            super().emit(ctx, module, output)
+            return
+        printer = ModulePrinter(
+            stream=output,
+            print_generic_format=self.print_generic_format,
+            print_properties_as_attributes=self.print_properties_as_attributes,
+            print_debuginfo=self.print_debuginfo,
+        )
+        from ascend_mp.xdsl_compat import bulk_ir
+
+        with bulk_ir():
+            printer.print_op(module)
+            printer.print_metadata(ctx.loaded_dialects)
+        print("\n", file=output)
 
 
 _TRAINING_PASSES = frozenset({"ascend-autodiff", "ascend-loss-scale"})

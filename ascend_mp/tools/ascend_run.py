@@ -17,19 +17,18 @@ FileCheck-friendly form; `-o` writes them (`result0`, `result1`, ...) to an
 from __future__ import annotations
 
 import argparse
-import io
+import logging
 import math
 import sys
 import time
-import zipfile
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ascend_mp.errors import AscendError
-from ascend_mp.fileio import check_writable, write_output
-from ascend_mp.limits import check_alloc, tensor_bytes
+from ascend_mp.fileio import check_writable, is_safe_member, load_npy, load_npz, npz_bytes, write_output
+from ascend_mp.limits import check_alloc
 from ascend_mp.tools.atc import add_atc_arguments, impl_mode_options, precision_options
 from ascend_mp.tools.cli import UsageError, UsageParser, add_log_argument, one_line, run_tool, setup_logging
 
@@ -92,78 +91,6 @@ def build_parser() -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------------------
 
 
-NPY_MAGIC = b"\x93NUMPY"
-NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip archive, or an empty one (only its end record)
-
-
-def _check_magic(path: str, magic: bytes | tuple[bytes, ...], kind: str) -> None:
-    """Refuse a file that does not start like a `kind` file (np.load would try it as a pickle)."""
-    magics = magic if isinstance(magic, tuple) else (magic,)
-    try:
-        with open(path, "rb") as f:
-            head = f.read(max(len(m) for m in magics))
-    except OSError as e:
-        raise AscendError(f"{path}: cannot read file: {e.strerror or e}") from None
-    if not any(head.startswith(m) for m in magics):
-        raise AscendError(f"{path}: not a {kind} file (it does not start with the {kind} header)")
-
-
-def _read_npy(f: Any, size: int, where: str) -> np.ndarray[Any, Any]:
-    """An array from an open .npy stream of `size` bytes, its header checked before anything is allocated."""
-    from numpy.lib import format as npy
-
-    try:
-        version = npy.read_magic(f)
-        if version not in ((1, 0), (2, 0), (3, 0)):
-            raise ValueError(f"unsupported .npy format version {version[0]}.{version[1]}")
-        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
-        shape, fortran, dtype = read_header(f)
-        if dtype.hasobject:
-            raise ValueError("it holds Python objects (pickles are refused)")
-        need = tensor_bytes(shape, dtype.itemsize)
-        have = size - f.tell()
-        if need > have:
-            raise ValueError(f"its header claims {shape} {dtype} ({need} bytes) but the file holds {have} bytes of data")
-        check_alloc(shape, dtype.itemsize, where)
-        data = f.read(need)
-        array = np.frombuffer(data, dtype=dtype).copy() if need else np.empty(0, dtype)
-        return array.reshape(shape, order="F" if fortran else "C")
-    except (ValueError, TypeError, SyntaxError, EOFError) as e:
-        raise AscendError(f"{where}: not a readable .npy file: {one_line(e)}") from None
-
-
-def _load_npy(path: str) -> np.ndarray[Any, Any]:
-    _check_magic(path, NPY_MAGIC, ".npy")
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, 2)
-            size = f.tell()
-            f.seek(0)
-            return _read_npy(f, size, path)
-    except OSError as e:
-        raise AscendError(f"{path}: cannot read file: {e.strerror or e}") from None
-
-
-def _load_npz(path: str) -> dict[str, np.ndarray[Any, Any]]:
-    """Every member of an .npz file (a valid empty archive gives none); each must be an .npy array."""
-    _check_magic(path, NPZ_MAGIC, ".npz")
-    arrays: dict[str, np.ndarray[Any, Any]] = {}
-    try:
-        with zipfile.ZipFile(path) as z:
-            for info in z.infolist():
-                key = info.filename.removesuffix(".npy")
-                where = f"{path}[{key}]"
-                if info.is_dir() or not info.filename.endswith(".npy"):
-                    raise AscendError(f"{where}: not an array (an .npz member must be a .npy file, got '{info.filename}')")
-                with z.open(info) as member:
-                    arrays[key] = _read_npy(member, info.file_size, where)
-    except OSError as e:
-        raise AscendError(f"{path}: cannot read file: {e.strerror or e}") from None
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError) as e:
-        raise AscendError(f"{path}: not a readable .npz file: {one_line(e)}") from None
-    return arrays
-
-
 def _arg_index(key: str, names: Sequence[str], source: str) -> int:
     key = key.removeprefix("%")
     if key in names:
@@ -186,14 +113,14 @@ def gather_inputs(args: argparse.Namespace, specs: Sequence[Any], func_name: str
         given[index] = (array, source)
 
     if args.inputs:
-        for key, array in _load_npz(args.inputs).items():
+        for key, array in load_npz(args.inputs).items():
             give(_arg_index(key, names, args.inputs), array, f"{args.inputs}[{key}]")
     for item in args.input:
         key, sep, path = item.partition("=")
         if not sep or not key or not path:
             raise UsageError(f"--input expects NAME_OR_INDEX=PATH.npy, got '{item}'")
         index = _arg_index(key, names, f"--input {item}")
-        give(index, _load_npy(path), path)
+        give(index, load_npy(path), path)
     rng = np.random.default_rng(args.seed)
     arrays: list[np.ndarray[Any, Any]] = []
     sources: list[str] = []
@@ -210,7 +137,8 @@ def gather_inputs(args: argparse.Namespace, specs: Sequence[Any], func_name: str
             continue
         if any(d < 0 for d in spec.shape):
             raise AscendError(f"argument {i} (%{spec.name}) of @{func_name} has a dynamic shape; give it with --input")
-        check_alloc(spec.shape, spec.dtype.itemsize, f"argument {i} (%{spec.name}) of @{func_name} ({spec.type_str})")
+        check_alloc(spec.shape, spec.dtype.itemsize,
+                    f"{args.file}: random input for argument {i} (%{spec.name}) of @{func_name} ({spec.type_str})")
         arrays.append(random_array(rng, spec.dtype, spec.shape))
         sources.append(f"random, seed {args.seed}")
     return arrays, sources
@@ -269,9 +197,7 @@ def describe(label: str, type_str: str, a: np.ndarray[Any, Any]) -> str:
 
 def write_npz(path: str, outputs: dict[str, np.ndarray[Any, Any]]) -> None:
     """Write `outputs` to `path` as an .npz file (`write_output`: atomic, kept mode, devices written through)."""
-    buffer = io.BytesIO()
-    np.savez(buffer, **outputs)  # pyright: ignore[reportArgumentType]
-    write_output(path, buffer.getvalue())
+    write_output(path, npz_bytes(outputs))
 
 
 # --------------------------------------------------------------------------------------
@@ -362,7 +288,7 @@ def run(argv: Sequence[str] | None) -> None:
     from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
 
     from ascend_mp.interpreter.runner import Program
-    from ascend_mp.ir import make_context, read_module
+    from ascend_mp.ir import make_context
     from ascend_mp.limits import check_module_sizes, check_no_recursion, module_values
 
     options: dict[str, Any] = precision_options(args)
@@ -388,7 +314,15 @@ def run(argv: Sequence[str] | None) -> None:
 
         module = import_onnx(args.file, args.input_shape)
     else:
-        module = read_module(args.file, ctx)
+        from ascend_mp.fileio import read_input
+        from ascend_mp.ir import decode_source
+
+        from ascend_mp.ir import verify
+        from ascend_mp.tools.cli import parse_text
+
+        source = "<stdin>" if args.file == "-" else args.file
+        module = parse_text(ctx, decode_source(read_input(args.file), source), source)
+        verify(module)
     check_no_recursion(module)
     impl = impl_mode_options(args)
     if impl:  # recorded on the ops before the precision pass (and kept by every mode of --compare-modes)
@@ -449,7 +383,15 @@ def run(argv: Sequence[str] | None) -> None:
         for op, seconds in sorted(program.op_times.items(), key=lambda kv: (-kv[1], kv[0])):
             out.write(f"  {op:<28} {seconds * 1e3:.3f} ms\n")
     if args.output:
-        named = {n: a for n, a in zip(result_names, outputs) if n and not n.startswith("result")}
+        named: dict[str, np.ndarray[Any, Any]] = {}
+        for i, (n, a) in enumerate(zip(result_names, outputs)):
+            if not n or n.startswith("result"):
+                continue
+            if is_safe_member(n):
+                named[n] = a
+            else:  # `../x`, `a/b`: never a path inside the archive; the value is there as result<i>
+                logging.getLogger("ascend_mp").warning(
+                    "output '%s' is stored in %s as 'result%d' only (not a plain .npz member name)", one_line(n), args.output, i)
         write_npz(args.output, {**named, **{f"result{i}": a for i, a in enumerate(outputs)}})
 
 

@@ -159,13 +159,35 @@ def _check_paths(args: argparse.Namespace) -> None:
             raise AscendError(f"{resume}: no checkpoint to resume from")
         if resume.is_dir():
             raise AscendError(f"{resume}: not a readable ascend-train checkpoint (it is a folder)")
-        try:
-            with resume.open("rb") as f:
-                head = f.read(4)
-        except OSError as e:
-            raise AscendError(f"{resume}: cannot read file: {e.strerror or e}") from None
-        if head != b"PK\x03\x04":
-            raise AscendError(f"{resume}: not a readable ascend-train checkpoint (not an .npz file)")
+        check_checkpoint(str(resume))
+
+
+def check_checkpoint(path: str) -> None:
+    """Refuse a checkpoint that is not a regular .npz file whose members' headers (zip and .npy) fit the limits,
+    before the trainer decompresses anything (the checks `--inputs` gets: `fileio.npz_members`)."""
+    import stat
+    import zipfile
+    import zlib
+
+    from ascend_mp.fileio import npz_members
+
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise AscendError(f"{path}: cannot read file: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):  # read twice (checked here, loaded by the trainer): a pipe or device cannot be
+        raise AscendError(f"{path}: not a readable ascend-train checkpoint (not a regular file)")
+    try:
+        with open(path, "rb") as f:
+            if f.read(4) != b"PK\x03\x04":
+                raise AscendError(f"{path}: not a readable ascend-train checkpoint (not an .npz file)")
+            f.seek(0)
+            with zipfile.ZipFile(f) as z:
+                npz_members(path, z)
+    except OSError as e:
+        raise AscendError(f"{path}: cannot read file: {e.strerror or e}") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError, zlib.error) as e:
+        raise AscendError(f"{path}: not a readable ascend-train checkpoint ({type(e).__name__}: {' '.join(str(e).split())})") from None
 
 
 def run(argv: Sequence[str] | None = None) -> None:

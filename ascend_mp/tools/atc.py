@@ -29,13 +29,15 @@ ATC_FLAGS = {
 
 
 class _Once(argparse.Action):
-    """Store a flag's value; giving the flag twice is a usage error (not 'the last one wins')."""
+    """Store a flag's value; giving the flag twice (not 'the last one wins') or with an empty value is a usage error."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
         seen: set[str] = namespace.__dict__.setdefault("_atc_given", set())
         if self.dest in seen:
             parser.error(f"{option_string or self.dest} given twice")
+        if isinstance(values, str) and not values.strip():  # `--amp_level=`: no flag means "nothing" by an empty value
+            parser.error(f"{option_string or self.dest} expects a value, got an empty one")
         seen.add(self.dest)
         setattr(namespace, self.dest, values)
 

@@ -132,6 +132,52 @@ def _quiet_stdout() -> None:
 
 
 # --------------------------------------------------------------------------------------
+# Parsing module text (both tools)
+# --------------------------------------------------------------------------------------
+
+
+def parse_text(ctx: Any, text: str, name: str, line_offset: int = 0, implicit_module: bool = True,
+               raw_parse_errors: bool = False) -> Any:
+    """`ir.LocatingParser` on `text`, with xDSL's internal assertions (real literals for a complex tensor
+    trip one) turned into a one-line error at the op being parsed. A `ParseError` becomes a one-line
+    AscendError too, unless `raw_parse_errors` (the opt driver reports them itself: --parsing-diagnostics)."""
+    from xdsl.utils.exceptions import ParseError
+
+    import ascend_mp.blob_names  # noqa: F401  (records the blob names the parser declares)
+    from ascend_mp.ir import _LOCATIONS, LocatingParser, format_parse_error, source_location  # pyright: ignore[reportPrivateUsage]
+
+    class Tracking(LocatingParser):
+        """Remembers where each op being parsed starts (innermost last)."""
+
+        opened: list[Any]
+
+        def parse_operation(self) -> Any:
+            self.opened.append(self._parser_state.current_token.span)  # pyright: ignore[reportPrivateUsage]
+            op = super().parse_operation()
+            self.opened.pop()
+            return op
+
+    try:
+        parser = Tracking(ctx, text, name)
+        parser.opened = []
+        parser.line_offset = line_offset
+        module = parser.parse_module(implicit_module)
+    except ParseError as e:
+        if raw_parse_errors:
+            raise
+        raise AscendError(format_parse_error(e, line_offset)) from None
+    except AssertionError:
+        where = parser.opened[-1].get_location() if parser.opened else parser._parser_state.current_token.span.get_location()  # pyright: ignore[reportPrivateUsage]
+        raise AscendError(
+            f"{where.file}:{where.line + line_offset}:{where.col}: invalid literal for its type "
+            f"(e.g. real numbers for a complex tensor; write complex elements as (re, im))"
+        ) from None
+    if source_location(module) is None:  # an implicit module is the whole file: errors about it point at 1:1
+        _LOCATIONS[module] = (name, 0, line_offset)
+    return module
+
+
+# --------------------------------------------------------------------------------------
 # Logging (--log, as ATC's)
 # --------------------------------------------------------------------------------------
 

@@ -9,7 +9,6 @@ pass with the given ATC/amp flags. The views themselves are `ascend_mp.policies.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 from collections.abc import Callable
 
@@ -54,7 +53,7 @@ def run(args: argparse.Namespace, read_input: Callable[[], ModuleOp]) -> None:
             if args.compare_json:
                 write_output(args.compare_json, json.dumps(to_json(rows), indent=2) + "\n")
         if args.precision_dot:
-            target = copy.deepcopy(module)
+            target = module.clone()  # deepcopy recurses once per op: a long chain would overflow
             names = ("mode", "mode_v2", "modify_mixlist", "keep_dtype", "customize_dtypes", "soc", "op_info", "report")
             config = load_config(
                 *(options.get(k) if k != "soc" else soc for k in names),

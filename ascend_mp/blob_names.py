@@ -1,0 +1,114 @@
+"""Names of dense_resource blobs in printed text: the same module prints the same text.
+
+The builtin dialect's blob store is process-wide, so a handle asked for twice with different bytes
+is renamed by xDSL (`w`, then `w_0`, `w_1`, ...: an accident of what ran before in the process).
+`storage()` records, for every handle the store hands out (parsed or stored), the name it was
+asked for; :class:`ModulePrinter` prints each handle under that name, made unique within the one
+module being printed (`w`, `w_1`, ... in order of first use), with the dialect_resources section
+to match. No numpy here: `ascend-opt` prints with it on every run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+from xdsl.dialects.builtin import Builtin
+from xdsl.printer import Printer
+
+_REQUESTED: dict[str, str] = {}
+"""store handle -> the name it was declared as (before the store made it unique)."""
+
+
+def storage() -> OpAsmDialectInterface:
+    """The builtin dialect's resource storage (shared by every context of the process), its
+    `declare_resource` recording the name each handle was asked for (what `ModulePrinter` prints)."""
+    interface = Builtin.get_interface(OpAsmDialectInterface)
+    assert interface is not None
+    if "declare_resource" not in vars(interface):
+        declare = interface.declare_resource
+
+        def declare_recording(key: str) -> str:
+            handle = declare(key)
+            _REQUESTED[handle] = key
+            return handle
+
+        interface.declare_resource = declare_recording  # the parser declares through it too
+    return interface
+
+
+def requested_name(handle: str) -> str:
+    """The name a store handle was asked for (itself if it was never renamed)."""
+    return _REQUESTED.get(handle, handle)
+
+
+def note_derived(handle: str, name: str) -> None:
+    """Record `handle`'s name when `name` was derived from another handle (`w_0` + `_f16`, by a pass that
+    stores a converted blob): the name derived from what that handle was asked for (`w_f16`)."""
+    i = len(name)
+    while (i := name.rfind("_", 0, i)) > 0:
+        base = _REQUESTED.get(name[:i])
+        if base is not None and base != name[:i]:
+            _REQUESTED[handle] = base + name[i:]
+            return
+
+
+class ModulePrinter(Printer):
+    """xDSL's printer, with dense_resource handles printed under the names they were asked for, made
+    unique in this print only (`w`, `w_1`, ...), and the dialect_resources section written to match."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._printed_as: dict[str, str] = {}  # store handle -> printed name
+        self._handles: dict[str, str] = {}  # printed name -> store handle
+
+    def print_resource_handle(self, dialect: str, handle: str) -> None:
+        name = self._printed_as.get(handle)
+        if name is None:
+            base = requested_name(handle)
+            name, n = base, 0
+            while name in self._handles:
+                n += 1
+                name = f"{base}_{n}"
+            self._printed_as[handle] = name
+            self._handles[name] = handle
+        super().print_resource_handle(dialect, name)
+
+    def print_metadata(self, dialects: Iterable[Any]) -> None:
+        super().print_metadata([_PrintedBlobs(self._handles)])
+
+
+class _PrintedBlobs:
+    """Stands for the builtin dialect in `Printer.print_metadata`: its blobs under their printed names."""
+
+    name = "builtin"
+
+    def __init__(self, handles: dict[str, str]):
+        self.handles = handles
+
+    def has_interface(self, cls: type) -> bool:
+        return True
+
+    def get_interface(self, cls: type) -> _PrintedBlobs:
+        return self
+
+    def build_resources(self, keys: Iterable[str]) -> dict[str, str]:
+        store = storage()
+        blobs = {key: store.lookup(self.handles.get(key, key)) for key in keys}
+        return {key: blob for key, blob in blobs.items() if blob}
+
+
+def print_module_text(module: Any) -> str:
+    """`module` as MLIR text with its blobs (`ModulePrinter`): the same module, the same text."""
+    import io
+
+    out = io.StringIO()
+    printer = ModulePrinter(stream=out)
+    printer.print_op(module)
+    printer.print_metadata([])
+    out.write("\n")
+    return out.getvalue()
+
+
+storage()  # recording from the first import on (import this module before parsing blobs)
