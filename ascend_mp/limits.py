@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ascend_mp.errors import AscendError
@@ -106,11 +106,10 @@ def check_module_sizes(values: Iterable[tuple[str, Any]]) -> None:
             check_alloc(shape, itemsize, f"{where} ({t})")
 
 
-def module_values(module: Any) -> Iterable[tuple[str, Any]]:
-    """(location, type) of every block argument and op result of a module's functions."""
+def module_values(module: Any, location_of: Callable[[Any], str]) -> Iterable[tuple[str, Any]]:
+    """(location, type) of every block argument and op result of a module's functions (`location_of(op)`: where
+    an op is, e.g. `ascend_mp.ir.location_of`)."""
     from xdsl.dialects import func
-
-    from ascend_mp.ir import location_of
 
     for op in module.walk():
         if isinstance(op, func.FuncOp):
@@ -123,11 +122,10 @@ def module_values(module: Any) -> Iterable[tuple[str, Any]]:
             yield location_of(op), r.type
 
 
-def check_no_recursion(module: Any) -> None:
-    """Refuse a module whose functions call each other in a cycle (`@f` -> `@g` -> `@f`)."""
+def check_no_recursion(module: Any, location_of: Callable[[Any], str]) -> None:
+    """Refuse a module whose functions call each other in a cycle (`@f` -> `@g` -> `@f`); `location_of(op)` says
+    where the offending call is."""
     from xdsl.dialects import func
-
-    from ascend_mp.ir import location_of
 
     calls: dict[str, list[tuple[str, Any]]] = {}
     for f in module.walk():

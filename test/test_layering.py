@@ -19,15 +19,9 @@ UPWARD_ALLOWED = {
 """Library modules that still import the tools, each being fixed elsewhere."""
 
 DEFERRED_ALLOWED = {
-    # The ONNX frontend's importer and converters need each other (being split by another change).
-    ("ascend_mp.frontend.onnx_import", "ascend_mp.frontend.converters"),
-    ("ascend_mp.frontend.converters", "ascend_mp.frontend.onnx_import"),
     # frontend/tools.py (the tools' ONNX flags) calls the package's import_onnx, whose importer reads
     # NAME_ATTR from frontend/tools.py (with the frontend change).
     ("ascend_mp.frontend.tools", "ascend_mp.frontend"),
-    # The Cast canonicalization patterns sit beside the dialect that registers them (the dialect change moves
-    # them into the dialect's cast family).
-    ("ascend_mp.cast_patterns", "ascend_mp.dialects.ascend"),
     # The interpreter package re-exports the mode comparison lazily; the comparison imports the package
     # (with the interpreter change).
     ("ascend_mp.interpreter", "ascend_mp.interpreter.compare"),
@@ -67,7 +61,7 @@ def _imports(body: list[ast.stmt], top_level: bool) -> Iterator[ast.Import | ast
     for node in body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             yield node
-        elif top_level and isinstance(node, ast.If) and _is_type_checking(node.test):
+        elif isinstance(node, ast.If) and _is_type_checking(node.test):  # type-only imports never run
             yield from _imports(node.orelse, top_level)
         elif top_level and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             continue

@@ -289,6 +289,7 @@ def run(argv: Sequence[str] | None) -> None:
 
     from ascend_mp.interpreter.runner import Program
     from ascend_mp.ir import make_context
+    from ascend_mp.ir import location_of
     from ascend_mp.limits import check_module_sizes, check_no_recursion, module_values
 
     options: dict[str, Any] = precision_options(args)
@@ -323,7 +324,7 @@ def run(argv: Sequence[str] | None) -> None:
         source = "<stdin>" if args.file == "-" else args.file
         module = parse_text(ctx, decode_source(read_input(args.file), source), source)
         verify(module)
-    check_no_recursion(module)
+    check_no_recursion(module, location_of)
     impl = impl_mode_options(args)
     if impl:  # recorded on the ops before the precision pass (and kept by every mode of --compare-modes)
         from ascend_mp.passes import PASSES
@@ -338,7 +339,7 @@ def run(argv: Sequence[str] | None) -> None:
             PASSES["ascend-precision"]()(**options).apply(ctx, module)
         except (PassFailedException, DiagnosticException, VerifyException, ValueError) as e:
             raise AscendError(_pass_error(e)) from None
-    check_module_sizes(module_values(module))
+    check_module_sizes(module_values(module, location_of))
     program = Program.from_module(module)
     if args.function is not None:
         name = args.function.removeprefix("@")
