@@ -157,6 +157,29 @@ def loss_ops(body: Sequence[Operation], loss: SSAValue) -> list[Operation]:
     return found
 
 
+def _check_rules(body: Sequence[Operation], loss: SSAValue, active: set[SSAValue], origin: dict[Operation, Operation]) -> None:
+    """Fail with ONE error listing every op type (with its count) that would need a gradient
+    rule and has none, located at the first such op of the forward function."""
+    carries: set[SSAValue] = {loss}  # values that receive a gradient
+    missing: list[Operation] = []
+    for op in reversed(body):
+        if not any(r in carries for r in op.results) or not any(o in active for o in op.operands):
+            continue
+        if isinstance(op, A.AscendOp) and type(op) in NO_GRADIENT:
+            continue
+        if not (isinstance(op, A.AscendOp) and type(op) in RULES):
+            missing.append(op)
+        carries.update(o for o in op.operands if o in active)
+    if not missing:
+        return
+    missing.reverse()
+    counts: dict[str, int] = {}
+    for op in missing:
+        counts[op.name] = counts.get(op.name, 0) + 1
+    listed = ", ".join(f"{name} ({n} op{'s' if n > 1 else ''})" for name, n in counts.items())
+    raise AscendPassError(f"{where(origin[missing[0]])}: {PASS}: no gradient rule for {listed}")
+
+
 def differentiate(
     module: ModuleOp, func_name: str = "forward", wrt: int | None = None, grad_name: str | None = None, keep_loss: bool = True
 ) -> func.FuncOp:
@@ -208,6 +231,8 @@ def differentiate(
     for op in body:
         if any(o in active for o in op.operands):
             active.update(r for r in op.results if _is_float_value(r))
+
+    _check_rules(body, loss, active, origin)
 
     e = Emitter(new_block)
     seed = e.const(1.0, tensor_dtype(loss.type) or "f32", value_shape(loss), name=SEED_NAME)

@@ -4,13 +4,15 @@ registry :data:`RULES` (filled by the family modules `cube`, `elementwise`, `red
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.ir import SSAValue
 
 from ascend_mp.dialects import ascend as A
-from ascend_mp.emit import Emitter, dtype, shape
+from ascend_mp.emit import Emitter, dtype, shape, tensor
 from ascend_mp.errors import AscendPassError
 
 
@@ -48,6 +50,11 @@ NO_GRADIENT: dict[type[A.AscendOp], str] = {
     A.ConstOp: "no operands",
     A.ArgMaxV2Op: "integer result",
     A.GreaterOp: "bool result",
+    A.LessOp: "bool result",
+    A.EqualOp: "bool result",
+    A.LogicalAndOp: "bool result",
+    A.LogicalOrOp: "bool result",
+    A.LogicalNotOp: "bool result",
     A.FloorOp: "piecewise constant (zero gradient almost everywhere)",
     A.NPUAllocFloatStatusOp: "float status register",
     A.NPUClearFloatStatusOp: "float status register",
@@ -100,3 +107,59 @@ def binary_operands(c: GradContext) -> tuple[SSAValue, SSAValue, SSAValue]:
     """(x1, x2, dy cast to x1's dtype) of a two-operand op."""
     x1, x2 = c.op.operands
     return x1, x2, c.e.cast(c.dy(), dtype(x1))
+
+
+def window(e: Emitter, g: SSAValue, dim: int, start: int, length: int, fill: float = 0.0) -> SSAValue:
+    """`out[i] = g[start + i]` along `dim` for i in [0, length), `fill` where `start + i` lies
+    outside `g`: a crop (StridedSliceD) and/or a pad (ConcatV2D with constants)."""
+    size = shape(g)[dim]
+    if start == 0 and length == size:
+        return g
+    lo, hi = max(start, 0), min(start + length, size)
+    parts: list[SSAValue] = []
+
+    def filler(n: int) -> SSAValue:
+        dims = list(shape(g))
+        dims[dim] = n
+        return e.const(fill, dtype(g), dims)
+
+    if start < 0:
+        parts.append(filler(min(-start, length)))
+    if hi > lo:
+        if (lo, hi) == (0, size):
+            parts.append(g)
+        else:
+            n = dim + 1
+            begin, end = [0] * n, [0] * n
+            begin[dim], end[dim] = lo, hi
+            mask = ((1 << n) - 1) & ~(1 << dim)
+            dims = list(shape(g))
+            dims[dim] = hi - lo
+            parts.append(e.one(A.StridedSliceDOp, g, type_=tensor(dims, dtype(g)), begin=begin, end=end, strides=[1] * n, begin_mask=mask, end_mask=mask))
+    tail = length - sum(shape(p)[dim] for p in parts)
+    if tail > 0:
+        parts.append(filler(tail))
+    if len(parts) == 1:
+        return parts[0]
+    dims = list(shape(g))
+    dims[dim] = length
+    return e.one(A.ConcatV2DOp, parts, type_=tensor(dims, dtype(g)), concat_dim=dim)
+
+
+def select_along(e: Emitter, g: SSAValue, dim: int, matrix: object) -> SSAValue:
+    """`g` multiplied along `dim` by a constant [size, n] matrix (a 0/1 selection or scatter):
+    the dimension moves last, a MatMulV2, and back."""
+    mat = np.asarray(matrix, dtype=np.float64)
+    gs = shape(g)
+    rank = len(gs)
+    perm = [i for i in range(rank) if i != dim] + [dim]
+    moved = g if dim == rank - 1 else e.one(A.TransposeOp, g, type_=tensor([gs[i] for i in perm], dtype(g)), perm=perm)
+    rows = math.prod(gs[i] for i in perm[:-1])
+    flat = e.reshape(moved, (rows, gs[dim]))
+    n = mat.shape[1]
+    out = e.one(A.MatMulV2Op, flat, e.const(mat, dtype(g)), None, type_=tensor((rows, n), dtype(g)))
+    out = e.reshape(out, [gs[i] for i in perm[:-1]] + [n])
+    if dim == rank - 1:
+        return out
+    inverse = [perm.index(i) for i in range(rank)]
+    return e.one(A.TransposeOp, out, type_=tensor([n if i == dim else d for i, d in enumerate(gs)], dtype(g)), perm=inverse)

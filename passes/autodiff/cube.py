@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from xdsl.ir import SSAValue
 
 from ascend_mp.dialects import ascend as A
-from ascend_mp.emit import Emitter, dtype, shape, tensor
-from ascend_mp.passes.autodiff.base import GradContext, Grads, binary_operands, broadcast_to, keep_dims_shape, rule, unary, unbroadcast
+from ascend_mp.emit import dtype, shape, tensor
+from ascend_mp.passes.autodiff.base import GradContext, Grads, rule, unbroadcast
+
 
 def matmul_shape(a: Sequence[int], b: Sequence[int], ta: bool, tb: bool) -> list[int]:
     m = a[-1] if ta else a[-2]
@@ -139,3 +140,16 @@ def _conv_bp_filter(c: GradContext) -> Grads:
     return [dx, dg]
 
 
+
+
+@rule(A.BatchMatMulV2Op)
+def _batch_matmul_v2(c: GradContext) -> Grads:
+    """As BatchMatMul (`adj_x*`, broadcast batch dimensions summed back); the optional bias over
+    the last dimension gets dy summed over every other dimension."""
+    op = c.op
+    assert isinstance(op, A.BatchMatMulV2Op)
+    grads = matmul_grads(c, op.x1, op.x2, op.prop_bool("adj_x1"), op.prop_bool("adj_x2"), A.BatchMatMulV2Op, ("adj_x1", "adj_x2"))
+    if op.bias is not None:
+        dy = c.e.cast(c.dy(), dtype(op.bias))
+        grads.append(c.e.reduce_sum(dy, range(len(shape(dy)) - 1)) if c.needs[2] else None)
+    return grads

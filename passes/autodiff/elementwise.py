@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 from xdsl.ir import SSAValue
 
 from ascend_mp.dialects import ascend as A
-from ascend_mp.emit import Emitter, dtype, shape, tensor
-from ascend_mp.passes.autodiff.base import GradContext, Grads, binary_operands, broadcast_to, keep_dims_shape, rule, unary, unbroadcast
+from ascend_mp.emit import Emitter, dtype, shape
+from ascend_mp.passes.autodiff.base import GradContext, Grads, binary_operands, broadcast_to, rule, unary, unbroadcast
+
 
 @rule(A.BiasAddOp)
 def _bias_add(c: GradContext) -> Grads:
@@ -154,3 +157,68 @@ def _square(c: GradContext) -> Grads:
     x, _, dy = unary(c)
     return [c.e.mul(dy, c.e.mul(x, c.e.scalar(2.0, x)))]
 
+
+
+# Rules composed from forward ops (CANN has no gradient op for them). A ReluGrad(g, m) keeps g
+# where m > 0: the masks below are ReluGrads of margins, so a tie at a kink gets no gradient
+# for the bound and all of it for x, as TF's ClipByValue gradient.
+
+
+def _inside(e: Emitter, dy: SSAValue, above_low: SSAValue, below_high: SSAValue) -> SSAValue:
+    """dy where both margins are positive, else 0."""
+    return e.one(A.ReluGradOp, e.one(A.ReluGradOp, dy, above_low), below_high)
+
+
+@rule(A.ErfOp)
+def _erf(c: GradContext) -> Grads:
+    """d erf(x) = 2/sqrt(pi) exp(-x^2)."""
+    x, _, dy = unary(c)
+    e = c.e
+    gauss = e.one(A.ExpOp, e.neg(e.one(A.SquareOp, x)))
+    return [e.mul(e.mul(dy, gauss), e.scalar(2.0 / math.sqrt(math.pi), x))]
+
+
+@rule(A.Relu6Op)
+def _relu6(c: GradContext) -> Grads:
+    """dy where 0 < x < 6."""
+    x, _, dy = unary(c)
+    e = c.e
+    return [_inside(e, dy, x, e.sub(e.scalar(6.0, x), x))]
+
+
+@rule(A.ClipByValueOp)
+def _clip_by_value(c: GradContext) -> Grads:
+    """x gets dy where min <= x <= max; min (max) gets the sum of dy where x < min (x > max)."""
+    op, e = c.op, c.e
+    assert isinstance(op, A.ClipByValueOp)
+    x, lo, hi = op.x, op.clip_value_min, op.clip_value_max
+    dy = e.cast(c.dy(), dtype(x))
+    below = e.one(A.ReluGradOp, dy, broadcast_to(e, e.sub(lo, x), shape(x)))
+    above = e.one(A.ReluGradOp, dy, broadcast_to(e, e.sub(x, hi), shape(x)))
+    dx = e.sub(e.sub(dy, below), above) if c.needs[0] else None
+    dlo = unbroadcast(e, below, shape(lo)) if c.needs[1] else None
+    dhi = unbroadcast(e, above, shape(hi)) if c.needs[2] else None
+    return [dx, dlo, dhi]
+
+
+@rule(A.HardSigmoidOp)
+def _hard_sigmoid(c: GradContext) -> Grads:
+    """alpha * dy where 0 < alpha x + beta < 1."""
+    x, _, dy = unary(c)
+    e = c.e
+    alpha = c.op.prop_float("alpha")
+    t = e.add(e.mul(x, e.scalar(alpha, x)), e.scalar(c.op.prop_float("beta"), x))
+    return [e.mul(_inside(e, dy, t, e.sub(e.scalar(1.0, x), t)), e.scalar(alpha, x))]
+
+
+@rule(A.SelectV2Op)
+def _select_v2(c: GradContext) -> Grads:
+    """As Select, with the broadcast dimensions summed back: d then = SelectV2(c, dy, 0),
+    d else = SelectV2(c, 0, dy); none to the bool condition."""
+    op, e = c.op, c.e
+    assert isinstance(op, A.SelectV2Op)
+    dy = e.cast(c.dy(), dtype(op.x1))
+    zero = e.scalar(0.0, dy)
+    d1 = unbroadcast(e, e.one(A.SelectV2Op, op.condition, dy, zero, type_=dy.type), shape(op.x1)) if c.needs[1] else None
+    d2 = unbroadcast(e, e.one(A.SelectV2Op, op.condition, zero, dy, type_=dy.type), shape(op.x2)) if c.needs[2] else None
+    return [None, d1, d2]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ascend_mp.dialects import ascend as A
-from ascend_mp.emit import Emitter, dtype, shape, tensor
-from ascend_mp.passes.autodiff.base import GradContext, Grads, binary_operands, broadcast_to, keep_dims_shape, rule, unary, unbroadcast
+from ascend_mp.emit import dtype, shape
+from ascend_mp.passes.autodiff.base import GradContext, Grads, broadcast_to, rule
+
 
 @rule(A.ReluGradOp)
 def _relu_grad(c: GradContext) -> Grads:
@@ -73,5 +74,3 @@ def _avg_pool_grad(c: GradContext) -> Grads:
     op = c.op
     props = {k: op.properties[k] for k in ("ksize", "strides", "padding", "data_format")}
     return [c.e.one(A.AvgPoolOp, c.dy(), type_=op.operands[0].type, **props)]
-
-

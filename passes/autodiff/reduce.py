@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from xdsl.ir import SSAValue
 
 from ascend_mp.dialects import ascend as A
 from ascend_mp.emit import Emitter, dtype, shape, tensor
-from ascend_mp.passes.autodiff.base import GradContext, Grads, binary_operands, broadcast_to, keep_dims_shape, rule, unary, unbroadcast
 from ascend_mp.errors import AscendPassError
+from ascend_mp.passes.autodiff.base import GradContext, Grads, broadcast_to, keep_dims_shape, rule, unary, window
+
 
 def _axes(op: A.AscendOp, rank: int) -> list[int]:
     return sorted({a % rank for a in op.prop_ints("axes")})
@@ -229,3 +231,116 @@ def _bn_training_reduce(c: GradContext) -> Grads:
     return [total]
 
 
+
+
+# Explicitly padded pooling (ONNX's MaxPool/AveragePool with pads or ceil_mode): the input is
+# padded to the exact span the windows read, so the VALID gradient ops of MaxPool/AvgPool apply.
+
+
+PoolDim = tuple[int, int, int, int, int, int]
+"""(dimension, window, stride, leading pad, trailing pad, span the windows read from the padded start)."""
+
+
+def _pool_v2_geometry(op: A.AscendOp, xs: tuple[int, ...]) -> tuple[str, list[PoolDim]]:
+    """data_format and the :data:`PoolDim` of H and W."""
+    assert isinstance(op, A.PoolV2Op)
+    fmt = op.prop_str("data_format")
+    _, h, w = (1, 2, 3) if fmt == "NCHW" else (3, 1, 2)
+    ys = shape(op.results[0])
+    k, s, p = op.prop_ints("ksize"), op.prop_ints("strides"), op.prop_ints("pads")
+    dims = []
+    for dim, lo, hi in ((h, p[0], p[1]), (w, p[2], p[3])):
+        if op.prop_bool("global_pooling"):
+            dims.append((dim, xs[dim], 1, 0, 0, xs[dim]))
+            continue
+        lo, hi = A.pool_pads(xs[dim], k[dim], s[dim], op.prop_str("padding_mode"), lo, hi)
+        dims.append((dim, k[dim], s[dim], lo, hi, (ys[dim] - 1) * s[dim] + k[dim]))
+    return fmt, dims
+
+
+def _pool_props(fmt: str, dims: list[PoolDim]) -> dict[str, object]:
+    ksize, strides = [1, 1, 1, 1], [1, 1, 1, 1]
+    for dim, k, s, _, _, _ in dims:
+        ksize[dim], strides[dim] = k, s
+    return {"ksize": ksize, "strides": strides, "padding": "VALID", "data_format": fmt}
+
+
+@rule(A.MaxPoolV3Op)
+def _max_pool_v3(c: GradContext) -> Grads:
+    """MaxPoolGrad on the input padded with -inf (padding never wins), cropped back."""
+    x, y, dy = unary(c)
+    e = c.e
+    fmt, dims = _pool_v2_geometry(c.op, shape(x))
+    padded = x
+    for dim, _, _, lo, _, span in dims:
+        padded = window(e, padded, dim, -lo, span, fill=-math.inf)
+    g = e.one(A.MaxPoolGradOp, padded, y, dy, type_=padded.type, **_pool_props(fmt, dims))
+    for dim, _, _, lo, _, _ in dims:
+        g = window(e, g, dim, lo, shape(x)[dim])
+    return [g]
+
+
+def _window_counts(size: int, k: int, s: int, lo: int, hi: int, out: int, exclusive: bool) -> np.ndarray:
+    """Per output position of one dimension: the elements its window divides by (input
+    elements only when `exclusive`, else those inside the padded input, never the ceil_mode
+    overhang)."""
+    first, last = (lo, lo + size) if exclusive else (0, lo + size + hi)
+    starts = np.arange(out) * s
+    return np.maximum(np.minimum(starts + k, last) - np.maximum(starts, first), 1)
+
+
+@rule(A.AvgPoolV2Op)
+def _avg_pool_v2(c: GradContext) -> Grads:
+    """dy rescaled from its window's divisor to k_h * k_w, spread by a VALID AvgPoolGrad over
+    the padded input, cropped back."""
+    x, y, dy = unary(c)
+    op, e = c.op, c.e
+    assert isinstance(op, A.AvgPoolV2Op)
+    xs, ys = shape(x), shape(y)
+    fmt, dims = _pool_v2_geometry(op, xs)
+    exclusive = op.prop_bool("exclusive")
+    scale = np.ones([1, 1, 1, 1])
+    for dim, k, s, lo, hi, _ in dims:
+        counts = _window_counts(xs[dim], k, s, lo, hi, ys[dim], exclusive)
+        view = [1, 1, 1, 1]
+        view[dim] = ys[dim]
+        scale = scale * (k / counts).reshape(view)
+    g = e.mul(dy, e.const(scale, dtype(dy)))
+    padded = list(xs)
+    for dim, _, _, _, _, span in dims:
+        padded[dim] = span
+    g = e.one(A.AvgPoolGradOp, g, type_=tensor(padded, dtype(dy)), orig_input_shape=padded, **_pool_props(fmt, dims))
+    for dim, _, _, lo, _, _ in dims:
+        g = window(e, g, dim, lo, xs[dim])
+    return [g]
+
+
+@rule(A.BNInferOp)
+def _bn_infer(c: GradContext) -> Grads:
+    """y = (x - mean) * rsqrt(var + eps) * scale + offset per channel (axis 1): every operand's gradient."""
+    op, e = c.op, c.e
+    assert isinstance(op, A.BNInferOp)
+    xs = shape(op.x)
+    stat = [1] * len(xs)
+    stat[1] = xs[1]
+    axes = [i for i in range(len(xs)) if i != 1]
+    dy = e.cast(c.dy(), dtype(op.x))
+
+    def per_channel(v: SSAValue) -> SSAValue:
+        return e.reshape(e.cast(v, dtype(op.x)), stat)
+
+    def back(v: SSAValue, like: SSAValue) -> SSAValue:
+        return e.cast(e.reshape(e.reduce_sum(v, axes), shape(like)), dtype(like))
+
+    inv = e.one(A.RsqrtOp, e.add(per_channel(op.variance), e.const(op.prop_float("epsilon"), dtype(op.x))))
+    centred = e.sub(op.x, per_channel(op.mean))
+    dxhat = e.mul(dy, per_channel(op.scale))
+    dx = e.mul(dxhat, inv)
+    dscale = back(e.mul(dy, e.mul(centred, inv)), op.scale) if c.needs[1] else None
+    doffset = back(dy, op.offset) if c.needs[2] else None
+    dmean = back(e.neg(dx), op.mean) if c.needs[3] else None
+    dvar = None
+    if c.needs[4]:
+        inv3 = e.mul(e.mul(inv, inv), inv)
+        dvar = back(e.mul(e.mul(dxhat, centred), e.mul(inv3, e.scalar(-0.5, inv3))), op.variance)
+    return [dx if c.needs[0] else None, dscale, doffset, dmean, dvar]

@@ -7,8 +7,9 @@ import math
 import numpy as np
 
 from ascend_mp.dialects import ascend as A
-from ascend_mp.emit import Emitter, dtype, shape, tensor
-from ascend_mp.passes.autodiff.base import GradContext, Grads, binary_operands, broadcast_to, keep_dims_shape, rule, unary, unbroadcast
+from ascend_mp.emit import dtype, shape, tensor
+from ascend_mp.passes.autodiff.base import GradContext, Grads, rule, select_along, unary, unbroadcast, window
+
 
 @rule(A.ReshapeOp)
 def _reshape(c: GradContext) -> Grads:
@@ -69,3 +70,65 @@ def _one_hot(c: GradContext) -> Grads:
     return [None, d_on, d_off]
 
 
+
+
+@rule(A.GatherV2DOp)
+def _gather(c: GradContext) -> Grads:
+    """The scatter-add of dy into the rows it was gathered from, as a matrix product with the
+    one-hot encoding of the indices: dx[p, j, q] = sum_k onehot[k, j] dy[p, k, q] (repeated
+    indices add up; a negative index -m counts as n - m, as the forward does)."""
+    op, e = c.op, c.e
+    assert isinstance(op, A.GatherV2DOp)
+    xs, ids = shape(op.x), shape(op.indices)
+    axis = op.prop_int("axis") % len(xs)
+    n = xs[axis]
+    dy = e.cast(c.dy(), dtype(op.x))
+    f, idx = dtype(dy), op.indices
+    one, zero = e.const(1.0, f), e.const(0.0, f)
+    hot_type = tensor((*ids, n), f)
+    hot = e.one(A.OneHotOp, idx, one, zero, type_=hot_type, depth=n, axis=-1)
+    wrapped = e.one(A.OneHotOp, e.add(idx, e.const(n, dtype(idx))), one, zero, type_=hot_type, depth=n, axis=-1)
+    k = math.prod(ids)
+    hot = e.reshape(e.add(hot, wrapped), (k, n))
+    pre, post = math.prod(xs[:axis]), math.prod(xs[axis + 1 :])
+    g = e.reshape(dy, (pre, k, post))
+    dx = e.one(A.BatchMatMulV2Op, hot, g, None, type_=tensor((pre, n, post), f), adj_x1=True)
+    return [e.reshape(dx, xs), None]
+
+
+@rule(A.StridedSliceDOp)
+def _strided_slice(c: GradContext) -> Grads:
+    """dy put back where it was taken, zeros elsewhere: per sliced dimension a pad (unit
+    stride) or a 0/1 scatter matrix product (other strides)."""
+    op, e = c.op, c.e
+    assert isinstance(op, A.StridedSliceDOp)
+    x, _, g = unary(c)
+    xs = shape(x)
+    for dim, sl in enumerate(op.slices(xs)):
+        start, stop, step = sl.indices(xs[dim])
+        taken = range(start, stop, step)
+        if len(taken) == xs[dim] and step == 1:
+            continue
+        if step == 1:
+            g = window(e, g, dim, -start, xs[dim])
+        else:
+            scatter = np.zeros((len(taken), xs[dim]))
+            scatter[np.arange(len(taken)), list(taken)] = 1.0
+            g = select_along(e, g, dim, scatter)
+    return [g]
+
+
+@rule(A.BroadcastToDOp)
+def _broadcast_to(c: GradContext) -> Grads:
+    x, _, dy = unary(c)
+    return [unbroadcast(c.e, dy, shape(x))]
+
+
+@rule(A.TileDOp)
+def _tile(c: GradContext) -> Grads:
+    """The sum over the copies: dy as [m0, d0, m1, d1, ...] summed over the m axes."""
+    x, _, dy = unary(c)
+    xs, mult = shape(x), c.op.prop_ints("multiples")
+    split = [v for m, d in zip(mult, xs) for v in (m, d)]
+    e = c.e
+    return [e.reshape(e.reduce_sum(e.reshape(dy, split), range(0, 2 * len(xs), 2)), xs)]
