@@ -736,6 +736,7 @@ def train(
         "final_scale": json_number(result.final_scale),
         "step_ms": 1000 * result.step_seconds,
         "diverged": diverged,
+        "precision": result.precision,
     }
     if out is not None:
         write_history(out / "history.json", history)
