@@ -26,6 +26,7 @@ identity, so it is off in training too.
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,6 +156,11 @@ class OnnxModel:
                 self.batch_norms.append(_BatchNorm(name, mean, var, float(momenta.get(name, 0.9))))
         self.frozen = sorted(n for n, a in self.initializers.items() if a.dtype.kind == "f" and n not in used)
         """Float initializers the importer folded into other constants: they are not trained."""
+        if self.frozen:
+            logging.getLogger("ascend_mp.train").warning(
+                "%s: %d float initializers are folded into constants at import and stay frozen: %s",
+                self.path, len(self.frozen), ", ".join(self.frozen[:5]) + (", ..." if len(self.frozen) > 5 else ""),
+            )
 
     def _param_of(self, v: SSAValue) -> int | None:
         owner = v.owner

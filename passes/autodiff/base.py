@@ -109,9 +109,9 @@ def binary_operands(c: GradContext) -> tuple[SSAValue, SSAValue, SSAValue]:
     return x1, x2, c.e.cast(c.dy(), dtype(x1))
 
 
-def window(e: Emitter, g: SSAValue, dim: int, start: int, length: int, fill: float = 0.0) -> SSAValue:
-    """`out[i] = g[start + i]` along `dim` for i in [0, length), `fill` where `start + i` lies
-    outside `g`: a crop (StridedSliceD) and/or a pad (ConcatV2D with constants)."""
+def window(e: Emitter, g: SSAValue, dim: int, start: int, length: int, fill: float | SSAValue = 0.0) -> SSAValue:
+    """`out[i] = g[start + i]` along `dim` for i in [0, length), `fill` (a number, or a rank-0
+    value) where `start + i` lies outside `g`: a crop (StridedSliceD) and/or a pad (ConcatV2D)."""
     size = shape(g)[dim]
     if start == 0 and length == size:
         return g
@@ -121,6 +121,8 @@ def window(e: Emitter, g: SSAValue, dim: int, start: int, length: int, fill: flo
     def filler(n: int) -> SSAValue:
         dims = list(shape(g))
         dims[dim] = n
+        if isinstance(fill, SSAValue):
+            return e.mul(e.const(1.0, dtype(g), dims), fill)
         return e.const(fill, dtype(g), dims)
 
     if start < 0:

@@ -267,13 +267,17 @@ def _pool_props(fmt: str, dims: list[PoolDim]) -> dict[str, object]:
 
 @rule(A.MaxPoolV3Op)
 def _max_pool_v3(c: GradContext) -> Grads:
-    """MaxPoolGrad on the input padded with -inf (padding never wins), cropped back."""
+    """MaxPoolGrad on the input padded with a value below all of it (padding never wins: every
+    window holds an input element), cropped back. The value is min(x) - 1, computed, not an
+    infinite constant (xDSL 0.74 prints -inf as a hex literal it cannot parse back)."""
     x, y, dy = unary(c)
     e = c.e
     fmt, dims = _pool_v2_geometry(c.op, shape(x))
+    rank = len(shape(x))
+    below = e.sub(e.neg(e.one(A.ReduceMaxOp, e.neg(x), type_=tensor((), dtype(x)), axes=list(range(rank)), keep_dims=False)), e.scalar(1.0, x))
     padded = x
     for dim, _, _, lo, _, span in dims:
-        padded = window(e, padded, dim, -lo, span, fill=-math.inf)
+        padded = window(e, padded, dim, -lo, span, fill=below)
     g = e.one(A.MaxPoolGradOp, padded, y, dy, type_=padded.type, **_pool_props(fmt, dims))
     for dim, _, _, lo, _, _ in dims:
         g = window(e, g, dim, lo, shape(x)[dim])

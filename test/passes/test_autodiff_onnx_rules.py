@@ -28,7 +28,7 @@ from ascend_mp.dialects import ascend as A
 from ascend_mp.emit import Emitter, finish_function, new_function, shape, tensor
 from ascend_mp.errors import AscendError
 from ascend_mp.interpreter import Program
-from ascend_mp.ir import parse_module, verify
+from ascend_mp.ir import parse_module, print_module, verify
 from ascend_mp.passes.autodiff import NO_GRADIENT, RULES, differentiate
 
 Body = Callable[[Emitter, list[SSAValue]], SSAValue]
@@ -325,6 +325,8 @@ def test_rule_matches_central_differences(name: str, seed: int) -> None:
     module, args, wrt = build(name, seed)
     differentiate(module, "forward", wrt)
     verify(module)
+    text = print_module(module)
+    assert print_module(parse_module(text)) == text  # the gradient function prints and parses back
     ref = Program.from_module(module, reference=True)
     args64 = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in args]
     fd = central_differences(ref, args64, wrt)
