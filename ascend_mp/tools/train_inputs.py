@@ -73,7 +73,14 @@ def prepare(args: argparse.Namespace, batch: int, subset: int | None, seed: int)
         model = OnnxModel(args.model, batch, example_shape=data.x_train.shape[1:], output=args.output)
         if data.num_classes > model.num_classes:
             raise AscendError(f"{args.data}: the labels go up to class {data.num_classes - 1}, {args.model} gives {model.num_classes} classes")
-        data = Dataset(data.x_train, data.y_train, data.x_test, data.y_test, model.num_classes)
+        import numpy as np
+
+        from ascend_mp.dtypes import NUMPY
+
+        want = NUMPY[model.input_dtype]
+        if (data.x_train.dtype.kind == "f") != (np.dtype(want).kind == "f"):
+            raise AscendError(f"{args.data}: {args.model} takes {model.input_dtype} inputs, the data holds {data.x_train.dtype}")
+        data = Dataset(data.x_train.astype(want), data.y_train, data.x_test.astype(want), data.y_test, model.num_classes)
     else:
         data = load_npz(args.data, args.val, args.val_split, seed=seed)
         model, data = builder_for(args.model, data)

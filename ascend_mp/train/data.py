@@ -102,8 +102,8 @@ def _examples(path: str, input_name: str | None) -> tuple[np.ndarray, np.ndarray
         raise AscendError(f"{path}: '{yk}' must hold one integer class per example (shape ({len(x)},)), got {y.dtype} of shape {y.shape}")
     if y.size and y.min() < 0:
         raise AscendError(f"{path}: '{yk}' holds a negative class ({int(y.min())})")
-    x = x.astype(np.float32)
-    if not np.all(np.isfinite(x)):
+    x = x.astype(np.int64 if x.dtype.kind in "iu" else np.float32)  # integer inputs (token ids) stay integers
+    if x.dtype.kind == "f" and not np.all(np.isfinite(x)):
         raise AscendError(f"{path}: '{xk}' holds non-finite values")
     return x, y.astype(np.int64)
 
@@ -111,7 +111,8 @@ def _examples(path: str, input_name: str | None) -> tuple[np.ndarray, np.ndarray
 def load_npz(path: str, val: str | None = None, val_split: float | None = None, input_name: str | None = None, num_classes: int | None = None, seed: int = 0) -> Dataset:
     """Training data from an .npz file (`x`/`y`, or `<input_name>`/`labels`; integer classes);
     validation from `val` (same keys) or the last `val_split` (default 0.1) of a seeded shuffle.
-    `num_classes` defaults to the largest class + 1. Inputs are used as they are (no scaling)."""
+    `num_classes` defaults to the largest class + 1. Inputs are used as they are (no scaling):
+    float32, or int64 for integer arrays (token ids)."""
     x, y = _examples(path, input_name)
     if val is not None:
         xv, yv = _examples(val, input_name)
@@ -139,6 +140,7 @@ def builder_for(kind: str, data: Dataset) -> tuple[Any, Dataset]:
     flattened) or `cnn` ((C, H, W) inputs: conv 3x3 (8) -> relu -> maxpool 2 -> dense)."""
     from ascend_mp.builder import Conv2D, Dense, Flatten, MaxPool, Relu, Sequential, mlp
 
+    data = Dataset(data.x_train.astype(np.float32), data.y_train, data.x_test.astype(np.float32), data.y_test, data.num_classes)
     if kind == "mlp":
         flat = Dataset(data.x_train.reshape(len(data.x_train), -1), data.y_train, data.x_test.reshape(len(data.x_test), -1), data.y_test, data.num_classes)
         return mlp((flat.x_train.shape[1], 128, data.num_classes)), flat

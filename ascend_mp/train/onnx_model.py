@@ -126,6 +126,8 @@ class OnnxModel:
         if len(ls) != 2 or ls[0] != batch or dtype(logits) not in ("f32", "f16", "bf16"):
             raise AscendError(f"{path}: output '{output}' must be float logits of shape (batch, classes), got {ls} {dtype(logits)}; name another with --output")
         self.num_classes = ls[1]
+        self.input_dtype = dtype(self.main.body.blocks[0].args[0])
+        """The input's dtype in the IR (`f32`, `i64` for token ids, ...)."""
         self._find_params()
         self._stats_program: Any = None
 

@@ -70,3 +70,22 @@ def attention_mlp(seed: int = 0) -> onnx.ModelProto:
         helper.make_node("Gemm", ["pooled", "fc_w", "fc_b"], ["logits"], name="fc"),
     ]
     return _model(nodes, "x", ["N", 64], inits, ["logits"], opset=17)
+
+
+def embedding_bag(vocab: int = 12, dim: int = 6, classes: int = 3, seed: int = 0) -> onnx.ModelProto:
+    """ids [N, 5] (int64) -> Gather (embedding [vocab, dim]) -> ReduceMean over the tokens -> Gemm -> logits."""
+    r = np.random.default_rng(seed)
+    inits = {"emb": r.normal(0, 0.5, (vocab, dim)).astype(np.float32), "fc_w": r.normal(0, 0.5, (dim, classes)).astype(np.float32),
+             "fc_b": np.zeros(classes, np.float32)}  # fmt: skip
+    nodes = [
+        helper.make_node("Gather", ["emb", "ids"], ["e"], name="embed", axis=0),
+        helper.make_node("ReduceMean", ["e"], ["m"], name="mean", axes=[1], keepdims=0),
+        helper.make_node("Gemm", ["m", "fc_w", "fc_b"], ["logits"], name="fc"),
+    ]
+    ins = [helper.make_tensor_value_info("ids", TensorProto.INT64, ["N", 5])]
+    outs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])]
+    init = [numpy_helper.from_array(a, n) for n, a in inits.items()]
+    model = helper.make_model(helper.make_graph(nodes, "bag", ins, outs, init), opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model

@@ -251,3 +251,26 @@ def test_models_with_several_inputs_are_refused(tmp_path: Path) -> None:
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "two.onnx")
     with pytest.raises(AscendError, match=r"two.onnx: training needs a model with one input, this one has 2 \(a, b\)"):
         OnnxModel(tmp_path / "two.onnx", batch=2)
+
+
+def test_an_embedding_model_trains_on_token_ids(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Integer inputs stay integers; the embedding (GatherV2D) learns through its scatter-add
+    gradient: the class is which third of the vocabulary the tokens come from, learnt to 100%."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 120)
+    ids = (4 * y[:, None] + rng.integers(0, 4, (120, 5))).astype(np.int64)
+    np.savez(tmp_path / "tokens.npz", ids=ids, labels=y)
+    onnx.save(onnx_models.embedding_bag(), tmp_path / "bag.onnx")
+    saved = tmp_path / "bag_trained.onnx"
+    code, out, err = run_cli(capsys, "--model", str(tmp_path / "bag.onnx"), "--data", str(tmp_path / "tokens.npz"), "--batch", "12",
+                             "--epochs", "8", "--optimizer", "adam", "--lr", "0.05", "--precision_mode", "none", "--loss-scale", "none",
+                             "--save-onnx", str(saved), "-q")  # fmt: skip
+    assert code == 0, err
+    assert "test accuracy 100.00%" in out
+    assert (ort(saved, ids)[0].argmax(1) == y).mean() == 1.0
+    before = onnx.numpy_helper.to_array(onnx.load(str(tmp_path / "bag.onnx")).graph.initializer[0])
+    after = onnx.numpy_helper.to_array(onnx.load(str(saved)).graph.initializer[0])
+    assert not np.allclose(before, after)
+    np.savez(tmp_path / "floats.npz", ids=ids.astype(np.float32), labels=y)
+    code, _, err = run_cli(capsys, "--model", str(tmp_path / "bag.onnx"), "--data", str(tmp_path / "floats.npz"), "-q")
+    assert code == 1 and err == f"ascend-train: error: {tmp_path / 'floats.npz'}: {tmp_path / 'bag.onnx'} takes i64 inputs, the data holds float32\n"
