@@ -41,7 +41,13 @@ ops whose outputs carry no gradient are listed in :data:`NO_GRADIENT`. Errors ar
 with the location of the first offending op; ops without a rule make ONE error that lists
 every such op type with its count, e.g.
 `model.mlir:3:3: ascend-autodiff: no gradient rule for ascend.GeluGrad (1 op)`.
+
+Where CANN has no gradient op, a rule composes forward ops (docs/design.md §15): `GatherV2D`
+scatters by a product with the one-hot indices, `StridedSliceD` pads back (or scatters with a
+0/1 matrix), `MaxPoolV3`/`AvgPoolV2` pad their input and use the VALID gradient ops, `Erf`,
+`Relu6`, `ClipByValue`, `HardSigmoid` use `ReluGrad` masks.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -64,7 +70,7 @@ from ascend_mp.emit import (
     new_function,
     ops_after,
 )
-from ascend_mp.emit import shape as value_shape
+from ascend_mp.emit import shape as value_shape  # `shape` is the family module
 from ascend_mp.dtypes import is_float, tensor_dtype
 from ascend_mp.errors import AscendPassError
 from ascend_mp.ir import location_of, source_location
@@ -72,7 +78,6 @@ from ascend_mp.passes.autodiff import cast, cube, elementwise, grad, reduce, sha
 from ascend_mp.passes.autodiff.base import NO_GRADIENT, RULES, GradContext, Grads, Rule, rule
 
 __all__ = ["NO_GRADIENT", "RULES", "SEED_NAME", "AutodiffPass", "GradContext", "Grads", "Rule", "differentiate", "rule"]
-
 
 PASS = "ascend-autodiff"
 
