@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from pathlib import Path
 
 import numpy as np
@@ -203,9 +204,14 @@ def test_default_mode_is_canns_and_is_printed(capsys: pytest.CaptureFixture[str]
     code, out, _ = run_cli(capsys, "--subset", "64", "--epochs", "1")
     assert code == 0
     assert out.startswith("precision mode: allow_fp32_to_fp16 (the default: CANN's for training)\nprecision allow_fp32_to_fp16:")
-    assert "model mlp, allow_fp32_to_fp16 (fp16)" in out
+    # the default mode finds an fp32 kernel for every op of the MLP: it reduces nothing and says so
+    assert re.search(r"model mlp, allow_fp32_to_fp16 \(nothing reduced: all \d+ ops fp32\)", out)
+    assert re.search(r"precision allow_fp32_to_fp16: nothing reduced, all \d+ ops keep fp32", out)
+    assert "(fp16)" not in out
     code, out, _ = run_cli(capsys, "--subset", "64", "--epochs", "1", "--precision_mode", "allow_mix_precision")
     assert code == 0 and out.startswith("precision mode: allow_mix_precision\n")
+    reduced = re.search(r"model mlp, allow_mix_precision \((\d+) of (\d+) ops in fp16\)", out)
+    assert reduced and 0 < int(reduced[1]) < int(reduced[2])
 
 
 def test_cli_trains_quietly_without_a_tty(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -234,7 +240,7 @@ def test_cli_trains_quietly_without_a_tty(tmp_path: Path, capsys: pytest.Capture
         (["--scale", "inf"], "argument --scale: must be finite, got inf", 2),
         (["--min-scale", "inf"], "argument --min-scale: must be finite, got inf", 2),
         (["--momentum", "1"], "argument --momentum: must be < 1, got 1", 2),
-        (["--model", "vgg"], "argument --model: invalid choice: 'vgg'", 2),
+        (["--model", "vgg"], "argument --model: expected mlp, cnn or a model file ending in .onnx, got 'vgg'", 2),
         (["--modify_mixlist", "/nonexistent/ops.json", "--subset", "64"], "/nonexistent/ops.json", 1),
         (["--resume", "/nonexistent/ck.npz"], "/nonexistent/ck.npz: no checkpoint to resume from", 1),
     ],

@@ -29,6 +29,7 @@ from typing import Any
 
 from ascend_mp.errors import AscendError
 from ascend_mp.modes import V1_MODES
+from ascend_mp.tools import train_inputs
 from ascend_mp.tools.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, UsageParser, add_log_argument, fail, flush_warnings, setup_logging
 
 PROG = "ascend-train"
@@ -61,7 +62,8 @@ _INT32_MAX = 2**31 - 1
 
 def build_parser() -> argparse.ArgumentParser:
     p = UsageParser(prog=PROG, description="Train a model on the digits data set with CANN mixed precision and loss scaling.")
-    p.add_argument("--model", choices=("mlp", "cnn"), default="mlp", help="the digits MLP (64-128-10) or the small CNN (default mlp)")
+    p.add_argument("--model", type=train_inputs.model_argument, default="mlp",
+                   help="mlp (64-128-10 on digits), cnn, or an ONNX classifier FILE.onnx (needs --data) (default mlp)")  # fmt: skip
     p.add_argument("--precision_mode", "--precision-mode", dest="precision_mode", choices=(*V1_MODES, "none"), default=None,
                    help=f"CANN precision mode of the ascend-precision pass; none trains the fp32 graph (default {DEFAULT_MODE}, as CANN trains)")  # fmt: skip
     p.add_argument("--modify_mixlist", metavar="JSON", help="mixed-precision list changes for the precision pass")
@@ -91,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--subset", type=_number(int, 1, _INT32_MAX), metavar="N", help="train on the first N training examples only")
     opt.add_argument("--stats-every", type=_number(int, 0, _INT32_MAX), default=0, metavar="STEPS", help="steps between gradient underflow samples (default: one per epoch)")
 
+    train_inputs.add_arguments(p)
     io = p.add_argument_group("outputs")
     io.add_argument("--out", metavar="DIR", help="write history.json, loss_scale.png and checkpoint.npz (per epoch) here")
     io.add_argument("--resume", nargs="?", const=True, default=False, metavar="CHECKPOINT",
@@ -192,6 +195,7 @@ def check_checkpoint(path: str) -> None:
 
 def run(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
+    train_inputs.check(args)
     setup_logging(PROG, args.log)  # `ascend-train: warning: ...`; the passes' per-op INFO lines need --log=info
     base = logging.getLogger("ascend_mp").getEffectiveLevel()
     train_log = logging.getLogger("ascend_mp.train")
@@ -213,11 +217,15 @@ def run(argv: Sequence[str] | None = None) -> None:
         if not args.quiet:
             default = " (the default: CANN's for training)" if args.precision_mode is None else ""
             print(f"precision mode: {_mode(args)}{default}", flush=True)
-        compiled = compile_training(cfg)
+        model, data = train_inputs.prepare(args, cfg.batch, cfg.subset, cfg.seed)
+        compiled = compile_training(cfg, model)
         if not args.quiet:
             print(report_summary(compiled.report), flush=True)
-        result = train(cfg, out_dir=args.out, resume=args.resume, progress=False if args.quiet else None, compiled=compiled)
+        result = train(cfg, out_dir=args.out, resume=args.resume, progress=False if args.quiet else None, compiled=compiled, data=data)
         print(result.summary(), flush=True)
+        saved = train_inputs.finish(args, model, result.params)
+        if saved:
+            print(saved, flush=True)
         if result.diverged:
             written = " (history and plot written)" if result.outputs else ""
             raise AscendError(f"training diverged: {result.diverged}{written}")

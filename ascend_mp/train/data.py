@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import zipfile
 from dataclasses import dataclass
+from typing import Any
 from importlib import resources
 
 import numpy as np
@@ -65,3 +66,87 @@ def load_digits(image: bool = False, subset: int | None = None) -> Dataset:
     if image:
         x_train, x_test = x_train.reshape(-1, 1, 8, 8), x_test.reshape(-1, 1, 8, 8)
     return Dataset(x_train.astype(np.float32), y_train, x_test.astype(np.float32), y_test)
+
+
+# --------------------------------------------------------------------------------------
+# The user's data: an .npz file
+# --------------------------------------------------------------------------------------
+
+
+def _read_npz(path: str) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: np.asarray(data[k]) for k in data.files}
+    except FileNotFoundError:
+        raise AscendError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise AscendError(f"{path}: is a folder, expected an .npz file") from None
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+        raise AscendError(f"{path}: not a readable .npz file ({type(e).__name__}: {' '.join(str(e).split())})") from None
+
+
+def _examples(path: str, input_name: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """(inputs, integer labels) of one file: keys `x` and `y`, or `<input_name>` and `labels`."""
+    arrays = _read_npz(path)
+    keys = ", ".join(sorted(arrays)) or "none"
+    if "x" in arrays and "y" in arrays:
+        x, y, xk, yk = arrays["x"], arrays["y"], "x", "y"
+    elif input_name is not None and input_name in arrays and "labels" in arrays:
+        x, y, xk, yk = arrays[input_name], arrays["labels"], input_name, "labels"
+    else:
+        named = f", or '{input_name}' and 'labels'" if input_name else ""
+        raise AscendError(f"{path}: expected arrays 'x' and 'y'{named}; the file holds {keys}")
+    if x.dtype.kind not in "fiub" or x.ndim < 2:
+        raise AscendError(f"{path}: '{xk}' must be a numeric array of examples (rank >= 2), got {x.dtype} of shape {x.shape}")
+    if y.dtype.kind not in "iu" or y.shape != (len(x),):
+        raise AscendError(f"{path}: '{yk}' must hold one integer class per example (shape ({len(x)},)), got {y.dtype} of shape {y.shape}")
+    if y.size and y.min() < 0:
+        raise AscendError(f"{path}: '{yk}' holds a negative class ({int(y.min())})")
+    x = x.astype(np.int64 if x.dtype.kind in "iu" else np.float32)  # integer inputs (token ids) stay integers
+    if x.dtype.kind == "f" and not np.all(np.isfinite(x)):
+        raise AscendError(f"{path}: '{xk}' holds non-finite values")
+    return x, y.astype(np.int64)
+
+
+def load_npz(path: str, val: str | None = None, val_split: float | None = None, input_name: str | None = None, num_classes: int | None = None, seed: int = 0) -> Dataset:
+    """Training data from an .npz file (`x`/`y`, or `<input_name>`/`labels`; integer classes);
+    validation from `val` (same keys) or the last `val_split` (default 0.1) of a seeded shuffle.
+    `num_classes` defaults to the largest class + 1. Inputs are used as they are (no scaling):
+    float32, or int64 for integer arrays (token ids)."""
+    x, y = _examples(path, input_name)
+    if val is not None:
+        xv, yv = _examples(val, input_name)
+        if xv.shape[1:] != x.shape[1:]:
+            raise AscendError(f"{val}: examples of shape {xv.shape[1:]}, the training data has {x.shape[1:]}")
+    else:
+        split = 0.1 if val_split is None else val_split
+        if not 0 < split < 1:
+            raise AscendError(f"--val-split must be in (0, 1), got {split:g}")
+        order = np.random.default_rng(seed).permutation(len(x))
+        n_val = max(1, round(split * len(x)))
+        if n_val >= len(x):
+            raise AscendError(f"{path}: {len(x)} examples are too few to hold out {split:g} for validation")
+        x, y, xv, yv = x[order[n_val:]], y[order[n_val:]], x[order[:n_val]], y[order[:n_val]]
+    classes = int(max(y.max(initial=0), yv.max(initial=0))) + 1
+    if num_classes is not None:
+        if classes > num_classes:
+            raise AscendError(f"{path}: the labels go up to class {classes - 1}, the model gives {num_classes} classes")
+        classes = num_classes
+    return Dataset(x, y, xv, yv, classes)
+
+
+def builder_for(kind: str, data: Dataset) -> tuple[Any, Dataset]:
+    """The built-in model `kind` sized to `data`: `mlp` (features-128-classes, inputs
+    flattened) or `cnn` ((C, H, W) inputs: conv 3x3 (8) -> relu -> maxpool 2 -> dense)."""
+    from ascend_mp.builder import Conv2D, Dense, Flatten, MaxPool, Relu, Sequential, mlp
+
+    data = Dataset(data.x_train.astype(np.float32), data.y_train, data.x_test.astype(np.float32), data.y_test, data.num_classes)
+    if kind == "mlp":
+        flat = Dataset(data.x_train.reshape(len(data.x_train), -1), data.y_train, data.x_test.reshape(len(data.x_test), -1), data.y_test, data.num_classes)
+        return mlp((flat.x_train.shape[1], 128, data.num_classes)), flat
+    c_h_w = data.x_train.shape[1:]
+    if len(c_h_w) != 3 or min(c_h_w[1:]) < 2:
+        raise AscendError(f"--model cnn takes (C, H, W) examples with H, W >= 2, the data has {c_h_w}")
+    c, h, w = c_h_w
+    layers = [Conv2D(c, 8, 3, pad=1), Relu(), MaxPool(2), Flatten(), Dense(8 * (h // 2) * (w // 2), data.num_classes)]
+    return Sequential(layers, input_shape=c_h_w, name="cnn"), data

@@ -54,6 +54,7 @@ from ascend_mp.passes.loss_scale import (
     step_layout,
 )
 from ascend_mp.train.data import Dataset, load_digits
+from ascend_mp.train.labels import precision_label
 
 logger = logging.getLogger("ascend_mp.train")
 """Warnings, and one INFO line per epoch."""
@@ -207,6 +208,8 @@ def report_summary(report: Any) -> str:
     """One paragraph: how many ops the precision pass reduced (to fp16 or bf16), by type, and the casts it added."""
     if report is None:
         return "precision: fp32 graph (no precision pass)"
+    if report.ops_reduced == 0:
+        return f"precision {report.mode}: nothing reduced, all {len(report.ops)} ops keep fp32; {report.casts_inserted} casts inserted"
     reduced: dict[str, int] = {}
     for d in report.ops:
         if d.reduced:
@@ -490,12 +493,14 @@ class TrainResult:
     """Why the run stopped early (non-finite parameters, a collapsed loss scale), or None."""
     collapse: str | None = None
     """The loss-scale collapse warning, if the run had one."""
+    precision: str = ""
+    """What the precision pass reduced (`ascend_mp.train.labels.precision_label`); empty: the mode's name."""
 
     def summary(self) -> str:
         underflow = self.history.get("underflow", {})
         cfg = self.config
         lines = [
-            f"model {self.model_name}, {cfg.mode_label()}, loss scale {cfg.loss_scale}, optimizer {cfg.optimizer}",
+            f"model {self.model_name}, {self.precision or cfg.mode_label()}, loss scale {cfg.loss_scale}, optimizer {cfg.optimizer}",
             f"steps {self.steps} ({self.skipped} skipped on overflow), final loss scale {self.final_scale:g}",
             f"final training loss {self.train_loss:.4f}, test accuracy {100 * self.test_accuracy:.2f}%",
             f"train step {1000 * self.step_seconds:.2f} ms",
@@ -645,6 +650,8 @@ def train(
                 step_time += time.perf_counter() - t0
                 timed += 1
                 loss, overflow = state.update(results)
+                if hasattr(model, "after_step"):  # an ONNX model's batch-norm running statistics
+                    model.after_step(state.params, x)
                 loss_f = float(loss)
                 skip = overflow and drops
                 steps_hist["loss"].append(json_number(loss_f))
@@ -719,6 +726,7 @@ def train(
         params=state.params,
         diverged=diverged,
         collapse=collapse,
+        precision=precision_label(cfg.precision_mode, compiled.report),
     )
     history["summary"] = {
         "test_accuracy": result.test_accuracy,
@@ -728,10 +736,11 @@ def train(
         "final_scale": json_number(result.final_scale),
         "step_ms": 1000 * result.step_seconds,
         "diverged": diverged,
+        "precision": result.precision,
     }
     if out is not None:
         write_history(out / "history.json", history)
-        title = f"{model.name} on digits, {cfg.mode_label()}, {cfg.loss_scale} loss scale" + (" (diverged)" if diverged else "")
+        title = f"{model.name}, {result.precision}, {cfg.loss_scale} loss scale" + (" (diverged)" if diverged else "")
         write_plot(out / "loss_scale.png", history, title)
         result.outputs = {"history": str(out / "history.json"), "plot": str(out / "loss_scale.png")}
         if checkpoint is not None and checkpoint.exists():

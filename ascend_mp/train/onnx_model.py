@@ -1,0 +1,293 @@
+"""Train an imported ONNX model: :class:`OnnxModel` gives the trainer what a builder
+`Sequential` gives it (`params`, `init_params`, `forward_module`, `input_shape`, `num_classes`).
+
+```python
+model = OnnxModel("net.onnx", batch=32, example_shape=(3, 32, 32))
+result = train(TrainConfig(precision_mode="allow_mix_precision"), model=model, data=data)
+model.save_onnx(result.params, "trained.onnx")
+```
+
+The model is imported with :func:`ascend_mp.frontend.import_onnx` (batch dimension fixed to
+the training batch). Its float initializers become the fp32 master parameters, in the order
+the imported graph first uses them (a depthwise filter, which the importer re-lays out to
+`[KH, KW, C, M]`, is trained in that layout and laid out back by :meth:`save_onnx`).
+Initializers folded into other constants at import stay frozen (:attr:`frozen` names them).
+
+Training appends softmax cross-entropy (mean over the batch) on the chosen output (`output`,
+default the first), which must be `[batch, classes]` logits. BatchNormalization (imported as
+`BNInfer`) trains with batch statistics (`BatchNorm` with `is_training`); its running mean
+and variance are parameters without gradient (the optimizer leaves them as they are) that
+:meth:`after_step` updates after every step with the node's `momentum`
+(`running = momentum * running + (1 - momentum) * batch`, the batch variance Bessel-corrected
+as in PyTorch), from an fp32 forward on the step's batch with the updated weights. `@predict`
+(evaluation, export) uses the running statistics. Dropout: the importer turns it into an
+identity, so it is off in training too.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+
+from ascend_mp.dialects import ascend as A
+from ascend_mp.emit import Emitter, dtype, finish_function, mark_all, new_function, shape, tensor
+from ascend_mp.errors import AscendError
+
+DEPTHWISE_SUFFIX = "/hwcm"
+"""The importer's name for a depthwise filter re-laid out from ONNX's [C*M, 1, KH, KW]."""
+
+
+@dataclass
+class OnnxParam:
+    """One trained tensor: its initializer, shape in the IR, and role."""
+
+    name: str
+    shape: tuple[int, ...]
+    initializer: str
+    role: str = "weight"
+    """`weight`, or `running_mean` / `running_var` of a BatchNormalization (no gradient)."""
+
+
+@dataclass
+class _BatchNorm:
+    name: str
+    mean: int
+    var: int
+    momentum: float
+
+
+def load_proto(path: str | Path) -> Any:
+    """The ONNX `ModelProto` at `path` (one-line errors)."""
+    import onnx
+
+    try:
+        return onnx.load(str(path))
+    except FileNotFoundError:
+        raise AscendError(f"{path}: no such file") from None
+    except Exception as e:  # noqa: BLE001 - onnx raises DecodeError, OSError, ...: one line
+        raise AscendError(f"{path}: not a readable ONNX model ({type(e).__name__}: {' '.join(str(e).split())})") from None
+
+
+def model_input(proto: Any) -> str | None:
+    """The name of the model's first input that is not an initializer."""
+    inits = {t.name for t in proto.graph.initializer}
+    return next((i.name for i in proto.graph.input if i.name not in inits), None)
+
+
+class OnnxModel:
+    """An ONNX classifier prepared for `ascend_mp.train.train` (see the module docstring)."""
+
+    def __init__(self, path: str | Path, batch: int, example_shape: tuple[int, ...] | None = None, output: str | None = None):
+        from onnx import numpy_helper
+
+        from ascend_mp.frontend import import_onnx
+
+        self.path = Path(path)
+        self.proto = load_proto(path)
+        self.name = self.path.stem or "onnx"
+        graph = self.proto.graph
+        self.initializers = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+        inputs = [i for i in graph.input if i.name not in self.initializers]
+        if len(inputs) != 1:
+            names = ", ".join(i.name for i in inputs) or "none"
+            raise AscendError(f"{path}: training needs a model with one input, this one has {len(inputs)} ({names})")
+        self.input_name = inputs[0].name
+        declared = [d.dim_value if d.HasField("dim_value") else None for d in inputs[0].type.tensor_type.shape.dim]
+        if example_shape is None:
+            if not declared[1:] or None in declared[1:]:
+                raise AscendError(f"{path}: input '{self.input_name}' has dynamic dimensions {declared}; give training data to fix them")
+            example_shape = tuple(int(d) for d in declared[1:])  # pyright: ignore[reportArgumentType]
+        if declared and (len(declared) != 1 + len(example_shape) or any(d not in (None, s) for d, s in zip(declared[1:], example_shape))):
+            want = tuple("?" if d is None else d for d in declared[1:])
+            raise AscendError(f"{path}: input '{self.input_name}' takes examples of shape {want}, the data has {tuple(example_shape)}")
+        self.input_shape = tuple(int(d) for d in example_shape)
+        self.batch = batch
+        outputs = [o.name for o in graph.output]
+        if output is None:
+            output = outputs[0]
+        elif output not in outputs:
+            raise AscendError(f"--output: '{output}' is not an output of {path} (outputs: {', '.join(outputs)})")
+        self.output_index = outputs.index(output)
+        self.output = output
+        self.module = import_onnx(self.proto, {self.input_name: [batch, *self.input_shape]}, name=str(path))
+        self.main = next(op for op in self.module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+        ret = self.main.body.blocks[0].last_op
+        assert isinstance(ret, func.ReturnOp)
+        logits = ret.arguments[self.output_index]
+        ls = shape(logits)
+        if len(ls) != 2 or ls[0] != batch or dtype(logits) not in ("f32", "f16", "bf16"):
+            raise AscendError(f"{path}: output '{output}' must be float logits of shape (batch, classes), got {ls} {dtype(logits)}; name another with --output")
+        self.num_classes = ls[1]
+        self.input_dtype = dtype(self.main.body.blocks[0].args[0])
+        """The input's dtype in the IR (`f32`, `i64` for token ids, ...)."""
+        self._find_params()
+        self._stats_program: Any = None
+
+    # -- parameters ----------------------------------------------------------------------
+    def _find_params(self) -> None:
+        self.params: list[OnnxParam] = []
+        self.index: dict[str, int] = {}  # Const name -> parameter index
+        momenta = {n.name: next((a.f for a in n.attribute if a.name == "momentum"), 0.9) for n in self.proto.graph.node if n.op_type == "BatchNormalization"}
+        used: set[str] = set()
+        for op in self.main.body.blocks[0].ops:
+            if isinstance(op, A.ConstOp) and op.node_name is not None and dtype(op.results[0]) in ("f32", "f16", "bf16", "f64"):
+                const = op.node_name.data
+                init = const.removesuffix(DEPTHWISE_SUFFIX)
+                if init in self.initializers and const not in self.index and self.initializers[init].dtype.kind == "f":
+                    self.index[const] = len(self.params)
+                    self.params.append(OnnxParam(const, shape(op.results[0]), init))
+                    used.add(init)
+        self.batch_norms: list[_BatchNorm] = []
+        for op in self.main.body.blocks[0].ops:
+            if isinstance(op, A.BNInferOp):
+                stats = [self._param_of(v) for v in (op.mean, op.variance)]
+                if None in stats:
+                    continue  # computed statistics: inference only
+                mean, var = stats
+                assert mean is not None and var is not None
+                self.params[mean].role, self.params[var].role = "running_mean", "running_var"
+                name = op.node_name.data if op.node_name is not None else f"bn_{len(self.batch_norms)}"
+                self.batch_norms.append(_BatchNorm(name, mean, var, float(momenta.get(name, 0.9))))
+        self.frozen = sorted(n for n, a in self.initializers.items() if a.dtype.kind == "f" and n not in used)
+        """Float initializers the importer folded into other constants: they are not trained."""
+        if self.frozen:
+            logging.getLogger("ascend_mp.train").warning(
+                "%s: %d float initializers are folded into constants at import and stay frozen: %s",
+                self.path, len(self.frozen), ", ".join(self.frozen[:5]) + (", ..." if len(self.frozen) > 5 else ""),
+            )
+
+    def _param_of(self, v: SSAValue) -> int | None:
+        owner = v.owner
+        if isinstance(owner, A.ConstOp) and owner.node_name is not None:
+            return self.index.get(owner.node_name.data)
+        return None
+
+    def init_params(self, seed: int = 0) -> list[np.ndarray]:
+        """The initializers' values (fp32; `seed` is unused: the model brings its weights)."""
+        del seed
+        return [self._initial(p).astype(np.float32) for p in self.params]
+
+    def _initial(self, p: OnnxParam) -> np.ndarray:
+        a = self.initializers[p.initializer]
+        if p.name.endswith(DEPTHWISE_SUFFIX):  # ONNX [C*M, 1, KH, KW] -> [KH, KW, C, M]
+            kh, kw, c, m = p.shape
+            return np.ascontiguousarray(a.reshape(c, m, kh, kw).transpose(2, 3, 0, 1))
+        return np.asarray(a)
+
+    def _to_onnx(self, p: OnnxParam, value: np.ndarray) -> np.ndarray:
+        if p.name.endswith(DEPTHWISE_SUFFIX):
+            kh, kw, c, m = p.shape
+            value = value.transpose(2, 3, 0, 1).reshape(c * m, 1, kh, kw)
+        return np.ascontiguousarray(value).astype(self.initializers[p.initializer].dtype)
+
+    # -- functions -------------------------------------------------------------------------
+    def _body(self, block: Block, params: list[SSAValue], x: SSAValue, training: bool) -> tuple[list[SSAValue], list[SSAValue]]:
+        """@main's ops cloned into `block` (parameters as arguments); returns its results and,
+        in `training`, each batch norm's (batch mean, batch variance)."""
+        src = self.main.body.blocks[0]
+        mapping: dict[SSAValue, SSAValue] = {src.args[0]: x}
+        stats: list[SSAValue] = []
+        e = Emitter(block)
+        for op in src.ops:
+            if isinstance(op, func.ReturnOp):
+                return [mapping[v] for v in op.arguments], stats
+            if isinstance(op, A.ConstOp) and op.node_name is not None and op.node_name.data in self.index:
+                p = params[self.index[op.node_name.data]]
+                mapping[op.results[0]] = e.cast(p, dtype(op.results[0]))
+                continue
+            if training and isinstance(op, A.BNInferOp) and self._param_of(op.mean) is not None:
+                y, mean, var = self._batch_norm(e, op, mapping)
+                mapping[op.results[0]] = y
+                stats += [mean, var]
+                continue
+            clone: Operation = op.clone(value_mapper=mapping)
+            block.add_op(clone)
+        raise AssertionError("@main has no return")
+
+    @staticmethod
+    def _batch_norm(e: Emitter, op: A.BNInferOp, mapping: dict[SSAValue, SSAValue]) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """BatchNorm with `is_training` on x viewed as NCHW ([N, C, rest, 1])."""
+        x = mapping[op.x]
+        xs = shape(x)
+        as4 = (xs[0], xs[1], math.prod(xs[2:]), 1)
+        x4 = e.reshape(x, as4)
+        f = dtype(x)
+        stat = tensor((xs[1],), "f32")
+        operands = [e.cast(mapping[v], "f32") for v in (op.scale, op.offset, op.mean, op.variance)]
+        bn = e.op(A.BatchNormOp, x4, *operands, types=[tensor(as4, f), stat, stat], name=op.node_name.data if op.node_name else None,
+                  epsilon=op.epsilon, is_training=True)
+        return e.reshape(bn.results[0], xs), bn.results[1], bn.results[2]
+
+    def forward_module(self, batch: int, dtype_: str = "f32", keep_loss: bool = True) -> ModuleOp:
+        """`@forward(params..., x, labels_onehot) -> mean loss`, `@predict(params..., x) -> logits`
+        and, with batch norms, `@batch_stats(params..., x) -> (mean, variance) per batch norm`."""
+        if batch != self.batch:
+            raise AscendError(f"{self.path}: imported for batch {self.batch}, asked for {batch}")
+        if dtype_ != "f32":
+            raise AscendError(f"{self.path}: ONNX models train from fp32 master parameters (dtype {dtype_} asked)")
+        ptypes = [tensor(p.shape) for p in self.params]
+        names = [p.name.replace("/", "_") for p in self.params]
+        xtype = self.main.body.blocks[0].args[0].type
+        ltype = tensor((batch, self.num_classes))
+
+        fwd, block = new_function("forward", [*ptypes, xtype, ltype], [*names, "x", "labels"])
+        outs, _ = self._body(block, list(block.args[: len(ptypes)]), block.args[-2], training=True)
+        e = Emitter(block)
+        logits = e.cast(outs[self.output_index], "f32")
+        sce = e.op(A.SoftmaxCrossEntropyWithLogitsOp, logits, block.args[-1], types=[tensor((batch,)), logits.type], name="loss/SoftmaxCrossEntropyWithLogits")
+        loss = e.one(A.ReduceMeanOp, sce.results[0], type_=tensor(()), name="loss/ReduceMean", axes=[0])
+        if keep_loss:
+            mark_all([sce, loss.owner])  # pyright: ignore[reportArgumentType]
+        finish_function(fwd, block, [loss])
+
+        pred, block = new_function("predict", [*ptypes, xtype], [*names, "x"])
+        outs, _ = self._body(block, list(block.args[: len(ptypes)]), block.args[-1], training=False)
+        finish_function(pred, block, [outs[self.output_index]])
+        functions = [fwd, pred]
+        if self.batch_norms:
+            st, block = new_function("batch_stats", [*ptypes, xtype], [*names, "x"])
+            _, stats = self._body(block, list(block.args[: len(ptypes)]), block.args[-1], training=True)
+            finish_function(st, block, stats)
+            functions.append(st)
+        module = ModuleOp(functions)
+        module.verify()
+        return module
+
+    # -- running statistics and export -------------------------------------------------------
+    def after_step(self, params: list[np.ndarray], x: np.ndarray) -> None:
+        """Update the batch norms' running statistics in `params` (in place) from batch `x`."""
+        if not self.batch_norms:
+            return
+        if self._stats_program is None:
+            from ascend_mp.interpreter import Program
+
+            self._stats_program = Program.from_module(self.forward_module(self.batch))
+        stats = self._stats_program.run("batch_stats", *params, x)
+        for bn, mean, var in zip(self.batch_norms, stats[0::2], stats[1::2]):
+            m = np.float32(bn.momentum)
+            params[bn.mean][...] = m * params[bn.mean] + (1 - m) * mean
+            params[bn.var][...] = m * params[bn.var] + (1 - m) * var
+
+    def save_onnx(self, params: list[np.ndarray], path: str | Path) -> None:
+        """Write the model with its initializers replaced by `params` (laid out and typed as before)."""
+        import onnx
+        from onnx import numpy_helper
+
+        from ascend_mp.fileio import write_output
+
+        model = onnx.ModelProto()
+        model.CopyFrom(self.proto)
+        by_init = {p.initializer: (p, v) for p, v in zip(self.params, params)}
+        for t in model.graph.initializer:
+            if t.name in by_init:
+                p, v = by_init[t.name]
+                t.CopyFrom(numpy_helper.from_array(self._to_onnx(p, np.asarray(v)), t.name))
+        write_output(path, model.SerializeToString())
