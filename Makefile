@@ -48,18 +48,35 @@ models: setup
 	$(BIN)/python models/export.py
 
 # Differential conformance of the framework policies against the frameworks themselves, each installed into its own
-# cached venv (not part of make test): TensorFlow 2.21 (CPU wheel) runs grappler's auto_mixed_precision.
+# cached venv (not part of make test): TensorFlow 2.21 (CPU wheel) runs grappler's auto_mixed_precision; PyTorch
+# 2.13 (CPU wheel) runs its CUDA autocast kernels on fake CUDA tensors; MindSpore 2.10 (numpy<2) runs amp's rewrite.
+# docs/conformance.md describes each and the figures.
 CONFORMANCE := $(HOME)/.cache/ascend-mp/venvs
 $(CONFORMANCE)/tf/.installed:
 	test -x $(CONFORMANCE)/tf/bin/python || $(PYTHON) -m venv $(CONFORMANCE)/tf
 	$(CONFORMANCE)/tf/bin/python -m pip install --quiet --disable-pip-version-check 'tensorflow-cpu==2.21.*'
 	touch $@
 
-conformance: setup $(CONFORMANCE)/tf/.installed
+$(CONFORMANCE)/torch/.installed:
+	test -x $(CONFORMANCE)/torch/bin/python || $(PYTHON) -m venv $(CONFORMANCE)/torch
+	$(CONFORMANCE)/torch/bin/python -m pip install --quiet --disable-pip-version-check 'torch==2.13.0'
+	touch $@
+
+$(CONFORMANCE)/mindspore/.installed:
+	test -x $(CONFORMANCE)/mindspore/bin/python || $(PYTHON) -m venv $(CONFORMANCE)/mindspore
+	$(CONFORMANCE)/mindspore/bin/python -m pip install --quiet --disable-pip-version-check 'mindspore==2.10.*' 'numpy<2'
+	touch $@
+
+conformance: setup $(CONFORMANCE)/tf/.installed $(CONFORMANCE)/torch/.installed $(CONFORMANCE)/mindspore/.installed
 	$(BIN)/python conformance/run.py tf --graphs 500
 	$(BIN)/python conformance/run.py tf --graphs 500 --dtype bf16
-	$(BIN)/python conformance/run.py tf --graphs 200 --level TREAT_INFER_AS_DENY
-	$(BIN)/python conformance/run.py tf --graphs 200 --level UNSAFE_FORCE_ALL
+	$(BIN)/python conformance/run.py tf --graphs 500 --level TREAT_INFER_AS_DENY
+	$(BIN)/python conformance/run.py tf --graphs 500 --level UNSAFE_FORCE_ALL
+	$(BIN)/python conformance/run.py torch --graphs 500
+	$(BIN)/python conformance/run.py torch --graphs 500 --dtype bf16
+	$(BIN)/python conformance/run.py mindspore --graphs 500 --amp-level O1
+	$(BIN)/python conformance/run.py mindspore --graphs 500 --amp-level O2
+	$(BIN)/python conformance/run.py mindspore --graphs 500 --amp-level O3
 
 fuzz: setup
 	ASCEND_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q test/test_fuzz.py

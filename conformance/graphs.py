@@ -65,7 +65,10 @@ class Graph:
     def to_json(self) -> dict[str, object]:
         return {
             "name": self.name,
-            "nodes": [{"name": n.name, "op": n.op, "inputs": n.inputs, "shape": list(n.shape), "props": n.props} for n in self.nodes],
+            "nodes": [
+                {"name": n.name, "op": n.op, "inputs": n.inputs, "shape": list(n.shape), "props": n.props}
+                for n in self.nodes
+            ],
             "outputs": self.outputs,
         }
 
@@ -78,6 +81,7 @@ def random_graph(seed: int, ops: tuple[str, ...], size: int = 10) -> Graph:
         kind = KINDS[rng.choice(ops)]
         square = [n for n in nodes if n.shape == (N, N)]
         pool = square if kind.square or kind.cann in ("BiasAdd",) else [n for n in nodes if len(n.shape) == 2]
+
         # prefer recent values so the graph is a chain with branches rather than a fan
         def pick(candidates: list[Node]) -> Node:
             return candidates[-1 - min(int(rng.expovariate(0.7)), len(candidates) - 1)]

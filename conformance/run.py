@@ -1,12 +1,14 @@
-"""Differential conformance: the `tf` policy of `ascend-precision` against TensorFlow's grappler.
+"""Differential conformance: a framework policy of `ascend-precision` against the framework itself.
 
-    python conformance/run.py tf [--graphs 500] [--seed 0] [--python PATH]
+    python conformance/run.py tf|torch|mindspore [--graphs 500] [--seed 0] [--python PATH] [--dtype f16|bf16]
+                                                 [--level TF_LEVEL] [--amp-level O1|O2|O3]
 
-Builds seeded random graphs from the ops TensorFlow shares with the dialect, decides them with the
-policy, builds the same graphs in TensorFlow (in its own venv: `--python`, default the cached venv
-`make conformance` creates) and runs grappler's auto_mixed_precision on them, then compares the dtype
-of every op. Prints the agreement rate and every disagreement with the op, its producers and consumers
-and both decisions; exits 1 when an undocumented disagreement remains.
+Builds seeded random graphs from the ops the framework shares with the dialect (and, for torch, the small models
+of `conformance/models.py`), decides them with the policy, builds the same graphs in the framework (in its own
+venv: `--python`, default the cached venv `make conformance` creates) and reads back the dtype every op computes
+in: TensorFlow from grappler's auto_mixed_precision (`tf_side.py`), PyTorch from CUDA autocast's own dispatcher
+kernels (`torch_side.py`), MindSpore from running the network amp rewrote (`mindspore_side.py`). Prints the agreement rate and every disagreement with the op, its producers and
+consumers and both decisions; exits 1 when a disagreement remains.
 """
 
 from __future__ import annotations
@@ -22,29 +24,35 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from conformance.graphs import KINDS, Graph, random_graph, to_module  # noqa: E402
+from conformance.models import MODELS, MS_MODELS  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 CACHE = Path(os.environ.get("ASCEND_MP_CACHE", Path.home() / ".cache" / "ascend-mp"))
-TF_OPS = tuple(KINDS)
+OPS = {"tf": tuple(KINDS), "torch": tuple(KINDS), "mindspore": tuple(k for k in KINDS if k != "LeakyRelu")}
+"""The ops each framework's random graphs draw from (MindSpore 2.10 has no LeakyReLU primitive)."""
+NAMES = {"tf": "TensorFlow", "torch": "PyTorch", "mindspore": "MindSpore"}
 
 
-def ours(g: Graph, low: str) -> dict[str, str]:
-    """The tf policy's dtype for every op of `g` (its first result's); the environment's
+def ours(g: Graph, framework: str, low: str, level: str | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """The policy's dtype for every op of `g` (its first result's) and its reason; for tf the environment's
     TF_AUTO_MIXED_PRECISION_* variables apply. bf16 is decided on ascend910b, the SoC with bf16 kernels."""
     from ascend_mp.passes.precision import run_precision
 
     module = to_module(g)
-    report = run_precision(module, policy="tf", amp_dtype=low, soc="ascend910b" if low == "bf16" else "ascend910")
-    return {d.name: d.chosen.outputs[0] for d in report.ops if d.name is not None}
+    soc = "ascend910b" if low == "bf16" else "ascend910"
+    report = run_precision(module, policy=framework, amp_dtype=low, soc=soc, level=level)
+    named = [d for d in report.ops if d.name is not None]
+    return {d.name: d.chosen.outputs[0] for d in named}, {d.name: d.reason for d in named}
 
 
-def theirs(graphs: list[Graph], python: str, mode: str) -> tuple[str, dict[str, dict[str, str]]]:
-    request = json.dumps({"mode": mode, "graphs": [g.to_json() for g in graphs]})
-    done = subprocess.run([python, str(HERE / "tf_side.py")], input=request, capture_output=True, text=True, check=False)
+def theirs(framework: str, graphs: list[Graph], python: str, request: dict[str, object]) -> dict[str, object]:
+    """The framework side's reply (`<framework>_side.py` run by the framework venv's `python`)."""
+    text = json.dumps({**request, "graphs": [g.to_json() for g in graphs]})
+    side = HERE / f"{framework}_side.py"
+    done = subprocess.run([python, str(side)], input=text, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise SystemExit(f"tf_side.py failed:\n{done.stderr[-3000:]}")
-    reply = json.loads(done.stdout)
-    return reply["tf"], reply["graphs"]
+        raise SystemExit(f"{side.name} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout)
 
 
 def neighbours(g: Graph, name: str) -> str:
@@ -57,25 +65,50 @@ def neighbours(g: Graph, name: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("framework", choices=("tf",))
+    p.add_argument("framework", choices=tuple(OPS))
     p.add_argument("--graphs", type=int, default=500)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--size", type=int, default=10)
-    p.add_argument("--python", default=str(CACHE / "venvs" / "tf" / "bin" / "python"))
+    p.add_argument("--python", default=None, help="the framework venv's python (default: the cached venv)")
     p.add_argument("--show", type=int, default=20, help="disagreements to print")
-    p.add_argument("--dtype", choices=("f16", "bf16"), default="f16",
-                   help="f16: the CUDA lists (grappler's CPU emulation mode); bf16: the oneDNN lists")
-    p.add_argument("--level", choices=("", "TREAT_INFER_AS_DENY", "UNSAFE_FORCE_ALL"), default="",
-                   help="TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL for both sides")
+    p.add_argument(
+        "--dtype",
+        choices=("f16", "bf16"),
+        default="f16",
+        help="tf f16: the CUDA lists (grappler's CPU emulation mode); tf bf16: the oneDNN lists; "
+        "torch: CUDA autocast's dtype",
+    )
+    p.add_argument(
+        "--level",
+        choices=("", "TREAT_INFER_AS_DENY", "UNSAFE_FORCE_ALL"),
+        default="",
+        help="tf: TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL for both sides",
+    )
+    p.add_argument("--amp-level", choices=("O1", "O2", "O3"), default="O2", help="mindspore: the amp level")
     args = p.parse_args(argv)
+    fw = args.framework
+    if args.level and fw != "tf":
+        p.error("--level applies to tf only")
     if args.level:
         os.environ["TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL"] = args.level
-    graphs = [random_graph(args.seed + i, TF_OPS, args.size) for i in range(args.graphs)]
-    version, painted = theirs(graphs, args.python, "cpu" if args.dtype == "f16" else "bf16")
+    python = args.python or str(CACHE / "venvs" / fw / "bin" / "python")
+    if not Path(python).is_file():
+        p.error(f"no {NAMES[fw]} python at {python}: run `make conformance` (it creates the venv) or pass --python")
+    graphs = [random_graph(args.seed + i, OPS[fw], args.size) for i in range(args.graphs)]
+    if fw == "torch":
+        graphs += [m() for m in MODELS]
+        reply = theirs(fw, graphs, python, {"dtype": args.dtype})
+    elif fw == "mindspore":
+        graphs += [m() for m in MS_MODELS]
+        reply = theirs(fw, graphs, python, {"dtype": args.dtype, "level": args.amp_level})
+    else:
+        reply = theirs(fw, graphs, python, {"mode": "cpu" if args.dtype == "f16" else "bf16"})
+    painted: dict[str, dict[str, str]] = reply["graphs"]  # type: ignore[assignment]
+    aten: dict[str, dict[str, list[str]]] = reply.get("aten", {})  # type: ignore[assignment]
     total, agree, shown = 0, 0, 0
     by_op: Counter[str] = Counter()
     for g in graphs:
-        mine = ours(g, args.dtype)
+        mine, why = ours(g, fw, args.dtype, args.amp_level if fw == "mindspore" else None)
         for n in g.nodes:
             if n.op == "arg":
                 continue
@@ -87,11 +120,26 @@ def main(argv: list[str] | None = None) -> int:
             by_op[n.op] += 1
             if shown < args.show:
                 shown += 1
-                print(f"  {g.name}/{n.name} {n.op} {neighbours(g, n.name)}: ours {a}, TensorFlow {b}")
-    lists = "fp16 lists, CPU emulation mode" if args.dtype == "f16" else "bf16 lists, oneDNN mode"
-    level = f", LEVEL={args.level}" if args.level else ""
-    print(f"tf policy vs TensorFlow {version} grappler auto_mixed_precision ({lists}{level}): "
-          f"{agree}/{total} ops agree ({100 * agree / max(total, 1):.2f}%) over {len(graphs)} random graphs")
+                calls = aten.get(g.name, {}).get(n.name)
+                seen = f" [{' '.join(calls)}]" if calls else ""
+                print(
+                    f"  {g.name}/{n.name} {n.op} {neighbours(g, n.name)}: ours {a} ({why[n.name]}), {NAMES[fw]} {b}{seen}"
+                )
+    if fw == "tf":
+        lists = "fp16 lists, CPU emulation mode" if args.dtype == "f16" else "bf16 lists, oneDNN mode"
+        level = f", LEVEL={args.level}" if args.level else ""
+        against = f"TensorFlow {reply['tf']} grappler auto_mixed_precision ({lists}{level})"
+        over = f"{args.graphs} random graphs"
+    elif fw == "mindspore":
+        mode = "PyNative" if args.amp_level == "O1" else "GRAPH_MODE; the model PyNative"
+        against = (
+            f"MindSpore {reply['mindspore']} amp.auto_mixed_precision ({args.amp_level}, {args.dtype}, {mode} on CPU)"
+        )
+        over = f"{args.graphs} random graphs and {len(MS_MODELS)} model ({', '.join(m.__name__ for m in MS_MODELS)})"
+    else:
+        against = f"PyTorch {reply['torch']} CUDA autocast ({args.dtype})"
+        over = f"{args.graphs} random graphs and {len(MODELS)} models ({', '.join(m.__name__ for m in MODELS)})"
+    print(f"{fw} policy vs {against}: {agree}/{total} ops agree ({100 * agree / max(total, 1):.2f}%) over {over}")
     if by_op:
         print("  disagreements by op: " + ", ".join(f"{k} {v}" for k, v in by_op.most_common()))
     return 0 if agree == total else 1

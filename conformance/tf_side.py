@@ -25,13 +25,28 @@ from tensorflow.python.grappler import tf_optimizer  # noqa: E402
 
 raw = tf.raw_ops
 UNARY = {
-    "Relu": raw.Relu, "Sigmoid": raw.Sigmoid, "Tanh": raw.Tanh, "Exp": raw.Exp, "Log": raw.Log,
-    "Sqrt": raw.Sqrt, "Rsqrt": raw.Rsqrt, "Square": raw.Square, "Neg": raw.Neg, "Floor": raw.Floor,
-    "Erf": raw.Erf, "SoftmaxV2": raw.Softmax, "LogSoftmaxV2": raw.LogSoftmax,
+    "Relu": raw.Relu,
+    "Sigmoid": raw.Sigmoid,
+    "Tanh": raw.Tanh,
+    "Exp": raw.Exp,
+    "Log": raw.Log,
+    "Sqrt": raw.Sqrt,
+    "Rsqrt": raw.Rsqrt,
+    "Square": raw.Square,
+    "Neg": raw.Neg,
+    "Floor": raw.Floor,
+    "Erf": raw.Erf,
+    "SoftmaxV2": raw.Softmax,
+    "LogSoftmaxV2": raw.LogSoftmax,
 }
 BINARY = {
-    "Add": raw.AddV2, "Sub": raw.Sub, "Mul": raw.Mul, "RealDiv": raw.RealDiv, "Maximum": raw.Maximum,
-    "Minimum": raw.Minimum, "Pow": raw.Pow,
+    "Add": raw.AddV2,
+    "Sub": raw.Sub,
+    "Mul": raw.Mul,
+    "RealDiv": raw.RealDiv,
+    "Maximum": raw.Maximum,
+    "Minimum": raw.Minimum,
+    "Pow": raw.Pow,
 }
 REDUCE = {"ReduceSum": raw.Sum, "ReduceMean": raw.Mean, "ReduceMax": raw.Max}
 
@@ -58,7 +73,9 @@ def build(g: dict, graph: tf.Graph) -> dict[str, str]:
             elif op == "BiasAdd":
                 t = raw.BiasAdd(value=ins[0], bias=ins[1], name=name)
             elif op == "Transpose":
-                t = raw.Transpose(x=ins[0], perm=tf.constant(n["props"]["perm"], tf.int32, name=name + "_perm"), name=name)
+                t = raw.Transpose(
+                    x=ins[0], perm=tf.constant(n["props"]["perm"], tf.int32, name=name + "_perm"), name=name
+                )
             elif op in REDUCE:
                 axes = tf.constant(n["props"]["axes"], tf.int32, name=name + "_axes")
                 t = REDUCE[op](input=ins[0], axis=axes, keep_dims=bool(n["props"]["keep_dims"]), name=name)
@@ -111,8 +128,14 @@ def painted(graph_def, node: str) -> str:
         if n.name != node:
             continue
         for key in ("T", "Tidx"):
-            if key in n.attr and n.attr[key].type in (dtypes.float16.as_datatype_enum, dtypes.bfloat16.as_datatype_enum, dtypes.float32.as_datatype_enum):
-                return {dtypes.float16.as_datatype_enum: "f16", dtypes.bfloat16.as_datatype_enum: "bf16"}.get(n.attr[key].type, "f32")
+            if key in n.attr and n.attr[key].type in (
+                dtypes.float16.as_datatype_enum,
+                dtypes.bfloat16.as_datatype_enum,
+                dtypes.float32.as_datatype_enum,
+            ):
+                return {dtypes.float16.as_datatype_enum: "f16", dtypes.bfloat16.as_datatype_enum: "bf16"}.get(
+                    n.attr[key].type, "f32"
+                )
         return "f32"
     raise SystemExit(f"tf_side: node {node} vanished in the rewrite")
 
@@ -124,9 +147,21 @@ def optimize(graph: tf.Graph, mode: str):
     rw = config.graph_options.rewrite_options
     rw.optimizers[:] = []
     off = rewriter_config_pb2.RewriterConfig.OFF
-    for field in ("constant_folding", "arithmetic_optimization", "layout_optimizer", "dependency_optimization",
-                  "loop_optimization", "function_optimization", "debug_stripper", "remapping", "shape_optimization",
-                  "memory_optimization", "pin_to_host_optimization", "implementation_selector", "common_subgraph_elimination"):
+    for field in (
+        "constant_folding",
+        "arithmetic_optimization",
+        "layout_optimizer",
+        "dependency_optimization",
+        "loop_optimization",
+        "function_optimization",
+        "debug_stripper",
+        "remapping",
+        "shape_optimization",
+        "memory_optimization",
+        "pin_to_host_optimization",
+        "implementation_selector",
+        "common_subgraph_elimination",
+    ):
         setattr(rw, field, off)
     rw.disable_meta_optimizer = False
     rw.min_graph_nodes = -1

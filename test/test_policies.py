@@ -524,10 +524,12 @@ def test_mindspore_and_torch_lists_are_data_with_known_mappings() -> None:
             assert name in ms["cann"], (key, name)
     assert {"Dense", "Conv2d"} <= set(ms["white_cells"]) and {"BatchNorm1d", "LayerNorm"} <= set(ms["black_cells"])
     torch = load("torch")
-    for key in ("lower_precision", "fp32", "promote"):
+    for key in ("lower_precision", "fp32", "promote", "input_dtype"):
         for name in torch[key]:
             assert name in torch["cann"], (key, name)
     assert {"softmax", "log_softmax", "layer_norm", "exp", "log", "pow", "sum"} <= set(torch["fp32"])
+    for bias, of in torch["bias"].items():
+        assert bias in OPS_BY_TYPE and all(t in OPS_BY_TYPE for t in of), (bias, of)
     for data in (ms, torch):
         for name, types in data["cann"].items():
             assert all(t in OPS_BY_TYPE for t in types), (name, types)
@@ -706,3 +708,149 @@ def test_tf_cast_on_a_list_is_painted_like_any_op() -> None:
     assert plain.by_name("cst").chosen.outputs == ("f32",)  # Exp (deny) also reads it
     listed = run_precision(parse_module(text), policy="tf", tf_lists="CLEARLIST_ADD=Cast")
     assert listed.by_name("cst").chosen.outputs == ("f16",) and listed.by_name("e").chosen.outputs == ("f32",)
+
+
+# ---------------------------------------------------------------------------------------------------- torch autocast
+# What CUDA autocast does on these blocks was read from PyTorch 2.13's own AutocastCUDA kernels by
+# `conformance/run.py torch` (docs/conformance.md); these tests keep the policy there without torch installed.
+
+_ATTENTION = """func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %scale: tensor<f32>) -> tensor<2x4x8xf32> {
+  %s = ascend.BatchMatMulV2 %q, %k {adj_x2 = true, name = "scores"} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  %m = ascend.Mul %s, %scale {name = "scaled"} : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
+  %p = ascend.SoftmaxV2 %m {name = "probs"} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %c = ascend.BatchMatMulV2 %p, %v {name = "context"} : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  func.return %c : tensor<2x4x8xf32>
+}
+"""
+
+
+def _decided(text: str, **run: str) -> dict[str, str]:
+    report = run_precision(parse_module(text), **run)  # type: ignore[arg-type]
+    return {d.name: d.chosen.outputs[0] for d in report.ops if d.name}
+
+
+@pytest.mark.parametrize("low", ["f16", "bf16"])
+def test_torch_attention_batch_matmuls_run_in_the_low_dtype(low: str) -> None:
+    """BatchMatMulV2 (BERT / GPT-2 / ViT attention) is torch.matmul / bmm: on autocast's lower-precision list. The
+    0-d fp32 scale does not promote the scores (a dimensioned tensor wins over a 0-d one); softmax is on the fp32
+    list; the context product casts the fp32 probabilities back down."""
+    soc = "ascend910b" if low == "bf16" else "ascend910"
+    got = _decided(_ATTENTION, policy="torch", amp_dtype=low, soc=soc)
+    assert got == {"scores": low, "scaled": low, "probs": "f32", "context": low}
+
+
+_CONV_BLOCK = """func.func @conv_block(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %s: tensor<4xf32>, %o: tensor<4xf32>, %mean: tensor<4xf32>, %var: tensor<4xf32>, %wf: tensor<64x10xf32>, %bf: tensor<10xf32>) -> (tensor<2x10xf32>, tensor<2x4x8x8xf32>) {
+  %c = ascend.Conv2D %x, %w, %b {strides = array<i64: 1, 1, 1, 1>, pads = array<i64: 1, 1, 1, 1>, name = "conv"} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+  %n = ascend.BNInfer %c, %s, %o, %mean, %var {name = "bn"} : (tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+  %r = ascend.Relu %n {name = "relu"} : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %p = ascend.MaxPool %r {ksize = array<i64: 1, 1, 2, 2>, strides = array<i64: 1, 1, 2, 2>, name = "pool"} : (tensor<2x4x8x8xf32>) -> tensor<2x4x4x4xf32>
+  %f = ascend.Reshape %p {name = "flat"} : (tensor<2x4x4x4xf32>) -> tensor<2x64xf32>
+  %y = ascend.MatMulV2 %f, %wf {name = "fc"} : (tensor<2x64xf32>, tensor<64x10xf32>) -> tensor<2x10xf32>
+  %z = ascend.BiasAdd %y, %bf {name = "fc_bias"} : (tensor<2x10xf32>, tensor<10xf32>) -> tensor<2x10xf32>
+  %t, %tm, %tv = ascend.BatchNorm %c, %s, %o, %mean, %var {name = "bn_train"} : (tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>)
+  func.return %z, %t : tensor<2x10xf32>, tensor<2x4x8x8xf32>
+}
+"""
+
+
+def test_torch_conv_block_stays_fp16_after_the_conv() -> None:
+    """conv2d is lower precision; batch_norm is on no list and its kernel takes an fp16 input with fp32 weight,
+    bias and running statistics, returning fp16 (the parameters do not promote it); relu, max_pool2d and reshape
+    are unlisted and run in their fp16 input's dtype; the classifier's linear is lower precision again."""
+    got = _decided(_CONV_BLOCK, policy="torch")
+    assert got == dict.fromkeys(("conv", "bn", "relu", "pool", "flat", "fc", "fc_bias", "bn_train"), "f16")
+
+
+def test_torch_bias_add_is_the_bias_of_linear_only_right_after_its_matmul() -> None:
+    """A BiasAdd that is the only use of a MatMulV2 is linear's bias (Gemm from torch.onnx.export): fp16. A BiasAdd
+    elsewhere is `x + bias`, an unlisted add that type promotion takes to fp32 with the fp32 bias, whether after
+    an fp32 op or after a matmul whose result is also used elsewhere."""
+    text = """func.func @g(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>, %b: tensor<4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
+  %m = ascend.MatMulV2 %x, %w {name = "mm"} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %l = ascend.BiasAdd %m, %b {name = "linear_bias"} : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  %e = ascend.Exp %x {name = "e"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %a = ascend.BiasAdd %e, %b {name = "add_after_exp"} : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  %m2 = ascend.MatMulV2 %x, %w {name = "mm_shared"} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %a2 = ascend.BiasAdd %m2, %b {name = "add_after_shared"} : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  %r = ascend.Relu %m2 {name = "relu"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return %l, %a, %a2, %r : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+}
+"""
+    got = _decided(text, policy="torch")
+    assert got == {"mm": "f16", "linear_bias": "f16", "e": "f32", "add_after_exp": "f32", "mm_shared": "f16",
+                   "add_after_shared": "f32", "relu": "f16"}
+
+
+def test_torch_square_is_pow() -> None:
+    """torch.square is the composite pow(x, 2): autocast meets aten::pow, on the fp32 list, so an fp16 input
+    (here a matmul's) is computed in fp32; Neg, on no list, stays in its fp16 input's dtype."""
+    text = """func.func @g(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %m = ascend.MatMulV2 %x, %x {name = "mm"} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s = ascend.Square %m {name = "sq"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %n = ascend.Neg %m {name = "neg"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return %s, %n : tensor<4x4xf32>, tensor<4x4xf32>
+}
+"""
+    assert _decided(text, policy="torch") == {"mm": "f16", "sq": "f32", "neg": "f16"}
+
+
+def test_torch_linear_over_a_3d_input_is_matmul_plus_add_of_its_bias() -> None:
+    """torch.onnx.export writes nn.Linear over a 3-d input as MatMul + Add; the ONNX frontend imports that as
+    Reshape -> MatMulV2 -> Reshape -> Add of the 1-d bias. That Add is linear's bias (fp16), the residual Add of
+    the fp16 linear and the fp32 input promotes to fp32, and an Add of the 1-d bias to a matmul whose result is also
+    used elsewhere is a plain add (fp16 + fp32 -> fp32)."""
+    text = """func.func @g(%x: tensor<2x4x16xf32>, %w: tensor<16x16xf32>, %b: tensor<16xf32>) -> (tensor<2x4x16xf32>, tensor<2x4x16xf32>, tensor<2x4x16xf32>) {
+  %f = ascend.Reshape %x {name = "flat"} : (tensor<2x4x16xf32>) -> tensor<8x16xf32>
+  %m = ascend.MatMulV2 %f, %w {name = "mm"} : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+  %u = ascend.Reshape %m {name = "unflat"} : (tensor<8x16xf32>) -> tensor<2x4x16xf32>
+  %c = ascend.Const dense<0.5> : tensor<16xf32> {name = "bias"}
+  %l = ascend.Add %u, %c {name = "linear_bias"} : (tensor<2x4x16xf32>, tensor<16xf32>) -> tensor<2x4x16xf32>
+  %r = ascend.Add %l, %x {name = "residual"} : (tensor<2x4x16xf32>, tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  %m2 = ascend.BatchMatMulV2 %r, %w {name = "bmm"} : (tensor<2x4x16xf32>, tensor<16x16xf32>) -> tensor<2x4x16xf32>
+  %p = ascend.Add %m2, %b {name = "plain"} : (tensor<2x4x16xf32>, tensor<16xf32>) -> tensor<2x4x16xf32>
+  %q = ascend.Relu %m2 {name = "relu"} : (tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  func.return %r, %p, %q : tensor<2x4x16xf32>, tensor<2x4x16xf32>, tensor<2x4x16xf32>
+}
+"""
+    got = _decided(text, policy="torch")
+    assert got == {"flat": "f32", "mm": "f16", "unflat": "f16", "bias": "f32", "linear_bias": "f16", "residual": "f32",
+                   "bmm": "f16", "plain": "f32", "relu": "f16"}
+
+
+def test_mindspore_o1_batch_matmul_is_on_the_white_list() -> None:
+    """MindSpore's AMP_WHITE_LIST holds P.BatchMatMul, which is CANN's BatchMatMulV2 too: at O1 amp casts its
+    inputs to fp16 (MindSpore 2.10, `conformance/run.py mindspore --amp-level O1`); Softmax, on no list, stays fp32."""
+    got = _decided(_ATTENTION, policy="mindspore", level="O1")
+    assert got == {"scores": "f16", "scaled": "f32", "probs": "f32", "context": "f16"}
+
+
+def test_compare_policies_shows_torch_running_attention_in_fp16(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+    """`ascend-opt --compare-policies` on an attention block: the torch column has both BatchMatMulV2 and the scaled
+    scores in fp16 and only the softmax in fp32, as CUDA autocast runs them."""
+    from ascend_mp.tools.ascend_opt import main
+
+    src = f"{tmp_path}/attention.mlir"
+    with open(src, "w") as f:
+        f.write(_ATTENTION)
+    main([src, "--compare-policies"])
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:-1]}
+    torch_column = {name: row[5] for name, row in rows.items()}  # op, type, cann, tf, mindspore O2, torch
+    assert torch_column == {"scores": "fp16", "scaled": "fp16", "probs": "fp32", "context": "fp16"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["torch", "--level", "UNSAFE_FORCE_ALL"], "run.py: error: --level applies to tf only"),
+        (["torch", "--python", "/nonexistent/python"],
+         "run.py: error: no PyTorch python at /nonexistent/python: run `make conformance` (it creates the venv) or pass --python"),
+    ],
+)
+def test_conformance_runner_in_a_real_process_rejects_bad_arguments_in_one_line(args: list[str], message: str) -> None:
+    """`conformance/run.py` (make conformance) refuses what it cannot run before building anything, in one line."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, str(root / "conformance" / "run.py"), *args], capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and done.stderr.strip().splitlines()[-1] == message and "Traceback" not in done.stderr

@@ -1,4 +1,4 @@
-"""The `mindspore` and `torch` policies (DESIGN.md section 11); their lists are data (`*.json` here).
+"""The `mindspore` and `torch` policies (docs/design.md §11); their lists are data (`*.json` here).
 
 **mindspore** (`level` O0-O3, MindSpore's `amp.py` lists). Cells are name scopes written as
 MindSpore writes full names: `Default/fc1-Dense/BiasAdd-op0` is the op BiasAdd inside the cell
@@ -12,10 +12,15 @@ is decided by its primitive (its CANN op type, through the lists' mapping):
   which stay fp32;
 * O3: everything in the low dtype.
 
-**torch** (autocast, CUDA lists): lower-precision ops (matmul, conv, linear, ...) run in the low
-dtype; fp32 ops (softmax, log_softmax, layer_norm, exp, log, pow, sum, the losses, ...) in fp32;
-promote ops (cat, stack, ...) and every unlisted op in the widest dtype of their float inputs, as
-PyTorch's type promotion does (function arguments count: they are the module's parameters).
+**torch** (autocast, CUDA lists; checked op by op against PyTorch's own autocast kernels, docs/conformance.md):
+lower-precision ops (mm, matmul and bmm, i.e. MatMulV2 and BatchMatMulV2, conv, linear, ...) run in the low dtype;
+fp32 ops (softmax, log_softmax, layer_norm, exp, log, pow and square, sum, the losses, ...) in fp32; promote ops
+(cat, stack, ...) and every unlisted op in the widest dtype of their float inputs, as PyTorch's type promotion does:
+function arguments count (they are the module's parameters), a 0-d operand only when every operand is 0-d (a
+dimensioned tensor wins over a 0-d one of the same kind). batch_norm's result takes its input's dtype (its fp32
+weight and statistics do not promote it). A BiasAdd, or an Add of a 1-d parameter, whose other input is the only
+use of a MatMulV2 / BatchMatMulV2 / Conv2D (directly or through one Reshape) is the bias of linear / conv2d, as
+`torch.onnx.export` writes them (lower precision); any other is an unlisted add.
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from xdsl.ir import Operation
+from xdsl.ir import BlockArgument, Operation
 
+from ascend_mp.dtypes import PRECISION_RANK
 from ascend_mp.errors import AscendError
 from ascend_mp.policies.base import F16, F32, LOW, OpFacts, PolicyOptions, Rule, Steps, keep_steps, short
 from ascend_mp.policies.scopes import to_steps
@@ -53,8 +59,6 @@ def cells(name: str | None) -> list[tuple[str, str]]:
 
 
 def _widest(dtypes: tuple[str, ...]) -> str | None:
-    from ascend_mp.dtypes import PRECISION_RANK
-
     best: str | None = None
     for d in dtypes:
         if best is None or PRECISION_RANK[d] > PRECISION_RANK[best]:
@@ -133,7 +137,9 @@ class MindSporeRule(Rule):
 def mindspore_rule(opts: PolicyOptions) -> Rule:
     level = (opts.level or "O2").upper()
     if level not in LEVELS:
-        raise AscendError(f"unknown amp_level '{opts.level}' for amp_policy mindspore; expected one of {', '.join(LEVELS)}")
+        raise AscendError(
+            f"unknown amp_level '{opts.level}' for amp_policy mindspore; expected one of {', '.join(LEVELS)}"
+        )
     data = load("mindspore")
     cann: Mapping[str, list[str]] = data["cann"]
 
@@ -153,6 +159,47 @@ def mindspore_rule(opts: PolicyOptions) -> Rule:
     )
 
 
+def _promoted(op: Operation, inputs: tuple[str, ...]) -> str | None:
+    """PyTorch's result dtype over the float operands of `op` arriving in `inputs`: the widest of the dimensioned
+    ones (a 0-d tensor does not promote a dimensioned one), of all when every one is 0-d."""
+    from ascend_mp.dialects.ascend import shape_of
+    from ascend_mp.dtypes import tensor_dtype
+
+    floats = [v for v in op.operands if tensor_dtype(v.type) in PRECISION_RANK]
+    if len(floats) != len(inputs):  # not one arrival dtype per float operand: promote over all
+        return _widest(inputs)
+    dimensioned = tuple(d for v, d in zip(floats, inputs) if shape_of(v))
+    return _widest(dimensioned or inputs)
+
+
+def _biased(op: Operation, of: frozenset[str]) -> str | None:
+    """The op type of `of` whose bias `op` (a BiasAdd, or an Add of a 1-d parameter) is: that op's result, directly
+    or through one Reshape, reaches `op` only (torch.json's `bias_note`); None when it is a plain add."""
+    from ascend_mp.dialects.ascend import BiasAddOp, ConstOp, ReshapeOp, shape_of
+
+    if isinstance(op, BiasAddOp):
+        x = op.operands[0]
+    else:
+        params = [
+            v
+            for v in op.operands
+            if len(shape_of(v)) == 1 and (isinstance(v, BlockArgument) or isinstance(v.owner, ConstOp))
+        ]
+        others = [v for v in op.operands if v not in params]
+        if len(params) != 1 or len(others) != 1:
+            return None
+        x = others[0]
+    owner = x.owner
+    if isinstance(owner, ReshapeOp) and x.has_one_use():
+        x = owner.operands[0]
+        owner = x.owner
+    if isinstance(owner, Operation) and x.has_one_use():
+        op_type = owner.name.removeprefix("ascend.")
+        if op_type in of:
+            return op_type
+    return None
+
+
 @dataclass(frozen=True)
 class TorchRule(Rule):
     """PyTorch autocast's CUDA lists (module docstring)."""
@@ -160,20 +207,36 @@ class TorchRule(Rule):
     label: str
     low: str
     kinds: Mapping[str, str]
-    """CANN op type -> lower_precision, fp32 or promote."""
+    """CANN op type -> lower_precision, fp32, promote or input_dtype."""
+    bias_of: Mapping[str, frozenset[str]]
+    """A bias op (BiasAdd, Add) -> the op types it is the bias of when it is their result's only use (`_biased`)."""
     needs_inputs: bool = True
 
+    def kind(self, f: OpFacts) -> str | None:
+        of = self.bias_of.get(f.op_type)
+        if of is not None:
+            producer = _biased(f.op, of)
+            if producer is not None:
+                return self.kinds.get(producer)
+        return self.kinds.get(f.op_type)
+
     def steps(self, f: OpFacts) -> Steps:
-        kind = self.kinds.get(f.op_type)
+        kind = self.kind(f)
         if kind == "lower_precision":
             return to_steps(self.low, "torch: lower-precision op")
         if kind == "fp32":
             return to_steps(F32, "torch: fp32 op")
-        widest = _widest(f.inputs) or f.orig
-        reason = "torch: promote op, widest input" if kind == "promote" else "torch: unlisted, runs in its inputs' dtype"
-        if widest in LOW:
-            return to_steps(widest, f"{reason} {short(widest)}")
-        return keep_steps(widest, f"{reason} {short(widest)}")
+        if kind == "input_dtype":
+            dtype = f.inputs[0] if f.inputs else f.orig
+            reason = "torch: unlisted, runs in its input's dtype"
+        else:
+            dtype = _promoted(f.op, f.inputs) or f.orig
+            reason = (
+                "torch: promote op, widest input" if kind == "promote" else "torch: unlisted, runs in its inputs' dtype"
+            )
+        if dtype in LOW:
+            return to_steps(dtype, f"{reason} {short(dtype)}")
+        return keep_steps(dtype, f"{reason} {short(dtype)}")
 
 
 def torch_rule(opts: PolicyOptions) -> Rule:
@@ -181,8 +244,9 @@ def torch_rule(opts: PolicyOptions) -> Rule:
         raise AscendError(f"amp_level '{opts.level}' applies to the mindspore policy only")
     data = load("torch")
     kinds: dict[str, str] = {}
-    for kind in ("promote", "fp32", "lower_precision"):
+    for kind in ("input_dtype", "promote", "fp32", "lower_precision"):
         for name in data[kind]:
             for t in data["cann"][name]:
                 kinds[t] = kind
-    return TorchRule("torch" if opts.amp_dtype == F16 else "torch bf16", opts.amp_dtype, kinds)
+    bias_of = {op: frozenset(of) for op, of in data["bias"].items()}
+    return TorchRule("torch" if opts.amp_dtype == F16 else "torch bf16", opts.amp_dtype, kinds, bias_of)

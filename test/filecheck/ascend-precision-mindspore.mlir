@@ -68,3 +68,17 @@ func.func @cnn(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %s: tensor<36xf
   %out = ascend.Reshape %b {name = "flat"} : (tensor<4x36xf32>) -> tensor<144xf32>
   func.return %out : tensor<144xf32>
 }
+
+// -----
+
+// COM: P.BatchMatMul (on the white list) is CANN's BatchMatMulV2 too: fp16 at O1; SoftmaxV2 is on no list.
+// O1-LABEL: func.func @attention
+// O1: ascend.BatchMatMulV2 {{.*}}"scores"{{.*}} -> tensor<2x4x4xf16>
+// O1: ascend.SoftmaxV2 {{.*}}"probs"{{.*}} -> tensor<2x4x4xf32>
+// O1: ascend.BatchMatMulV2 {{.*}}"context"{{.*}} -> tensor<2x4x8xf16>
+func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %s = ascend.BatchMatMulV2 %q, %k {adj_x2 = true, name = "scores"} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  %p = ascend.SoftmaxV2 %s {name = "probs"} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %c = ascend.BatchMatMulV2 %p, %v {name = "context"} : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  func.return %c : tensor<2x4x8xf32>
+}
