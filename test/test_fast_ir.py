@@ -9,7 +9,8 @@ from xdsl.dialects.builtin import TensorType, f16, f32
 from xdsl.ir import Block, Operation
 
 from ascend_mp.dialects.ascend import AddOp, CastOp, ReluOp
-from ascend_mp.ir import print_module, quick_op
+from ascend_mp.ir import print_module
+from ascend_mp.ir.fast import quick_op
 
 T32 = TensorType(f32, [2, 3])
 T16 = TensorType(f16, [2, 3])
