@@ -28,30 +28,34 @@ import time
 import zipfile
 import zlib
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
 
 from ascend_mp.builder import Sequential, mlp, small_cnn
 from ascend_mp.errors import AscendError
 from ascend_mp.fileio import write_output
-from ascend_mp.modes import V1_MODES
+from ascend_mp.ir import functions, make_context
+from ascend_mp.modes import V1_MODES, V2_TO_V1
 from ascend_mp.passes.autodiff import differentiate
 from ascend_mp.passes.loss_scale import (
     MANAGERS,
     OPTIMIZERS,
     PRESETS,
     LossScaleConfig,
-    LossScalePass,
+    LossScaleOptions,
     TrainState,
-    build_train_step,
     initial_state,
+    order_training_passes,
     step_layout,
 )
+from ascend_mp.passes.precision import run_precision
+from ascend_mp.passes.precision.options import PrecisionOptions, option_flags
 from ascend_mp.train.data import Dataset, load_digits
 
 logger = logging.getLogger("ascend_mp.train")
@@ -83,47 +87,103 @@ def reduced_dtype(mode: str | None) -> str:
     return "bf16" if mode in BF16_MODES else "fp16"
 
 
-@dataclass
+_UNSET = object()
+
+
+def _default_precision() -> PrecisionOptions:
+    return PrecisionOptions(mode=DEFAULT_MODE)
+
+
+def _default_scaling() -> LossScaleOptions:
+    return LossScaleOptions(optimizer="momentum", lr=0.02)
+
+
+@dataclass(init=False)
 class TrainConfig:
-    """One training run. `precision_mode=None` trains the fp32 graph as built (no precision pass)."""
+    """One training run: the model, the options of the precision and loss-scale passes, and the loop's settings.
+
+    `precision=None` trains the fp32 graph as built (no precision pass). The pass options may also be given by
+    name, flat: a :class:`PrecisionOptions` field or its ATC flag (`precision_mode`, `keep_dtype`, `soc`, ...;
+    `precision_mode=None`: no precision pass), a :class:`LossScaleOptions` field (`lr`, `scale`, ...), or
+    `loss_scale` for the manager (`ascend-train --loss-scale`): `TrainConfig(precision_mode="allow_mix_precision",
+    loss_scale="fixed", scale=1024)`."""
 
     model: str = "mlp"
-    precision_mode: str | None = DEFAULT_MODE
-    loss_scale: str = "dynamic"
-    """Loss-scale manager: `dynamic`, `fixed` or `none`."""
-    preset: str | None = None
-    init_scale: float | None = None
-    growth_factor: float | None = None
-    backoff_factor: float | None = None
-    growth_interval: int | None = None
-    min_scale: float | None = None
-    scale: float | None = None
-    drop_overflow_update: bool | None = None
-    optimizer: str = "momentum"
-    lr: float = 0.02
-    momentum: float = 0.9
+    precision: PrecisionOptions | None = field(default_factory=_default_precision)
+    scaling: LossScaleOptions = field(default_factory=_default_scaling)
+    """The loss-scale manager and the optimizer (the `ascend-loss-scale` pass's options)."""
     epochs: int = 30
     batch: int = 32
     seed: int = 0
     subset: int | None = None
     keep_loss_fp32: bool = True
-    modify_mixlist: str | None = None
-    keep_dtype: str | None = None
-    soc: str = "ascend910"
     stats_every: int = 0
     """Steps between underflow samples (0: one per epoch)."""
+
+    def __init__(
+        self,
+        model: str = "mlp",
+        precision: PrecisionOptions | None | object = _UNSET,
+        scaling: LossScaleOptions | None = None,
+        epochs: int = 30,
+        batch: int = 32,
+        seed: int = 0,
+        subset: int | None = None,
+        keep_loss_fp32: bool = True,
+        stats_every: int = 0,
+        **options: Any,
+    ) -> None:
+        self.model, self.epochs, self.batch, self.seed = model, epochs, batch, seed
+        self.subset, self.keep_loss_fp32, self.stats_every = subset, keep_loss_fp32, stats_every
+        flags = option_flags()
+        precision_fields = {f.name for f in fields(PrecisionOptions)}
+        scaling_fields = {f.name for f in fields(LossScaleOptions)}
+        by_precision: dict[str, Any] = {}
+        by_scaling: dict[str, Any] = {}
+        for key, value in options.items():
+            name = flags.get(key, key)
+            if name in precision_fields:
+                by_precision[name] = value
+            elif key == "loss_scale" or key in scaling_fields:
+                by_scaling["manager" if key == "loss_scale" else key] = value
+            else:
+                raise TypeError(f"TrainConfig got an unexpected option '{key}'")
+        if precision is _UNSET:
+            precision = _default_precision()
+            if "mode" not in by_precision and ("mode_v2" in by_precision or by_precision.get("policy") not in (None, "cann")):
+                by_precision["mode"] = None  # the other way of naming the mode, or a framework policy, replaces the default
+            elif "mode" in by_precision and by_precision["mode"] is None:
+                precision = None  # precision_mode=None: the fp32 graph, no precision pass
+        assert precision is None or isinstance(precision, PrecisionOptions)
+        self.precision = precision if precision is None or not by_precision else replace(precision, **by_precision)
+        self.scaling = replace(scaling or _default_scaling(), **by_scaling)
+
+    @property
+    def precision_mode(self) -> str | None:
+        """The precision pass's v1 mode (v2 names resolved), or None when no precision pass runs."""
+        if self.precision is None:
+            return None
+        if self.precision.mode_v2 is not None and self.precision.mode is None:
+            return V2_TO_V1.get(self.precision.mode_v2, self.precision.mode_v2)
+        return self.precision.mode
+
+    @property
+    def loss_scale(self) -> str:
+        """The loss-scale manager: `dynamic`, `fixed` or `none`."""
+        return self.scaling.manager
 
     def validate(self, custom_model: bool = False) -> LossScaleConfig:
         """Check every field (one-line errors); returns the resolved loss-scale configuration."""
         if not custom_model and self.model not in MODELS:
             raise AscendError(f"unknown model '{self.model}' (models: {', '.join(MODELS)})")
-        if self.precision_mode is not None and self.precision_mode not in V1_MODES:
-            raise AscendError(f"unknown precision mode '{self.precision_mode}' (modes: {', '.join(V1_MODES)})")
-        for name, allowed in (("loss_scale", MANAGERS), ("optimizer", OPTIMIZERS)):
-            if getattr(self, name) not in allowed:
-                raise AscendError(f"{name.replace('_', '-')} must be one of {', '.join(allowed)}, got '{getattr(self, name)}'")
-        if self.preset is not None and self.preset not in PRESETS:
-            raise AscendError(f"preset must be one of {', '.join(PRESETS)}, got '{self.preset}'")
+        mode = self.precision.mode if self.precision is not None else None
+        if mode is not None and mode not in V1_MODES:
+            raise AscendError(f"unknown precision mode '{mode}' (modes: {', '.join(V1_MODES)})")
+        for name, value, allowed in (("loss_scale", self.scaling.manager, MANAGERS), ("optimizer", self.scaling.optimizer, OPTIMIZERS)):
+            if value not in allowed:
+                raise AscendError(f"{name.replace('_', '-')} must be one of {', '.join(allowed)}, got '{value}'")
+        if self.scaling.preset is not None and self.scaling.preset not in PRESETS:
+            raise AscendError(f"preset must be one of {', '.join(PRESETS)}, got '{self.scaling.preset}'")
         for name in ("epochs", "batch"):
             if not 1 <= getattr(self, name) <= INT32_MAX:
                 raise AscendError(f"{name} must be positive, got {getattr(self, name)}")
@@ -133,20 +193,35 @@ class TrainConfig:
             raise AscendError(f"stats-every must be >= 0, got {self.stats_every}")
         if not 0 <= self.seed < 2**32:
             raise AscendError(f"seed must be in [0, 2^32), got {self.seed}")
-        return LossScalePass(**self.loss_scale_options()).config(warn=False)
+        return self.scaling.config(warn=False)
 
-    def loss_scale_options(self) -> dict[str, Any]:
-        opts: dict[str, Any] = {"manager": self.loss_scale, "optimizer": self.optimizer, "lr": self.lr, "momentum": self.momentum}
-        for name in ("preset", "init_scale", "growth_factor", "backoff_factor", "growth_interval", "min_scale", "scale", "drop_overflow_update"):
-            if getattr(self, name) is not None:
-                opts[name] = getattr(self, name)
-        return opts
+    def flat(self) -> dict[str, Any]:
+        """Every option by name, flat (what `history.json` records): the loop's settings, `precision_mode` and the
+        other precision options, `loss_scale` (the manager) and the other loss-scale options."""
+        out: dict[str, Any] = {"model": self.model, "precision_mode": self.precision_mode}
+        precision = self.precision or PrecisionOptions()
+        out |= {f.name: getattr(precision, f.name) for f in fields(PrecisionOptions) if f.name not in ("mode", "mode_v2")}
+        out["loss_scale"] = self.scaling.manager
+        out |= {f.name: getattr(self.scaling, f.name) for f in fields(LossScaleOptions) if f.name != "manager"}
+        out |= {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("model", "precision", "scaling")}
+        return out
 
     def mode_label(self) -> str:
         """The mode and the dtype it reduces to: `allow_mix_precision (fp16)`, `fp32`."""
         if self.precision_mode is None:
             return "fp32"
         return f"{self.precision_mode} ({reduced_dtype(self.precision_mode)})"
+
+
+def training_passes(cfg: TrainConfig) -> tuple[ModulePass, ...]:
+    """The pipeline that compiles `cfg`'s training step, built from the registered passes and ordered as
+    `ascend-opt` orders it (`order_training_passes`): ascend-autodiff, ascend-precision, ascend-loss-scale."""
+    from ascend_mp.passes import PASSES
+
+    autodiff = PASSES["ascend-autodiff"]()(keep_loss=cfg.keep_loss_fp32)  # pyright: ignore[reportCallIssue]
+    scaling = PASSES["ascend-loss-scale"]()(**{f.name: getattr(cfg.scaling, f.name) for f in fields(LossScaleOptions)})  # pyright: ignore[reportCallIssue]
+    precision = None if cfg.precision is None else PASSES["ascend-precision"]()(**cfg.precision.given())  # pyright: ignore[reportCallIssue]
+    return order_training_passes((autodiff, scaling), precision)
 
 
 # --------------------------------------------------------------------------------------
@@ -178,14 +253,15 @@ def compile_training(cfg: TrainConfig, model: Sequential | None = None) -> Compi
     cfg.validate(custom_model=model is not None)
     model = model or MODELS[cfg.model]()
     module = model.forward_module(cfg.batch, keep_loss=cfg.keep_loss_fp32)
-    grad = differentiate(module, keep_loss=cfg.keep_loss_fp32)
     report = None
-    if cfg.precision_mode is not None:
-        from ascend_mp.passes.precision import run_precision
-
-        report = run_precision(module, mode=cfg.precision_mode, keep_dtype=cfg.keep_dtype, modify_mixlist=cfg.modify_mixlist, soc=cfg.soc)
-    loss_scale = LossScalePass(**cfg.loss_scale_options()).config()
-    step_fn = build_train_step(module, grad, loss_scale)
+    ctx = make_context()
+    for p in training_passes(cfg):
+        if isinstance(p, PrecisionOptions):  # the precision pass: run for its report
+            report = run_precision(module, p.options())
+        else:
+            p.apply(ctx, module)
+    loss_scale = cfg.scaling.config(warn=False)
+    step_fn = next(f for f in functions(module) if f.sym_name.data == "train_step")
     reference = model.forward_module(cfg.batch)
     differentiate(reference)
     # the step reads the float status with its own status ops; nothing reads it after a step
@@ -497,7 +573,7 @@ class TrainResult:
         underflow = self.history.get("underflow", {})
         cfg = self.config
         lines = [
-            f"model {self.model_name}, {cfg.mode_label()}, loss scale {cfg.loss_scale}, optimizer {cfg.optimizer}",
+            f"model {self.model_name}, {cfg.mode_label()}, loss scale {cfg.loss_scale}, optimizer {cfg.scaling.optimizer}",
             f"steps {self.steps} ({self.skipped} skipped on overflow), final loss scale {self.final_scale:g}",
             f"final training loss {self.train_loss:.4f}, test accuracy {100 * self.test_accuracy:.2f}%",
             f"train step {1000 * self.step_seconds:.2f} ms",
@@ -539,14 +615,14 @@ def _progress(total: int, initial: int, desc: str, enabled: bool) -> Any:
 
 def effective_config(cfg: TrainConfig, model_name: str, ls: LossScaleConfig) -> dict[str, Any]:
     """The run's configuration with every default resolved (what `history.json` records)."""
-    out = asdict(cfg)
+    out = cfg.flat()
     out["model"] = model_name
     out["precision_mode"] = cfg.precision_mode or "fp32"
     out["reduced_dtype"] = reduced_dtype(cfg.precision_mode)
     out["init_scale"] = ls.init_scale
     out["drop_overflow_update"] = ls.manager != "none" and (ls.manager == "dynamic" or ls.drop_overflow_update)
     if ls.manager == "dynamic":
-        out["preset"] = cfg.preset or "pytorch"
+        out["preset"] = cfg.scaling.preset or "pytorch"
         out |= {"growth_factor": ls.growth_factor, "backoff_factor": ls.backoff_factor, "growth_interval": ls.growth_interval, "min_scale": ls.min_scale}
     elif ls.manager == "fixed":
         out["scale"] = ls.init_scale
