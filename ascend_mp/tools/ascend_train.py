@@ -186,8 +186,10 @@ def run(argv: Sequence[str] | None = None) -> None:
             raise UsageError("--resume without a checkpoint path needs --out DIR")
         _check_paths(args)
         if not args.quiet:
-            default = " (the default: CANN's for training)" if args.precision_mode is None else ""
-            print(f"precision mode: {_mode(args)}{default}", flush=True)
+            named = cfg.precision is None or cfg.precision.mode is not None  # not by precision_mode_v2 or a policy
+            default = " (the default: CANN's for training)" if args.precision_mode is None and named else ""
+            label = _mode(args) if named else cfg.precision.mode_v2 or f"amp_policy {cfg.precision.policy}"  # pyright: ignore[reportOptionalMemberAccess]
+            print(f"precision mode: {label}{default}", flush=True)
         compiled = compile_training(cfg)
         if not args.quiet:
             print(report_summary(compiled.report), flush=True)

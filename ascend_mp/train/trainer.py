@@ -41,7 +41,7 @@ from ascend_mp.builder import Sequential, mlp, small_cnn
 from ascend_mp.errors import AscendError
 from ascend_mp.fileio import write_output
 from ascend_mp.ir import functions, make_context
-from ascend_mp.modes import V1_MODES, V2_TO_V1
+from ascend_mp.modes import DEFAULT_MODE as DEFAULT_PASS_MODE, V1_MODES, V2_TO_V1
 from ascend_mp.passes.autodiff import differentiate
 from ascend_mp.passes.loss_scale import (
     MANAGERS,
@@ -84,7 +84,7 @@ def reduced_dtype(mode: str | None) -> str:
     """The low-precision dtype a mode reduces to: `bf16`, `fp16`, or `fp32` (no precision pass)."""
     if mode is None:
         return "fp32"
-    return "bf16" if mode in BF16_MODES else "fp16"
+    return "bf16" if mode in BF16_MODES or mode.endswith(" bf16") else "fp16"  # a policy's label: `torch bf16`
 
 
 _UNSET = object()
@@ -206,11 +206,19 @@ class TrainConfig:
         out |= {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("model", "precision", "scaling")}
         return out
 
+    def low_dtype(self) -> str:
+        """The dtype the precision pass reduces to: `fp16`, `bf16`, or `fp32` (no precision pass)."""
+        if self.precision is not None and self.precision.policy not in (None, "cann"):
+            return self.precision.amp_dtype or "fp16"
+        return reduced_dtype(self.precision_mode)
+
     def mode_label(self) -> str:
-        """The mode and the dtype it reduces to: `allow_mix_precision (fp16)`, `fp32`."""
-        if self.precision_mode is None:
+        """The mode (or framework policy) and the dtype it reduces to: `allow_mix_precision (fp16)`, `fp32`."""
+        if self.precision is None:
             return "fp32"
-        return f"{self.precision_mode} ({reduced_dtype(self.precision_mode)})"
+        if self.precision.policy not in (None, "cann"):
+            return f"amp_policy {self.precision.policy} ({self.low_dtype()})"
+        return f"{self.precision_mode or DEFAULT_PASS_MODE} ({self.low_dtype()})"
 
 
 def training_passes(cfg: TrainConfig) -> tuple[ModulePass, ...]:
@@ -579,7 +587,7 @@ class TrainResult:
             f"train step {1000 * self.step_seconds:.2f} ms",
         ]
         if underflow.get("samples"):
-            low = reduced_dtype(cfg.precision_mode)
+            low = cfg.low_dtype()
             low = "fp16" if low == "fp32" else low
             lines.append(
                 f"{low} underflow of nonzero gradients: {100 * underflow['mean_unscaled']:.3f}% unscaled, "
@@ -618,7 +626,7 @@ def effective_config(cfg: TrainConfig, model_name: str, ls: LossScaleConfig) -> 
     out = cfg.flat()
     out["model"] = model_name
     out["precision_mode"] = cfg.precision_mode or "fp32"
-    out["reduced_dtype"] = reduced_dtype(cfg.precision_mode)
+    out["reduced_dtype"] = cfg.low_dtype()
     out["init_scale"] = ls.init_scale
     out["drop_overflow_update"] = ls.manager != "none" and (ls.manager == "dynamic" or ls.drop_overflow_update)
     if ls.manager == "dynamic":
