@@ -18,7 +18,7 @@ from ascend_mp.passes.precision.options import AMP_DTYPES, POLICY_NAMES, option_
 from ascend_mp.policies import POLICIES
 from ascend_mp.tools.atc import ATC_FLAGS, add_atc_arguments, precision_options
 from ascend_mp.train import TrainConfig
-from ascend_mp.train.trainer import training_passes
+from ascend_mp.train.config import training_passes
 
 GRAPH = """
 func.func @main(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {

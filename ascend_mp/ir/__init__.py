@@ -9,6 +9,9 @@ The parser lexes string literals in linear time (xDSL 0.74's pattern is exponent
 on an unterminated string), reports nesting beyond Python's recursion limit and
 bad dense literals at their own line, and :func:`verify` checks SSA dominance
 (:func:`check_dominance`) before the op verifiers.
+
+Private xDSL fields are touched only in :mod:`ascend_mp.ir.fast` (each helper tested against the public API it
+stands for); workarounds of xDSL 0.74 bugs live in :mod:`ascend_mp.ir.compat`.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from ascend_mp.tools.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, UsageP
 
 PROG = "ascend-train"
 DEFAULT_MODE = "allow_fp32_to_fp16"
-"""CANN's default precision mode for training (`ascend_mp.train.trainer.DEFAULT_MODE`)."""
+"""CANN's default precision mode for training (`ascend_mp.train.config.DEFAULT_MODE`)."""
 
 
 def _number(kind: type, low: float | None = None, high: float | None = None, low_open: bool = False, high_open: bool = False) -> Any:

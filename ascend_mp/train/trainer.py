@@ -27,49 +27,41 @@ import sys
 import time
 import zipfile
 import zlib
-from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 
-from ascend_mp.builder import Sequential, mlp, small_cnn
+from ascend_mp.builder import Sequential
 from ascend_mp.errors import AscendError
 from ascend_mp.fileio import write_output
 from ascend_mp.ir import functions, make_context
-from ascend_mp.modes import DEFAULT_MODE as DEFAULT_PASS_MODE, V1_MODES, V2_TO_V1
 from ascend_mp.passes.autodiff import differentiate
 from ascend_mp.passes.loss_scale import (
-    MANAGERS,
-    OPTIMIZERS,
-    PRESETS,
     LossScaleConfig,
-    LossScaleOptions,
     TrainState,
     initial_state,
-    order_training_passes,
     step_layout,
 )
 from ascend_mp.passes.precision import run_precision
-from ascend_mp.passes.precision.options import PrecisionOptions, option_flags
+from ascend_mp.train.config import (  # noqa: F401 - DEFAULT_MODE, BF16_MODES: re-exported for the training API
+    BF16_MODES,
+    DEFAULT_MODE,
+    FP16_MODES,
+    INT32_MAX,
+    MODELS,
+    TrainConfig,
+    reduced_dtype,
+    training_passes,
+)
+from ascend_mp.passes.precision.options import PrecisionOptions
 from ascend_mp.train.data import Dataset, load_digits
 
 logger = logging.getLogger("ascend_mp.train")
 """Warnings, and one INFO line per epoch."""
-
-MODELS: dict[str, Callable[[], Sequential]] = {"mlp": mlp, "cnn": small_cnn}
-"""Built-in models: the digits MLP (64-128-10) and the small CNN (1x8x8 input)."""
-
-DEFAULT_MODE = "allow_fp32_to_fp16"
-"""CANN's default precision mode for training (seed 000, DESIGN section 5)."""
-
-BF16_MODES = frozenset({"allow_mix_precision_bf16", "allow_fp32_to_bf16"})
-FP16_MODES = frozenset({"allow_mix_precision", "allow_mix_precision_fp16", "force_fp16", "allow_fp32_to_fp16"})
-"""Modes that run ops in fp16, where gradients need loss scaling."""
 
 COLLAPSE_WARN = 100
 """Consecutive overflow steps after which the run warns that the loss scale collapsed."""
@@ -77,159 +69,6 @@ COLLAPSE_STOP = 1000
 """Consecutive overflow steps after which the run stops (MindSpore raises here)."""
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
-INT32_MAX = 2**31 - 1
-
-
-def reduced_dtype(mode: str | None) -> str:
-    """The low-precision dtype a mode reduces to: `bf16`, `fp16`, or `fp32` (no precision pass)."""
-    if mode is None:
-        return "fp32"
-    return "bf16" if mode in BF16_MODES or mode.endswith(" bf16") else "fp16"  # a policy's label: `torch bf16`
-
-
-_UNSET = object()
-
-
-def _default_precision() -> PrecisionOptions:
-    return PrecisionOptions(mode=DEFAULT_MODE)
-
-
-def _default_scaling() -> LossScaleOptions:
-    return LossScaleOptions(optimizer="momentum", lr=0.02)
-
-
-@dataclass(init=False)
-class TrainConfig:
-    """One training run: the model, the options of the precision and loss-scale passes, and the loop's settings.
-
-    `precision=None` trains the fp32 graph as built (no precision pass). The pass options may also be given by
-    name, flat: a :class:`PrecisionOptions` field or its ATC flag (`precision_mode`, `keep_dtype`, `soc`, ...;
-    `precision_mode=None`: no precision pass), a :class:`LossScaleOptions` field (`lr`, `scale`, ...), or
-    `loss_scale` for the manager (`ascend-train --loss-scale`): `TrainConfig(precision_mode="allow_mix_precision",
-    loss_scale="fixed", scale=1024)`."""
-
-    model: str = "mlp"
-    precision: PrecisionOptions | None = field(default_factory=_default_precision)
-    scaling: LossScaleOptions = field(default_factory=_default_scaling)
-    """The loss-scale manager and the optimizer (the `ascend-loss-scale` pass's options)."""
-    epochs: int = 30
-    batch: int = 32
-    seed: int = 0
-    subset: int | None = None
-    keep_loss_fp32: bool = True
-    stats_every: int = 0
-    """Steps between underflow samples (0: one per epoch)."""
-
-    def __init__(
-        self,
-        model: str = "mlp",
-        precision: PrecisionOptions | None | object = _UNSET,
-        scaling: LossScaleOptions | None = None,
-        epochs: int = 30,
-        batch: int = 32,
-        seed: int = 0,
-        subset: int | None = None,
-        keep_loss_fp32: bool = True,
-        stats_every: int = 0,
-        **options: Any,
-    ) -> None:
-        self.model, self.epochs, self.batch, self.seed = model, epochs, batch, seed
-        self.subset, self.keep_loss_fp32, self.stats_every = subset, keep_loss_fp32, stats_every
-        flags = option_flags()
-        precision_fields = {f.name for f in fields(PrecisionOptions)}
-        scaling_fields = {f.name for f in fields(LossScaleOptions)}
-        by_precision: dict[str, Any] = {}
-        by_scaling: dict[str, Any] = {}
-        for key, value in options.items():
-            name = flags.get(key, key)
-            if name in precision_fields:
-                by_precision[name] = value
-            elif key == "loss_scale" or key in scaling_fields:
-                by_scaling["manager" if key == "loss_scale" else key] = value
-            else:
-                raise TypeError(f"TrainConfig got an unexpected option '{key}'")
-        if precision is _UNSET:
-            precision = _default_precision()
-            if "mode" not in by_precision and ("mode_v2" in by_precision or by_precision.get("policy") not in (None, "cann")):
-                by_precision["mode"] = None  # the other way of naming the mode, or a framework policy, replaces the default
-            elif "mode" in by_precision and by_precision["mode"] is None:
-                precision = None  # precision_mode=None: the fp32 graph, no precision pass
-        assert precision is None or isinstance(precision, PrecisionOptions)
-        self.precision = precision if precision is None or not by_precision else replace(precision, **by_precision)
-        self.scaling = replace(scaling or _default_scaling(), **by_scaling)
-
-    @property
-    def precision_mode(self) -> str | None:
-        """The precision pass's v1 mode (v2 names resolved), or None when no precision pass runs."""
-        if self.precision is None:
-            return None
-        if self.precision.mode_v2 is not None and self.precision.mode is None:
-            return V2_TO_V1.get(self.precision.mode_v2, self.precision.mode_v2)
-        return self.precision.mode
-
-    @property
-    def loss_scale(self) -> str:
-        """The loss-scale manager: `dynamic`, `fixed` or `none`."""
-        return self.scaling.manager
-
-    def validate(self, custom_model: bool = False) -> LossScaleConfig:
-        """Check every field (one-line errors); returns the resolved loss-scale configuration."""
-        if not custom_model and self.model not in MODELS:
-            raise AscendError(f"unknown model '{self.model}' (models: {', '.join(MODELS)})")
-        mode = self.precision.mode if self.precision is not None else None
-        if mode is not None and mode not in V1_MODES:
-            raise AscendError(f"unknown precision mode '{mode}' (modes: {', '.join(V1_MODES)})")
-        for name, value, allowed in (("loss_scale", self.scaling.manager, MANAGERS), ("optimizer", self.scaling.optimizer, OPTIMIZERS)):
-            if value not in allowed:
-                raise AscendError(f"{name.replace('_', '-')} must be one of {', '.join(allowed)}, got '{value}'")
-        if self.scaling.preset is not None and self.scaling.preset not in PRESETS:
-            raise AscendError(f"preset must be one of {', '.join(PRESETS)}, got '{self.scaling.preset}'")
-        for name in ("epochs", "batch"):
-            if not 1 <= getattr(self, name) <= INT32_MAX:
-                raise AscendError(f"{name} must be positive, got {getattr(self, name)}")
-        if self.subset is not None and self.subset < 1:
-            raise AscendError(f"the training subset must be positive, got {self.subset}")
-        if not 0 <= self.stats_every <= INT32_MAX:
-            raise AscendError(f"stats-every must be >= 0, got {self.stats_every}")
-        if not 0 <= self.seed < 2**32:
-            raise AscendError(f"seed must be in [0, 2^32), got {self.seed}")
-        return self.scaling.config(warn=False)
-
-    def flat(self) -> dict[str, Any]:
-        """Every option by name, flat (what `history.json` records): the loop's settings, `precision_mode` and the
-        other precision options, `loss_scale` (the manager) and the other loss-scale options."""
-        out: dict[str, Any] = {"model": self.model, "precision_mode": self.precision_mode}
-        precision = self.precision or PrecisionOptions()
-        out |= {f.name: getattr(precision, f.name) for f in fields(PrecisionOptions) if f.name not in ("mode", "mode_v2")}
-        out["loss_scale"] = self.scaling.manager
-        out |= {f.name: getattr(self.scaling, f.name) for f in fields(LossScaleOptions) if f.name != "manager"}
-        out |= {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("model", "precision", "scaling")}
-        return out
-
-    def low_dtype(self) -> str:
-        """The dtype the precision pass reduces to: `fp16`, `bf16`, or `fp32` (no precision pass)."""
-        if self.precision is not None and self.precision.policy not in (None, "cann"):
-            return self.precision.amp_dtype or "fp16"
-        return reduced_dtype(self.precision_mode)
-
-    def mode_label(self) -> str:
-        """The mode (or framework policy) and the dtype it reduces to: `allow_mix_precision (fp16)`, `fp32`."""
-        if self.precision is None:
-            return "fp32"
-        if self.precision.policy not in (None, "cann"):
-            return f"amp_policy {self.precision.policy} ({self.low_dtype()})"
-        return f"{self.precision_mode or DEFAULT_PASS_MODE} ({self.low_dtype()})"
-
-
-def training_passes(cfg: TrainConfig) -> tuple[ModulePass, ...]:
-    """The pipeline that compiles `cfg`'s training step, built from the registered passes and ordered as
-    `ascend-opt` orders it (`order_training_passes`): ascend-autodiff, ascend-precision, ascend-loss-scale."""
-    from ascend_mp.passes import PASSES
-
-    autodiff = PASSES["ascend-autodiff"]()(keep_loss=cfg.keep_loss_fp32)  # pyright: ignore[reportCallIssue]
-    scaling = PASSES["ascend-loss-scale"]()(**{f.name: getattr(cfg.scaling, f.name) for f in fields(LossScaleOptions)})  # pyright: ignore[reportCallIssue]
-    precision = None if cfg.precision is None else PASSES["ascend-precision"]()(**cfg.precision.given())  # pyright: ignore[reportCallIssue]
-    return order_training_passes((autodiff, scaling), precision)
 
 
 # --------------------------------------------------------------------------------------
