@@ -31,7 +31,7 @@ MODELS: dict[str, Callable[[], Sequential]] = {"mlp": mlp, "cnn": small_cnn}
 """Built-in models: the digits MLP (64-128-10) and the small CNN (1x8x8 input)."""
 
 DEFAULT_MODE = "allow_fp32_to_fp16"
-"""CANN's default precision mode for training (seed 000, DESIGN section 5)."""
+"""CANN's default precision mode for training (docs/design.md §5)."""
 
 BF16_MODES = frozenset({"allow_mix_precision_bf16", "allow_fp32_to_bf16"})
 FP16_MODES = frozenset({"allow_mix_precision", "allow_mix_precision_fp16", "force_fp16", "allow_fp32_to_fp16"})

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 from xdsl.irdl import OptionalDef, VariadicDef
 from xdsl.traits import ConstantLike
 
@@ -205,11 +205,6 @@ class OpClass:
         if self.optional:
             take = min(take, 1)
         return [range(i, i + 1) for i in range(v)] + [range(v, v + take)] + [range(i, i + 1) for i in range(v + take, n)]
-
-    def groups(self, op: Operation) -> list[list[SSAValue]]:
-        """`operand_groups(op)` without re-reading the op definition."""
-        operands = op.operands
-        return [[operands[i] for i in span] for span in self.spans(len(operands))]
 
 
 _CLASSES: dict[type[Operation], OpClass] = {}

@@ -127,7 +127,7 @@ State = tuple[str | None, str | None, str | None]
 
 class Effect(NamedTuple):
     """What deciding one op does: what the report says of it and what the rewrite changes. Every op with the same
-    memo key (:meth:`Planner.visit_block`) has the same effect, so it is computed once per key."""
+    decision key (`decide.py`) has the same effect, so it is computed once per key."""
 
     op_type: str
     sig: Signature

@@ -77,7 +77,7 @@ class Planner:
         self.type_states: dict[int, tuple[object, State]] = {}
         """:func:`dtype_key` of a type -> (the key's object, the state of a value of that type the walk knows nothing of)."""
         self.type_keys: dict[int, str] = {}
-        """:func:`dtype_key` of a type (kept alive by `type_states`) -> its dtype, `?` if unmodelled (the memo key's
+        """:func:`dtype_key` of a type (kept alive by `type_states`) -> its dtype, `?` if unmodelled (the decision key's
         result part)."""
         self.decider = Decider(config, self.here)
         self.classes = _CLASSIFIED.setdefault(self.rule.context_free, {})
@@ -373,7 +373,7 @@ class Planner:
 
     def decide(self, op: AscendOp, cls: OpClass) -> None:
         """Decide an op afresh: user casts (retargeted, folded or reused), and every op under a rule that reads
-        more than the memo key (the framework policies)."""
+        more than the decision key (the framework policies)."""
         op_type = cls.op_type
         name = name_of(op)
         if self.track:
@@ -425,7 +425,7 @@ class Planner:
 
     def fold_identity_cast(self, op: AscendOp, cls: OpClass, kind: str, sig: Signature) -> bool:
         """A user's cast to a lower dtype whose input the decisions retyped to that dtype (f32 -> f16 of a value
-        now f16) is an identity: DESIGN 5's exact round trip (f16 -> f32 -> f16, bf16 -> f32 -> bf16) vanishes,
+        now f16) is an identity: docs/design.md §5's exact round trip (f16 -> f32 -> f16, bf16 -> f32 -> bf16) vanishes,
         so no cast back to the cast's input dtype is inserted and the user's cast is erased (its uses read the
         input). A cast that still changes the dtype (bf16 into an f32 -> f16 cast) is kept."""
         source = op.operands[0]
