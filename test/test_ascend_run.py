@@ -136,8 +136,7 @@ def test_compare_modes_prints_a_table(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_ascend_run_does_not_import_xdsl_interpreters(small: str) -> None:
-    # Nor the precision pass (its options module, which the ATC flags read, is all of it that loads).
-    code = f"import sys; from ascend_mp.tools.ascend_run import main; main([{small!r}]); print('xdsl.interpreters' in sys.modules, 'ascend_mp.passes.precision.walk' in sys.modules)"
+    code = f"import sys; from ascend_mp.tools.ascend_run import main; main([{small!r}]); print('xdsl.interpreters' in sys.modules, 'ascend_mp.passes.precision' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.splitlines()[-1] == "False False"
 

@@ -14,7 +14,7 @@ from xdsl.utils.arg_spec import parse_pipeline
 from ascend_mp.ir import parse_module, print_module
 from ascend_mp.passes.loss_scale import LossScaleOptions, LossScalePass
 from ascend_mp.passes.precision import AscendPrecisionPass, PrecisionOptions, run_precision
-from ascend_mp.passes.precision.options import AMP_DTYPES, POLICY_NAMES, option_flags
+from ascend_mp.precision_options import AMP_DTYPES, POLICY_NAMES, option_flags
 from ascend_mp.policies import POLICIES
 from ascend_mp.tools.atc import ATC_FLAGS, add_atc_arguments, precision_options
 from ascend_mp.train import TrainConfig

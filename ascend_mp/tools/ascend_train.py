@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr = p.add_argument_group("precision (the ascend-precision pass; every ATC option of ascend-opt)")
     pr.add_argument("--precision_mode", "--precision-mode", dest="precision_mode", choices=(*V1_MODES, "none"), default=None,
                     help=f"CANN precision mode of the ascend-precision pass; none trains the fp32 graph (default {DEFAULT_MODE}, as CANN trains)")  # fmt: skip
-    add_precision_arguments(pr, skip=("precision_mode",))
+    add_precision_arguments(pr, skip=("precision_mode",), check_soc=False)
     p.add_argument("--loss-fp16", action="store_true", help="let the precision mode decide the loss ops too (default: loss in fp32)")
 
     ls = p.add_argument_group("loss scaling (the ascend-loss-scale pass)")
@@ -111,7 +111,7 @@ def _config(args: argparse.Namespace):
     from dataclasses import fields
 
     from ascend_mp.passes.loss_scale import LossScaleOptions
-    from ascend_mp.passes.precision.options import PrecisionOptions
+    from ascend_mp.precision_options import PrecisionOptions
     from ascend_mp.train import TrainConfig
 
     mode = _mode(args)

@@ -1,7 +1,7 @@
 """CANN ATC-style precision flags, shared by `ascend-opt` and `ascend-run`.
 
 Each precision flag maps onto a field of the `ascend-precision` pass: the flags, their help and choices are the
-metadata of :class:`ascend_mp.passes.precision.options.PrecisionOptions` (stated there once).
+metadata of :class:`ascend_mp.precision_options.PrecisionOptions` (stated there once).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import fields
 from typing import Any
 
 from ascend_mp.implmode import SELECT_IMPLMODES
-from ascend_mp.passes.precision.options import PrecisionOptions, option_flags
+from ascend_mp.precision_options import PrecisionOptions, option_flags
 
 ATC_FLAGS = option_flags()
 """ATC flag -> `ascend-precision` pass field, from the metadata of :class:`PrecisionOptions`' fields."""
@@ -39,15 +39,16 @@ def _soc(text: str) -> str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def add_precision_arguments(group: Any, skip: tuple[str, ...] = ()) -> None:
+def add_precision_arguments(group: Any, skip: tuple[str, ...] = (), check_soc: bool = True) -> None:
     """Register a flag for each :class:`PrecisionOptions` field that has one (but the flags in `skip`), in field
-    order, with the help and choices of the field's metadata."""
+    order, with the help and choices of the field's metadata (`check_soc`: `--soc_version` is checked as it is
+    parsed, a usage error; else when the pass loads its library)."""
     for field in fields(PrecisionOptions):
         flag = field.metadata.get("flag")
         if flag is None or flag in skip:
             continue
         settings = dict(field.metadata["argparse"])
-        if field.name == "soc":
+        if field.name == "soc" and check_soc:
             settings["type"] = _soc
         if flag == _REPORT:
             group.add_argument("--precision-report", "--precision_report", dest=_REPORT, action=_Once, **settings)

@@ -25,7 +25,7 @@ from ascend_mp.passes.loss_scale import (
     LossScaleOptions,
     order_training_passes,
 )
-from ascend_mp.passes.precision.options import PrecisionOptions, option_flags
+from ascend_mp.precision_options import PrecisionOptions, option_flags
 
 MODELS: dict[str, Callable[[], Sequential]] = {"mlp": mlp, "cnn": small_cnn}
 """Built-in models: the digits MLP (64-128-10) and the small CNN (1x8x8 input)."""

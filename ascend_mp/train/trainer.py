@@ -57,7 +57,7 @@ from ascend_mp.train.config import (  # noqa: F401 - DEFAULT_MODE, BF16_MODES: r
     reduced_dtype,
     training_passes,
 )
-from ascend_mp.passes.precision.options import PrecisionOptions
+from ascend_mp.precision_options import PrecisionOptions
 from ascend_mp.train.data import Dataset, load_digits
 
 logger = logging.getLogger("ascend_mp.train")

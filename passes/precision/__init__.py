@@ -30,8 +30,9 @@ func.func @f(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
 
 It works in two steps, both linear in the number of ops, decide then rewrite. The package reads in order:
 
-1. `options.py`: :class:`PrecisionOptions`, the one dataclass of the pass's options (the pass, :func:`run_precision`,
-   the ATC flags and the trainer all read it), validated once into a :class:`PrecisionConfig`.
+1. `options.py`: :class:`PrecisionOptions` (defined in `ascend_mp.precision_options`, so tools read the flags
+   without loading a pass), the one dataclass of the pass's options (the pass, :func:`run_precision`, the ATC
+   flags and the trainer all read it), validated once into a :class:`PrecisionConfig` (:func:`resolve_options`).
 2. `kernels.py`: an op's signature, the kernels that fit it, the best kernel for a step of the rule.
 3. `decide.py`: the decision of one op as a function of an explicit decision key (op class, deciding
    properties, matching overrides, operand states, result dtypes), computed once per key.
@@ -56,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ascend_mp.passes.precision.decide import Decider
     from ascend_mp.passes.precision.kernels import Signature
-    from ascend_mp.passes.precision.options import PrecisionConfig, PrecisionOptions, load_config, resolve_mode
+    from ascend_mp.passes.precision.options import PrecisionConfig, PrecisionOptions, load_config, resolve_mode, resolve_options
     from ascend_mp.passes.precision.pass_ import AscendPrecisionPass, run_precision
     from ascend_mp.passes.precision.plan import OpDecision, PrecisionPlan, PrecisionReport
     from ascend_mp.passes.precision.rewrite import (
@@ -72,6 +73,7 @@ _HOMES = {
     "PrecisionOptions": "options",
     "PrecisionConfig": "options",
     "load_config": "options",
+    "resolve_options": "options",
     "resolve_mode": "options",
     "Signature": "kernels",
     "Decider": "decide",
@@ -116,5 +118,6 @@ __all__ = [
     "populate_precision_patterns",
     "precision_rewrite",
     "resolve_mode",
+    "resolve_options",
     "run_precision",
 ]

@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from ascend_mp.errors import AscendError, AscendPassError
-from ascend_mp.passes.precision.options import PrecisionOptions
+from ascend_mp.passes.precision.options import PrecisionOptions, resolve_options
 from ascend_mp.passes.precision.plan import PrecisionReport
 from ascend_mp.passes.precision.rewrite import precision_rewrite
 
@@ -23,7 +23,7 @@ def run_precision(module: ModuleOp, options: PrecisionOptions | None = None, **f
         options = PrecisionOptions(**fields)
     elif fields:
         raise TypeError("run_precision takes a PrecisionOptions or its fields as keywords, not both")
-    result = precision_rewrite(module, options.config()).report()
+    result = precision_rewrite(module, resolve_options(options)).report()
     if options.report is not None:
         result.write(options.report)
     return result
@@ -44,7 +44,7 @@ class AscendPrecisionPass(PrecisionOptions, ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:  # a bad option, file or environment variable: an xDSL diagnostic too (plain xdsl-opt prints it)
-            config = self.config()
+            config = resolve_options(self)
         except AscendPassError:
             raise
         except AscendError as e:
