@@ -49,11 +49,13 @@ POLICY_RUNS: list[dict[str, str]] = [
 ]
 
 
-def sources() -> list[tuple[str, str]]:
-    """(label, MLIR text) of every input."""
+def sources(small: bool = False) -> list[tuple[str, str]]:
+    """(label, MLIR text) of every input (`small`: the precision pass's lit files and fewer random graphs)."""
     out: list[tuple[str, str]] = []
     files = sorted(glob.glob(os.path.join(ROOT, "test", "filecheck", "**", "*.mlir"), recursive=True))
     files += sorted(glob.glob(os.path.join(ROOT, "examples", "*.mlir")))
+    if small:
+        files = [f for f in files if os.path.basename(f).startswith("ascend-precision")]
     for path in files:
         with open(path) as f:
             text = f.read()
@@ -65,7 +67,7 @@ def sources() -> list[tuple[str, str]]:
     for name, model in (("mlp", mlp), ("cnn", small_cnn)):
         out.append((f"builder:{name}", print_module(model().forward_module(4))))
     out.append(("chain:200", print_module(chain_module(200))))
-    out.extend(random_graphs(60))
+    out.extend(random_graphs(12 if small else 60))
     return out
 
 
@@ -144,11 +146,12 @@ def main() -> None:
     ap.add_argument("out")
     ap.add_argument("--compare", metavar="BEFORE")
     ap.add_argument("--quick", action="store_true", help="one entry point per run, for a faster check")
+    ap.add_argument("--small", action="store_true", help="the precision lit files and 12 random graphs only")
     args = ap.parse_args()
     logging.disable(logging.CRITICAL)
     result: dict[str, str] = {}
     hows = ("run",) if args.quick else ("run", "pass", "plan", "patterns")
-    for label, text in sources():
+    for label, text in sources(args.small):
         for opts in runs():
             for how in hows:
                 key = f"{label} {json.dumps(opts, sort_keys=True)} {how}"
