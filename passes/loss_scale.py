@@ -450,22 +450,15 @@ def initial_state(fn: func.FuncOp, params: Sequence[np.ndarray]) -> TrainState:
 # --------------------------------------------------------------------------------------
 
 
+LOSS_SCALE_PASS = "ascend-loss-scale"
+
+
 @dataclass(frozen=True)
-class LossScalePass(ModulePass):
-    """Add `@train_step`: loss-scaled forward and backward, overflow check, fp32 update (module docstring)."""
+class LossScaleOptions:
+    """The loss-scale manager and optimizer options, stated once: the `ascend-loss-scale` pass is one (its `-p`
+    options), and the trainer's `TrainConfig` holds one (`ascend-train`'s flags set it). :meth:`config` validates
+    them and resolves the manager's defaults."""
 
-    name = "ascend-loss-scale"
-
-    func: str = "forward"
-    """The forward function; its gradient function is `<func>_grad` (made here if missing)."""
-    grad_func: str | None = None
-    """The gradient function (default `<func>_grad`)."""
-    step_func: str = "train_step"
-    """Name of the generated function."""
-    wrt: int | None = None
-    """Passed to ascend-autodiff when the gradient function has to be made."""
-    keep_loss: bool = True
-    """Passed to ascend-autodiff when the gradient function has to be made."""
     manager: str = "dynamic"
     """`dynamic`, `fixed` or `none`."""
     preset: str | None = None
@@ -490,7 +483,7 @@ class LossScalePass(ModulePass):
 
     def config(self, warn: bool = True) -> LossScaleConfig:
         """Validate the options and resolve the manager's defaults (`warn`: log options that have no effect)."""
-        p = self.name
+        p = LOSS_SCALE_PASS
         if self.manager not in MANAGERS:
             raise AscendPassError(f"{p}: manager must be one of {', '.join(MANAGERS)}, got '{self.manager}'")
         if self.optimizer not in OPTIMIZERS:
@@ -499,7 +492,7 @@ class LossScalePass(ModulePass):
             raise AscendPassError(f"{p}: preset must be one of {', '.join(PRESETS)}, got '{self.preset}'")
         dynamic_opts = ("preset", "init_scale", "growth_factor", "backoff_factor", "growth_interval", "min_scale")
         fixed_opts = ("scale", "drop_overflow_update")
-        given = {f.name for f in fields(self) if f.name in dynamic_opts + fixed_opts and getattr(self, f.name) is not None}
+        given = {f.name for f in fields(LossScaleOptions) if f.name in dynamic_opts + fixed_opts and getattr(self, f.name) is not None}
         unused = sorted(given - set(dynamic_opts if self.manager == "dynamic" else fixed_opts if self.manager == "fixed" else ()))
         for opt in unused if warn else ():
             logger.warning("%s: option %s has no effect with manager=%s", p, opt.replace("_", "-"), self.manager)
@@ -548,6 +541,32 @@ class LossScalePass(ModulePass):
             min_scale=min_scale,
             drop_overflow_update=True if self.drop_overflow_update is None else bool(self.drop_overflow_update),
         )
+
+
+@dataclass(frozen=True)
+class _StepFunctions:
+    """Which functions `ascend-loss-scale` reads and writes (the pass's options before the loss-scale ones)."""
+
+    func: str = "forward"
+    """The forward function; its gradient function is `<func>_grad` (made here if missing)."""
+    grad_func: str | None = None
+    """The gradient function (default `<func>_grad`)."""
+    step_func: str = "train_step"
+    """Name of the generated function."""
+    wrt: int | None = None
+    """Passed to ascend-autodiff when the gradient function has to be made."""
+    keep_loss: bool = True
+    """Passed to ascend-autodiff when the gradient function has to be made."""
+
+
+@dataclass(frozen=True)
+class LossScalePass(LossScaleOptions, _StepFunctions, ModulePass):
+    """Add `@train_step`: loss-scaled forward and backward, overflow check, fp32 update (module docstring).
+
+    Options: the functions (`func`, `grad_func`, `step_func`, and `wrt`, `keep_loss` for the autodiff it may run),
+    then :class:`LossScaleOptions`' fields."""
+
+    name = LOSS_SCALE_PASS
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         cfg = self.config()

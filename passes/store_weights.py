@@ -160,7 +160,7 @@ def store_low_weights(
         (result,) = op.results
         old_type = before.get(id(op))
         if old_type is not None:
-            new_type = result._type  # pyright: ignore[reportPrivateUsage]
+            new_type = result.type
             in_place = True
         else:
             low = _narrow_target(op, casts) if others else None

@@ -16,7 +16,7 @@ import pytest
 from ascend_mp.dialects.ascend import OPS_BY_TYPE, Kernel
 from ascend_mp.dtypes import PRECISION_RANK
 from ascend_mp.opinfo import builtin_library
-from ascend_mp.passes.precision import Signature, _Candidates, _op_class
+from ascend_mp.passes.precision.kernels import Candidates as _Candidates, Signature, op_class as _op_class
 
 FLOATS = ("f16", "bf16", "f32")
 

@@ -9,7 +9,8 @@ from xdsl.dialects.builtin import TensorType, f16, f32
 from xdsl.ir import Block, Operation
 
 from ascend_mp.dialects.ascend import AddOp, CastOp, ReluOp
-from ascend_mp.ir import print_module, quick_op
+from ascend_mp.ir import print_module
+from ascend_mp.ir.fast import quick_op
 
 T32 = TensorType(f32, [2, 3])
 T16 = TensorType(f16, [2, 3])
@@ -76,3 +77,93 @@ func.func @main(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {
     for prev, nxt in zip(ops, ops[1:]):
         assert prev.next_op is nxt and nxt.prev_op is prev and nxt.parent is body
     assert print_module(parse_module(print_module(module))) == print_module(module)
+
+
+# Each private-field helper of `ascend_mp.ir.fast` against the public xDSL API it stands for.
+
+
+def _block_with_ops() -> tuple[Block, list[Operation]]:
+    block = Block(arg_types=[T32, T32])
+    x, y = block.args
+    add = AddOp(x, y, result_types=[T32])
+    relu = ReluOp(add.results[0], result_types=[T32])
+    mul = AddOp(relu.results[0], x, result_types=[T32])
+    block.add_ops([add, relu, mul])
+    return block, [add, relu, mul]
+
+
+def test_readers_equal_the_public_properties() -> None:
+    from ascend_mp.ir.fast import next_op, operands_of, type_of
+
+    block, ops = _block_with_ops()
+    for op in ops:
+        assert tuple(operands_of(op)) == tuple(op.operands)
+        assert next_op(op) is op.next_op
+        for value in (*op.operands, *op.results):
+            assert type_of(value) is value.type
+    assert next_op(ops[-1]) is None
+
+
+def test_use_helpers_equal_the_public_use_list() -> None:
+    from ascend_mp.ir.fast import has_one_use, use_sites
+
+    block, ops = _block_with_ops()
+    for value in (*block.args, *(r for op in ops for r in op.results)):
+        assert has_one_use(value) == (len(list(value.uses)) == 1) == value.has_one_use()
+        assert sorted((id(o), i) for o, i in use_sites(value)) == sorted((id(u.operation), u.index) for u in value.uses)
+        assert len(list(use_sites(value))) == len(list(value.uses))
+
+
+def test_set_type_is_what_consumers_see() -> None:
+    from ascend_mp.ir.fast import set_type
+
+    block, (add, relu, _) = _block_with_ops()
+    set_type(add.results[0], T16)
+    assert add.results[0].type == T16 and relu.operands[0].type == T16
+    assert str(add).endswith("-> tensor<2x3xf16>")
+
+
+@pytest.mark.parametrize("where", ["start", "middle", "end", "empty"])
+def test_link_op_equals_insert_op_before_and_add_op(where: str) -> None:
+    from ascend_mp.ir.fast import link_op
+
+    def build() -> tuple[Block, list[Operation]]:
+        if where == "empty":
+            return Block(arg_types=[T32, T32]), []
+        return _block_with_ops()
+
+    fast_block, fast_ops = build()
+    ref_block, ref_ops = build()
+    index = {"start": 0, "middle": 1, "end": None, "empty": None}[where]
+    fast_new = CastOp.create(operands=[fast_block.args[0]], result_types=[T16])
+    ref_new = CastOp.create(operands=[ref_block.args[0]], result_types=[T16])
+    link_op(fast_new, fast_block, None if index is None else fast_ops[index])
+    if index is None:
+        ref_block.add_op(ref_new)
+    else:
+        ref_block.insert_op_before(ref_new, ref_ops[index])
+    fast_list, ref_list = list(fast_block.ops), list(ref_block.ops)
+    assert [o.name for o in fast_list] == [o.name for o in ref_list]
+    assert fast_new.parent is fast_block and fast_list.index(fast_new) == ref_list.index(ref_new)
+    assert fast_block.first_op is fast_list[0] and fast_block.last_op is fast_list[-1]
+    for prev, nxt in zip(fast_list, fast_list[1:]):
+        assert prev.next_op is nxt and nxt.prev_op is prev
+    assert fast_list[0].prev_op is None and fast_list[-1].next_op is None
+
+
+def test_set_operands_equals_assigning_each_operand() -> None:
+    from ascend_mp.ir.fast import set_operands
+
+    fast_block, (fast_add, _, fast_mul) = _block_with_ops()
+    ref_block, (ref_add, _, ref_mul) = _block_with_ops()
+    x, y = fast_block.args
+    set_operands(fast_mul, [y, x])
+    rx, ry = ref_block.args
+    ref_mul.operands[0] = ry
+    ref_mul.operands[1] = rx
+    assert tuple(fast_mul.operands) == (y, x)
+    for fast_value, ref_value in ((x, rx), (y, ry), (fast_add.results[0], ref_add.results[0])):
+        fast_uses = sorted((o.name, i) for o, i in ((u.operation, u.index) for u in fast_value.uses))
+        ref_uses = sorted((o.name, i) for o, i in ((u.operation, u.index) for u in ref_value.uses))
+        assert fast_uses == ref_uses
+    assert str(fast_mul) == str(ref_mul)

@@ -13,6 +13,7 @@ from ascend_mp.dialects import ascend
 from ascend_mp.dialects.ascend import AscendOp, CastOp
 from ascend_mp.interpreter import Program
 from ascend_mp.passes import PASSES, precision
+from ascend_mp.passes.precision import walk
 from ascend_mp.passes.precision import (
     AscendPrecisionPass,
     PrecisionReport,
@@ -527,12 +528,12 @@ def test_the_rewrite_patterns_fold_an_identity_cast_too(low: str, options: dict[
 
 def _unfolded(text: str, **options: object) -> ModuleOp:
     """The pass as it was before the fold (the user's cast kept, fed by an inserted cast back to f32)."""
-    saved = precision._Planner.fold_identity_cast  # pyright: ignore[reportPrivateUsage]
-    precision._Planner.fold_identity_cast = lambda *_: False  # type: ignore[method-assign]  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
+    saved = walk.Planner.fold_identity_cast  # pyright: ignore[reportPrivateUsage]
+    walk.Planner.fold_identity_cast = lambda *_: False  # type: ignore[method-assign]  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
     try:
         module, _ = run(text, **options)
     finally:
-        precision._Planner.fold_identity_cast = saved  # type: ignore[method-assign]  # pyright: ignore[reportPrivateUsage]
+        walk.Planner.fold_identity_cast = saved  # type: ignore[method-assign]  # pyright: ignore[reportPrivateUsage]
     return module
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from ascend_mp.passes import precision
+from ascend_mp.passes.precision import walk
 from ascend_mp.passes.precision import (
     AscendPrecisionPass,
     PrecisionPlan,
@@ -152,13 +153,13 @@ def by_patterns(module: ModuleOp, options: dict[str, str], dce: bool = True) -> 
 @pytest.fixture
 def no_memo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The planner with every ascend op decided afresh (no memo)."""
-    classify = precision._Planner.classify  # pyright: ignore[reportPrivateUsage]
+    classify = walk.Planner.classify  # pyright: ignore[reportPrivateUsage]
 
     def afresh(self: Any, op: Any) -> tuple[int, Any]:
         what, cls = classify(self, op)
-        return (precision._ASCEND if what in (precision._FAST, precision._CONST) else what), cls  # pyright: ignore[reportPrivateUsage]
+        return (walk._ASCEND if what in (walk._FAST, walk._CONST) else what), cls  # pyright: ignore[reportPrivateUsage]
 
-    monkeypatch.setattr(precision._Planner, "classify", afresh)  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(walk.Planner, "classify", afresh)  # pyright: ignore[reportPrivateUsage]
     yield
 
 
@@ -203,7 +204,7 @@ def test_the_graphs_exercise_the_paths_compared() -> None:
     """GRAPH folds a user cast, keeps a marked op, stores a weight low; its memo is hit (ops share keys); it has no
     dead ops (the walker's dead-code elimination is on for it)."""
     module = _parse(GRAPH)
-    planner = precision._Planner(_config({"mode": "allow_mix_precision"}))  # pyright: ignore[reportPrivateUsage]
+    planner = walk.Planner(_config({"mode": "allow_mix_precision"}))  # pyright: ignore[reportPrivateUsage]
     plan = planner.run(module)
     report = plan.report()
     assert report.by_name("user").reason == "user cast: identity after retyping, folded"

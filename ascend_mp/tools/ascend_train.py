@@ -30,11 +30,12 @@ from typing import Any
 from ascend_mp.errors import AscendError
 from ascend_mp.modes import V1_MODES
 from ascend_mp.tools import train_inputs
+from ascend_mp.tools.atc import add_precision_arguments, precision_options
 from ascend_mp.tools.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, UsageParser, add_log_argument, fail, flush_warnings, setup_logging
 
 PROG = "ascend-train"
 DEFAULT_MODE = "allow_fp32_to_fp16"
-"""CANN's default precision mode for training (`ascend_mp.train.trainer.DEFAULT_MODE`)."""
+"""CANN's default precision mode for training (`ascend_mp.train.config.DEFAULT_MODE`)."""
 
 
 def _number(kind: type, low: float | None = None, high: float | None = None, low_open: bool = False, high_open: bool = False) -> Any:
@@ -64,11 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = UsageParser(prog=PROG, description="Train a model on the digits data set with CANN mixed precision and loss scaling.")
     p.add_argument("--model", type=train_inputs.model_argument, default="mlp",
                    help="mlp (64-128-10 on digits), cnn, or an ONNX classifier FILE.onnx (needs --data) (default mlp)")  # fmt: skip
-    p.add_argument("--precision_mode", "--precision-mode", dest="precision_mode", choices=(*V1_MODES, "none"), default=None,
-                   help=f"CANN precision mode of the ascend-precision pass; none trains the fp32 graph (default {DEFAULT_MODE}, as CANN trains)")  # fmt: skip
-    p.add_argument("--modify_mixlist", metavar="JSON", help="mixed-precision list changes for the precision pass")
-    p.add_argument("--keep_dtype", metavar="FILE", help="ops (names or OpType::X) that keep their original dtype")
-    p.add_argument("--soc_version", default="ascend910", metavar="SOC", help="SoC of the operator library (default ascend910)")
+    pr = p.add_argument_group("precision (the ascend-precision pass; every ATC option of ascend-opt)")
+    pr.add_argument("--precision_mode", "--precision-mode", dest="precision_mode", choices=(*V1_MODES, "none"), default=None,
+                    help=f"CANN precision mode of the ascend-precision pass; none trains the fp32 graph (default {DEFAULT_MODE}, as CANN trains)")  # fmt: skip
+    add_precision_arguments(pr, skip=("precision_mode",), check_soc=False)
     p.add_argument("--loss-fp16", action="store_true", help="let the precision mode decide the loss ops too (default: loss in fp32)")
 
     ls = p.add_argument_group("loss scaling (the ascend-loss-scale pass)")
@@ -109,33 +109,30 @@ def _mode(args: argparse.Namespace) -> str:
 
 
 def _config(args: argparse.Namespace):
+    """The run's TrainConfig: the precision flags are the ATC flags of `PrecisionOptions`' fields, the loss-scale
+    flags the fields of `LossScaleOptions` (`--loss-scale` its manager)."""
+    from dataclasses import fields
+
+    from ascend_mp.passes.loss_scale import LossScaleOptions
+    from ascend_mp.precision_options import PrecisionOptions
     from ascend_mp.train import TrainConfig
 
     mode = _mode(args)
+    given = precision_options(args)
+    if args.precision_mode is None and ("mode_v2" in given or given.get("policy", "cann") != "cann"):
+        mode = None  # the v2 name or a framework policy picks the mode
+    precision = None if mode == "none" else PrecisionOptions(**{**given, "mode": mode})
+    scaling = {f.name: getattr(args, f.name) for f in fields(LossScaleOptions) if getattr(args, f.name, None) is not None}
     return TrainConfig(
         model=args.model,
-        precision_mode=None if mode == "none" else mode,
-        loss_scale=args.loss_scale,
-        preset=args.preset,
-        init_scale=args.init_scale,
-        growth_factor=args.growth_factor,
-        backoff_factor=args.backoff_factor,
-        growth_interval=args.growth_interval,
-        min_scale=args.min_scale,
-        scale=args.scale,
-        drop_overflow_update=args.drop_overflow_update,
-        optimizer=args.optimizer,
-        lr=args.lr,
-        momentum=args.momentum,
+        precision=precision,
+        scaling=LossScaleOptions(**{**scaling, "manager": args.loss_scale}),
         epochs=args.epochs,
         batch=args.batch,
         seed=args.seed,
         subset=args.subset,
         # must_keep_origin_dtype keeps the fp32 loss anyway (and ignores keep_dtype)
         keep_loss_fp32=not args.loss_fp16 and mode != "must_keep_origin_dtype",
-        modify_mixlist=args.modify_mixlist,
-        keep_dtype=args.keep_dtype,
-        soc=args.soc_version,
         stats_every=args.stats_every,
     )
 
@@ -215,8 +212,10 @@ def run(argv: Sequence[str] | None = None) -> None:
             raise UsageError("--resume without a checkpoint path needs --out DIR")
         _check_paths(args)
         if not args.quiet:
-            default = " (the default: CANN's for training)" if args.precision_mode is None else ""
-            print(f"precision mode: {_mode(args)}{default}", flush=True)
+            named = cfg.precision is None or cfg.precision.mode is not None  # not by precision_mode_v2 or a policy
+            default = " (the default: CANN's for training)" if args.precision_mode is None and named else ""
+            label = _mode(args) if named else cfg.precision.mode_v2 or f"amp_policy {cfg.precision.policy}"  # pyright: ignore[reportOptionalMemberAccess]
+            print(f"precision mode: {label}{default}", flush=True)
         model, data = train_inputs.prepare(args, cfg.batch, cfg.subset, cfg.seed)
         compiled = compile_training(cfg, model)
         if not args.quiet:

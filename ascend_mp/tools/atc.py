@@ -1,31 +1,20 @@
 """CANN ATC-style precision flags, shared by `ascend-opt` and `ascend-run`.
 
-Each flag maps onto a field of the `ascend-precision` pass.
+Each precision flag maps onto a field of the `ascend-precision` pass: the flags, their help and choices are the
+metadata of :class:`ascend_mp.precision_options.PrecisionOptions` (stated there once).
 """
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import fields
 from typing import Any
 
 from ascend_mp.implmode import SELECT_IMPLMODES
-from ascend_mp.modes import V1_MODES, V2_MODES
+from ascend_mp.precision_options import PrecisionOptions, option_flags
 
-ATC_FLAGS = {
-    # flag: precision pass field
-    "precision_mode": "mode",
-    "precision_mode_v2": "mode_v2",
-    "modify_mixlist": "modify_mixlist",
-    "keep_dtype": "keep_dtype",
-    "customize_dtypes": "customize_dtypes",
-    "soc_version": "soc",
-    "op_info": "op_info",
-    "precision_report": "report",
-    "amp_policy": "policy",
-    "amp_level": "level",
-    "amp_dtype": "amp_dtype",
-    "to_float": "to_float",
-}
+ATC_FLAGS = option_flags()
+"""ATC flag -> `ascend-precision` pass field, from the metadata of :class:`PrecisionOptions`' fields."""
 
 
 class _Once(argparse.Action):
@@ -52,22 +41,27 @@ def _soc(text: str) -> str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def add_precision_arguments(group: Any, skip: tuple[str, ...] = (), check_soc: bool = True) -> None:
+    """Register a flag for each :class:`PrecisionOptions` field that has one (but the flags in `skip`), in field
+    order, with the help and choices of the field's metadata (`check_soc`: `--soc_version` is checked as it is
+    parsed, a usage error; else when the pass loads its library)."""
+    for field in fields(PrecisionOptions):
+        flag = field.metadata.get("flag")
+        if flag is None or flag in skip:
+            continue
+        settings = dict(field.metadata["argparse"])
+        if field.name == "soc" and check_soc:
+            settings["type"] = _soc
+        if flag == _REPORT:
+            group.add_argument("--precision-report", "--precision_report", dest=_REPORT, action=_Once, **settings)
+        else:
+            group.add_argument(f"--{flag}", action=_Once, **settings)
+
+
 def add_atc_arguments(parser: argparse.ArgumentParser, title: str, report: bool = True) -> None:
     """Register the ATC flags (`--precision-report` only where a tool writes the report)."""
     atc = parser.add_argument_group(title)
-    atc.add_argument("--precision_mode", choices=V1_MODES, action=_Once, help="CANN precision mode (v1 names)")
-    atc.add_argument("--precision_mode_v2", choices=V2_MODES, action=_Once, help="CANN precision mode (v2 names)")
-    atc.add_argument("--modify_mixlist", metavar="JSON", action=_Once, help="mixed-precision list changes (white/black/gray-list to-add/to-remove)")
-    atc.add_argument("--keep_dtype", metavar="FILE", action=_Once, help="ops (names or OpType::X, one a line) that keep their original dtype")
-    atc.add_argument("--customize_dtypes", metavar="FILE", action=_Once, help="exact kernel dtypes per op name or OpType::X")
-    atc.add_argument("--soc_version", metavar="SOC", type=_soc, action=_Once,
-                     help="SoC whose operator library is used: CANN's names (Ascend910A, Ascend910B1, ...) or ascend910, ascend910b")
-    atc.add_argument("--op_info", metavar="JSON_OR_DIR", action=_Once,
-                     help="a CANN aic-<soc>-ops-info.json table, or a folder of them, overriding the built-in one")
-    atc.add_argument("--amp_policy", choices=("cann", "tf", "mindspore", "torch"), action=_Once, help="precision policy (default cann: the ATC modes)")
-    atc.add_argument("--amp_level", metavar="LEVEL", action=_Once, help="MindSpore amp level O0-O3 (with --amp_policy=mindspore; default O2)")
-    atc.add_argument("--amp_dtype", choices=("fp16", "bf16"), action=_Once, help="low dtype of the tf, mindspore and torch policies (default fp16)")
-    atc.add_argument("--to_float", metavar="FILE", action=_Once, help="to_float scopes: 'scope = dtype' lines (name prefixes, MindSpore cells)")
+    add_precision_arguments(atc, skip=(_REPORT,))
     atc.add_argument("--op_select_implmode", choices=SELECT_IMPLMODES, action=_Once,
                      help="operator implementation mode (the ascend-impl-mode pass)")
     atc.add_argument("--optypelist_for_implmode", metavar="A,B,...", action=_Once,
@@ -75,8 +69,11 @@ def add_atc_arguments(parser: argparse.ArgumentParser, title: str, report: bool 
     atc.add_argument("--op_precision_mode", metavar="INI", action=_Once,
                      help="implementation mode per op type / node name (OpType=mode lines, [ByOpType], [ByNodeName])")
     if report:
-        atc.add_argument("--precision-report", "--precision_report", dest="precision_report", metavar="FILE",
-                         action=_Once, help="write the per-op precision decisions as JSON")
+        add_precision_arguments(atc, skip=tuple(f for f in ATC_FLAGS if f != _REPORT))
+
+
+_REPORT = "precision_report"
+"""The report's flag (also spelled `--precision-report`), registered last and only where a tool writes it."""
 
 
 def precision_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -27,8 +27,7 @@ import sys
 import time
 import zipfile
 import zlib
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,37 +35,33 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from ascend_mp.builder import Sequential, mlp, small_cnn
-from ascend_mp.dtypes import F32, mode_low, short
+from ascend_mp.builder import Sequential
 from ascend_mp.errors import AscendError
 from ascend_mp.fileio import write_output
-from ascend_mp.modes import V1_MODES
+from ascend_mp.ir import functions, make_context
 from ascend_mp.passes.autodiff import differentiate
 from ascend_mp.passes.loss_scale import (
-    MANAGERS,
-    OPTIMIZERS,
-    PRESETS,
     LossScaleConfig,
-    LossScalePass,
     TrainState,
-    build_train_step,
     initial_state,
     step_layout,
 )
+from ascend_mp.passes.precision import run_precision
+from ascend_mp.train.config import (  # noqa: F401 - DEFAULT_MODE: re-exported for the training API
+    DEFAULT_MODE,
+    FP16_MODES,
+    INT32_MAX,
+    MODELS,
+    TrainConfig,
+    reduced_dtype,
+    training_passes,
+)
+from ascend_mp.precision_options import PrecisionOptions
 from ascend_mp.train.data import Dataset, load_digits
 from ascend_mp.train.labels import precision_label
 
 logger = logging.getLogger("ascend_mp.train")
 """Warnings, and one INFO line per epoch."""
-
-MODELS: dict[str, Callable[[], Sequential]] = {"mlp": mlp, "cnn": small_cnn}
-"""Built-in models: the digits MLP (64-128-10) and the small CNN (1x8x8 input)."""
-
-DEFAULT_MODE = "allow_fp32_to_fp16"
-"""CANN's default precision mode for training (seed 000, DESIGN section 5)."""
-
-FP16_MODES = frozenset({"allow_mix_precision", "allow_mix_precision_fp16", "force_fp16", "allow_fp32_to_fp16"})
-"""Modes that run ops in fp16, where gradients need loss scaling."""
 
 COLLAPSE_WARN = 100
 """Consecutive overflow steps after which the run warns that the loss scale collapsed."""
@@ -74,78 +69,6 @@ COLLAPSE_STOP = 1000
 """Consecutive overflow steps after which the run stops (MindSpore raises here)."""
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
-INT32_MAX = 2**31 - 1
-
-
-def reduced_dtype(mode: str | None) -> str:
-    """The low-precision dtype a mode reduces to: `bf16`, `fp16`, or `fp32` (no precision pass)."""
-    return short(F32.name if mode is None else mode_low(mode))
-
-
-@dataclass
-class TrainConfig:
-    """One training run. `precision_mode=None` trains the fp32 graph as built (no precision pass)."""
-
-    model: str = "mlp"
-    precision_mode: str | None = DEFAULT_MODE
-    loss_scale: str = "dynamic"
-    """Loss-scale manager: `dynamic`, `fixed` or `none`."""
-    preset: str | None = None
-    init_scale: float | None = None
-    growth_factor: float | None = None
-    backoff_factor: float | None = None
-    growth_interval: int | None = None
-    min_scale: float | None = None
-    scale: float | None = None
-    drop_overflow_update: bool | None = None
-    optimizer: str = "momentum"
-    lr: float = 0.02
-    momentum: float = 0.9
-    epochs: int = 30
-    batch: int = 32
-    seed: int = 0
-    subset: int | None = None
-    keep_loss_fp32: bool = True
-    modify_mixlist: str | None = None
-    keep_dtype: str | None = None
-    soc: str = "ascend910"
-    stats_every: int = 0
-    """Steps between underflow samples (0: one per epoch)."""
-
-    def validate(self, custom_model: bool = False) -> LossScaleConfig:
-        """Check every field (one-line errors); returns the resolved loss-scale configuration."""
-        if not custom_model and self.model not in MODELS:
-            raise AscendError(f"unknown model '{self.model}' (models: {', '.join(MODELS)})")
-        if self.precision_mode is not None and self.precision_mode not in V1_MODES:
-            raise AscendError(f"unknown precision mode '{self.precision_mode}' (modes: {', '.join(V1_MODES)})")
-        for name, allowed in (("loss_scale", MANAGERS), ("optimizer", OPTIMIZERS)):
-            if getattr(self, name) not in allowed:
-                raise AscendError(f"{name.replace('_', '-')} must be one of {', '.join(allowed)}, got '{getattr(self, name)}'")
-        if self.preset is not None and self.preset not in PRESETS:
-            raise AscendError(f"preset must be one of {', '.join(PRESETS)}, got '{self.preset}'")
-        for name in ("epochs", "batch"):
-            if not 1 <= getattr(self, name) <= INT32_MAX:
-                raise AscendError(f"{name} must be positive, got {getattr(self, name)}")
-        if self.subset is not None and self.subset < 1:
-            raise AscendError(f"the training subset must be positive, got {self.subset}")
-        if not 0 <= self.stats_every <= INT32_MAX:
-            raise AscendError(f"stats-every must be >= 0, got {self.stats_every}")
-        if not 0 <= self.seed < 2**32:
-            raise AscendError(f"seed must be in [0, 2^32), got {self.seed}")
-        return LossScalePass(**self.loss_scale_options()).config(warn=False)
-
-    def loss_scale_options(self) -> dict[str, Any]:
-        opts: dict[str, Any] = {"manager": self.loss_scale, "optimizer": self.optimizer, "lr": self.lr, "momentum": self.momentum}
-        for name in ("preset", "init_scale", "growth_factor", "backoff_factor", "growth_interval", "min_scale", "scale", "drop_overflow_update"):
-            if getattr(self, name) is not None:
-                opts[name] = getattr(self, name)
-        return opts
-
-    def mode_label(self) -> str:
-        """The mode and the dtype it reduces to: `allow_mix_precision (fp16)`, `fp32`."""
-        if self.precision_mode is None:
-            return "fp32"
-        return f"{self.precision_mode} ({reduced_dtype(self.precision_mode)})"
 
 
 # --------------------------------------------------------------------------------------
@@ -177,14 +100,15 @@ def compile_training(cfg: TrainConfig, model: Sequential | None = None) -> Compi
     cfg.validate(custom_model=model is not None)
     model = model or MODELS[cfg.model]()
     module = model.forward_module(cfg.batch, keep_loss=cfg.keep_loss_fp32)
-    grad = differentiate(module, keep_loss=cfg.keep_loss_fp32)
     report = None
-    if cfg.precision_mode is not None:
-        from ascend_mp.passes.precision import run_precision
-
-        report = run_precision(module, mode=cfg.precision_mode, keep_dtype=cfg.keep_dtype, modify_mixlist=cfg.modify_mixlist, soc=cfg.soc)
-    loss_scale = LossScalePass(**cfg.loss_scale_options()).config()
-    step_fn = build_train_step(module, grad, loss_scale)
+    ctx = make_context()
+    for p in training_passes(cfg):
+        if isinstance(p, PrecisionOptions):  # the precision pass: run for its report
+            report = run_precision(module, p.options())
+        else:
+            p.apply(ctx, module)
+    loss_scale = cfg.scaling.config(warn=False)
+    step_fn = next(f for f in functions(module) if f.sym_name.data == "train_step")
     reference = model.forward_module(cfg.batch)
     differentiate(reference)
     # the step reads the float status with its own status ops; nothing reads it after a step
@@ -500,13 +424,13 @@ class TrainResult:
         underflow = self.history.get("underflow", {})
         cfg = self.config
         lines = [
-            f"model {self.model_name}, {self.precision or cfg.mode_label()}, loss scale {cfg.loss_scale}, optimizer {cfg.optimizer}",
+            f"model {self.model_name}, {self.precision or cfg.mode_label()}, loss scale {cfg.loss_scale}, optimizer {cfg.scaling.optimizer}",
             f"steps {self.steps} ({self.skipped} skipped on overflow), final loss scale {self.final_scale:g}",
             f"final training loss {self.train_loss:.4f}, test accuracy {100 * self.test_accuracy:.2f}%",
             f"train step {1000 * self.step_seconds:.2f} ms",
         ]
         if underflow.get("samples"):
-            low = reduced_dtype(cfg.precision_mode)
+            low = cfg.low_dtype()
             low = "fp16" if low == "fp32" else low
             lines.append(
                 f"{low} underflow of nonzero gradients: {100 * underflow['mean_unscaled']:.3f}% unscaled, "
@@ -542,14 +466,14 @@ def _progress(total: int, initial: int, desc: str, enabled: bool) -> Any:
 
 def effective_config(cfg: TrainConfig, model_name: str, ls: LossScaleConfig) -> dict[str, Any]:
     """The run's configuration with every default resolved (what `history.json` records)."""
-    out = asdict(cfg)
+    out = cfg.flat()
     out["model"] = model_name
     out["precision_mode"] = cfg.precision_mode or "fp32"
-    out["reduced_dtype"] = reduced_dtype(cfg.precision_mode)
+    out["reduced_dtype"] = cfg.low_dtype()
     out["init_scale"] = ls.init_scale
     out["drop_overflow_update"] = ls.manager != "none" and (ls.manager == "dynamic" or ls.drop_overflow_update)
     if ls.manager == "dynamic":
-        out["preset"] = cfg.preset or "pytorch"
+        out["preset"] = cfg.scaling.preset or "pytorch"
         out |= {"growth_factor": ls.growth_factor, "backoff_factor": ls.backoff_factor, "growth_interval": ls.growth_interval, "min_scale": ls.min_scale}
     elif ls.manager == "fixed":
         out["scale"] = ls.init_scale

@@ -9,6 +9,9 @@ The parser lexes string literals in linear time (xDSL 0.74's pattern is exponent
 on an unterminated string), reports nesting beyond Python's recursion limit and
 bad dense literals at their own line, and :func:`verify` checks SSA dominance
 (:func:`check_dominance`) before the op verifiers.
+
+Private xDSL fields are touched only in :mod:`ascend_mp.ir.fast` (each helper tested against the public API it
+stands for); workarounds of xDSL 0.74 bugs live in :mod:`ascend_mp.ir.compat`.
 """
 
 from __future__ import annotations
@@ -24,17 +27,18 @@ from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, ModuleOp, TensorType
-from xdsl.ir import Attribute, Block, BlockArgument, OpResult, Operation, SSAValue, SSAValues, TypeAttribute, Use
+from xdsl.ir import Block, BlockArgument, OpResult, Operation, SSAValue, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
 from xdsl.irdl import BaseAttr, IRDLOperation, OptionalDef, RangeLengthConstraint, RangeOf, VariadicDef
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.exceptions import ParseError, VerifyException
-from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from ascend_mp.dialects.ascend import Ascend
 from ascend_mp.errors import AscendError
+from ascend_mp.ir.compat import LinearLexer
 
 _LOCATIONS: weakref.WeakKeyDictionary[Operation, tuple[str, int, int]] = weakref.WeakKeyDictionary()
 
@@ -48,17 +52,6 @@ def make_context() -> Context:
     return ctx
 
 
-class _LinearLexer(MLIRLexer):
-    """xDSL's lexer with a string-literal pattern that fails in linear time.
-
-    xDSL 0.74's pattern `"(?:[^"\\\n\v\f]+|...)*"` nests a `+` inside a `*`: on an unterminated
-    literal the regex engine tries every way to split the line, so the time doubles with each
-    character (a typo like `{name = "relu1} : ...` hangs). One character per repetition keeps the
-    same language with a single way to match."""
-
-    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
-
-
 class LocatingParser(Parser):
     """A parser that records the source position of every op it parses (and lexes in linear time)."""
 
@@ -67,7 +60,7 @@ class LocatingParser(Parser):
     def __init__(self, ctx: Context, input: str | bytes, name: str = "<unknown>") -> None:
         super().__init__(ctx, "", name)
         text = input.decode("utf-8") if isinstance(input, bytes) else input
-        self._parser_state = ParserState(_LinearLexer(Input(text, name)))
+        self._parser_state = ParserState(LinearLexer(Input(text, name)))
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         try:
@@ -438,39 +431,3 @@ def functions(module: ModuleOp) -> Iterator[func.FuncOp]:
     for op in module.ops:
         if isinstance(op, func.FuncOp):
             yield op
-
-
-_SHELLS: dict[type[Operation], tuple[dict[str, Any], dict[str, Any]]] = {}
-"""Op class -> (the fields every fresh op of it starts with, its default properties), from one op it built."""
-
-
-def quick_op(cls: type[Operation], operands: tuple[SSAValue, ...], result_types: tuple[Attribute, ...]) -> Operation:
-    """`cls.create(operands=operands, result_types=result_types)` (no properties, attributes, regions or
-    successors), without xDSL's generic constructor: its fields are copied from an op the class built once and only
-    the operands, results and property dicts are new. A fifth of the cost, for every cast a pass inserts; the op is
-    the one `create` builds (`test_fast_ir.py`)."""
-    shell = _SHELLS.get(cls)
-    if shell is None:
-        model = cls.create()
-        fields = {k: v for k, v in model.__dict__.items() if k not in ("_operands", "_operand_uses", "results")}
-        shell = _SHELLS[cls] = (fields, dict(model.properties))
-    fields, properties = shell
-    op = object.__new__(cls)
-    new = object.__new__
-    uses = []
-    for i, value in enumerate(operands):  # a Use each, put first in the value's use list (what `add_use` does)
-        use = new(Use)
-        first = value.first_use
-        use.__dict__.update(_operation=op, _index=i, _prev_use=None, _next_use=first)
-        if first is not None:
-            first._prev_use = use  # pyright: ignore[reportPrivateUsage]
-        value.first_use = use
-        uses.append(use)
-    results = []
-    for i, type_ in enumerate(result_types):
-        result = new(OpResult)
-        result.__dict__.update(_type=type_, op=op, index=i)
-        results.append(result)
-    op.__dict__.update(fields, _operands=SSAValues(operands), _operand_uses=tuple(uses), results=SSAValues(results),
-                       properties=dict(properties), attributes={})
-    return op
