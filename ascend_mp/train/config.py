@@ -172,13 +172,19 @@ class TrainConfig:
             return self.precision.amp_dtype or "fp16"
         return reduced_dtype(self.precision_mode)
 
+    def mode_name(self) -> str | None:
+        """The mode or framework policy the precision pass runs (`allow_mix_precision`, `amp_policy torch`);
+        None: no precision pass."""
+        if self.precision is None:
+            return None
+        if self.precision.policy not in (None, "cann"):
+            return f"amp_policy {self.precision.policy}"
+        return self.precision_mode or DEFAULT_PASS_MODE
+
     def mode_label(self) -> str:
         """The mode (or framework policy) and the dtype it reduces to: `allow_mix_precision (fp16)`, `fp32`."""
-        if self.precision is None:
-            return "fp32"
-        if self.precision.policy not in (None, "cann"):
-            return f"amp_policy {self.precision.policy} ({self.low_dtype()})"
-        return f"{self.precision_mode or DEFAULT_PASS_MODE} ({self.low_dtype()})"
+        name = self.mode_name()
+        return "fp32" if name is None else f"{name} ({self.low_dtype()})"
 
 
 def training_passes(cfg: TrainConfig) -> tuple[ModulePass, ...]:

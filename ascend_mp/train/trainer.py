@@ -650,7 +650,7 @@ def train(
         params=state.params,
         diverged=diverged,
         collapse=collapse,
-        precision=precision_label(cfg.precision_mode, compiled.report),
+        precision=precision_label(cfg.mode_name(), compiled.report),
     )
     history["summary"] = {
         "test_accuracy": result.test_accuracy,
