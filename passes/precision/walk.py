@@ -152,7 +152,8 @@ class Planner:
         self.plan.distinct = len(self.memo)
         self.check_unused()
         if self.config.mixlist is not None:  # to-remove warnings come while the lists are read
-            self.plan.warnings += [w for w in self.config.mixlist.warnings if w not in self.plan.warnings]
+            seen = set(self.plan.warnings)  # a set: a mixlist may name 200k unknown op types
+            self.plan.warnings += [w for w in dict.fromkeys(self.config.mixlist.warnings) if w not in seen]
         return self.plan
 
     def visit(self, op: Operation, module: Operation) -> None:
