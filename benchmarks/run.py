@@ -272,14 +272,14 @@ def bench_text(quick: bool) -> None:
 
 def bench_scaling(quick: bool) -> None:
     """Parse + print of plain MLIR text (one attribute per op) at two sizes: ops/s and the growth exponent
-    (1 is linear). `ascend_mp.xdsl_compat.bulk_ir` pauses CPython's cyclic collector for the bulk steps, as
+    (1 is linear). `ascend_mp.ir.compat.bulk_ir` pauses CPython's cyclic collector for the bulk steps, as
     the tools do; without it the cost grows faster than the op count."""
     import math
 
     from ascend_mp.blob_names import print_module_text
     from ascend_mp.ir import make_context
     from ascend_mp.tools.cli import parse_text
-    from ascend_mp.xdsl_compat import bulk_ir
+    from ascend_mp.ir.compat import bulk_ir
 
     print("scaling: parse + print of plain MLIR text, as ascend-opt does it (in-process CPU time)")
     sizes = (2000, 20000) if quick else (10000, 100000)

@@ -321,13 +321,13 @@ def test_valid_external_data_and_an_unknown_key(tmp_path: Path, caplog: pytest.L
 
 
 # --------------------------------------------------------------------------------------
-# xdsl_compat.bulk_ir: the collector paused for bulk IR work, always resumed
+# ir.compat.bulk_ir: the collector paused for bulk IR work, always resumed
 # --------------------------------------------------------------------------------------
 
 def test_bulk_ir_pauses_and_resumes_the_collector() -> None:
     import gc
 
-    from ascend_mp.xdsl_compat import bulk_ir
+    from ascend_mp.ir.compat import bulk_ir
 
     assert gc.isenabled()
     with bulk_ir():

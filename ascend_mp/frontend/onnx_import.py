@@ -75,7 +75,7 @@ def import_onnx(
     except AscendError as e:
         raise AscendError(f"{label}: {e}") from None
     _check_supported(graph, label)
-    from ascend_mp.xdsl_compat import bulk_ir
+    from ascend_mp.ir.compat import bulk_ir
 
     with bulk_ir():
         return Converter(graph, opset, label).convert()

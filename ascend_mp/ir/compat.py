@@ -1,4 +1,11 @@
-"""Workarounds of xDSL 0.74 bugs, in one place (drop each when the pinned xDSL fixes it).
+"""Workarounds of xDSL 0.74 bugs and costs, in one place (drop each when the pinned xDSL fixes it).
+
+- :class:`LinearLexer`: a string-literal pattern that fails in linear time.
+- :func:`bulk_ir`: parsing, printing or building a module of N ops allocates several objects per op
+  that stay alive (the module), and CPython's cyclic garbage collector re-scans the growing heap on
+  its collections: a cost that grows faster than N (about 20% of a 40k-op parse, more beyond).
+  The IR being built is not garbage, so the collector is paused for the bulk step and runs once
+  after it. A benchmark row pays for it: `benchmarks/run.py --only scaling`.
 
 The parser's own workarounds (a bad dense literal reported where it starts, resource handles renamed by the
 store) are overrides of `LocatingParser` in :mod:`ascend_mp.ir`, next to the parsing they change.
@@ -6,7 +13,10 @@ store) are overrides of `LocatingParser` in :mod:`ascend_mp.ir`, next to the par
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import re
+from collections.abc import Iterator
 
 from xdsl.utils.mlir_lexer import MLIRLexer
 
@@ -20,3 +30,18 @@ class LinearLexer(MLIRLexer):
     same language with a single way to match."""
 
     _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+
+
+@contextlib.contextmanager
+def bulk_ir() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a block builds, parses or prints a large module
+    (nested blocks: only the outermost one resumes it; a collector already paused stays paused)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.collect(1)  # what the paused young-generation collections would have freed

@@ -66,7 +66,7 @@ class AscendOptMain(xDSLOptMain):
             from ascend_mp.ir import decode_source
             from ascend_mp.tools.cli import parse_text
 
-            from ascend_mp.xdsl_compat import bulk_ir
+            from ascend_mp.ir.compat import bulk_ir
 
             text = decode_source(stream.read(), self.get_input_name(), line_offset)
             with bulk_ir():
@@ -238,7 +238,7 @@ class _ModuleTarget(MLIRTarget):
             print_properties_as_attributes=self.print_properties_as_attributes,
             print_debuginfo=self.print_debuginfo,
         )
-        from ascend_mp.xdsl_compat import bulk_ir
+        from ascend_mp.ir.compat import bulk_ir
 
         with bulk_ir():
             printer.print_op(module)
