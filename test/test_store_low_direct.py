@@ -119,8 +119,9 @@ def test_the_graph_exercises_both_ways() -> None:
 
 
 def test_a_taken_handle_gets_a_fresh_one_as_before() -> None:
-    """When `w_f16` already names other bytes (handles are process-wide), the blob goes under `w_f16_0`, and the IR
-    says so, as storing through the casts does."""
+    """When `w_f16` already names other bytes (handles are process-wide), the blob goes under a fresh handle
+    (`w_f16_0`), as storing through the casts does, and the text names it as it was asked for: `w_f16`, unique
+    within the module printed (the same module prints the same text, whatever ran before in the process)."""
     def run(direct: bool) -> str:
         with isolated_store():
             storage().parse_resource(storage().declare_resource("w_f16"), _blob([1.0] * 16, "e"))
@@ -134,7 +135,8 @@ def test_a_taken_handle_gets_a_fresh_one_as_before() -> None:
             return print_module(module)
 
     text = run(True)
-    assert "dense_resource<w_f16_0>" in text
+    assert "dense_resource<w_f16>" in text and "w_f16_0" not in text
+    assert "0x02000000003c003c" not in text  # not the other bytes that hold the handle `w_f16` (1.0 in f16)
     assert text == run(False)
 
 

@@ -36,6 +36,7 @@ from xdsl.utils.lexer import Input, Span
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
+from ascend_mp import blob_names  # noqa: F401  (records the name each parsed blob was declared as)
 from ascend_mp.dialects.ascend import Ascend
 from ascend_mp.errors import AscendError
 from ascend_mp.ir.compat import LinearLexer
@@ -419,10 +420,12 @@ def _first_line(e: Exception) -> str:
 def print_module(module: Operation, generic: bool = False) -> str:
     import io
 
+    from ascend_mp.blob_names import ModulePrinter  # blobs under the names they were asked for: deterministic text
+
     out = io.StringIO()
-    printer = Printer(stream=out, print_generic_format=generic)
+    printer = ModulePrinter(stream=out, print_generic_format=generic)
     printer.print_op(module)
-    printer.print_metadata([builtin.Builtin])  # the blobs of dense_resource weights, if any
+    printer.print_metadata([])  # the blobs of dense_resource weights, if any
     out.write("\n")
     return out.getvalue()
 
