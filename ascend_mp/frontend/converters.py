@@ -778,3 +778,8 @@ def _gru(cx: Converter, node: Node) -> None:
             hs[step] = h
         per_dir.append(([hs[s] for s in sorted(hs)], [h]))
     rnn.bind_outputs(per_dir)
+
+
+from ascend_mp.frontend.converters_extra import EXTRA  # noqa: E402 (its converters join the table)
+
+CONVERTERS.update(EXTRA)

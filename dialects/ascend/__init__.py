@@ -173,7 +173,9 @@ from ascend_mp.dialects.ascend.reduce import (
     PoolV2Op,
     ReduceMaxOp,
     ReduceMeanOp,
+    ReduceMinOp,
     ReduceOp,
+    ReduceProdOp,
     ReduceSumOp,
     SoftmaxCrossEntropyWithLogitsOp,
     SoftmaxLikeOp,
@@ -188,10 +190,13 @@ from ascend_mp.dialects.ascend.shape import (
     ConcatV2DOp,
     GatherV2DOp,
     OneHotOp,
+    PadV3DOp,
     ReshapeOp,
+    ResizeDOp,
     StridedSliceDOp,
     TileDOp,
     TransposeOp,
+    resize_taps,
 )
 
 __all__ = [  # noqa: RUF022 (grouped by module)
@@ -211,10 +216,10 @@ __all__ = [  # noqa: RUF022 (grouped by module)
     "SoftmaxGradOp", "TanhGradOp", "UnaryGradOp", "ApplyAdamDOp", "ApplyGradientDescentOp",
     "ApplyMomentumDOp", "PAD_MODES", "ArgMaxV2Op", "AvgPoolOp", "AvgPoolV2Op", "BNInferOp",
     "BNTrainingReduceOp", "BNTrainingUpdateOp", "BatchNormOp", "LayerNormOp", "LogSoftmaxV2Op", "MaxPoolOp",
-    "MaxPoolV3Op", "PoolOp", "PoolV2Op", "ReduceMaxOp", "ReduceMeanOp", "ReduceOp", "ReduceSumOp",
+    "MaxPoolV3Op", "PoolOp", "PoolV2Op", "ReduceMaxOp", "ReduceMeanOp", "ReduceMinOp", "ReduceOp", "ReduceProdOp", "ReduceSumOp",
     "SoftmaxCrossEntropyWithLogitsOp", "SoftmaxLikeOp", "SoftmaxV2Op", "WindowOp", "pool_pads", "pool_v2_out",
     "verify_channel_stats", "BroadcastToDOp", "ConcatV2DOp", "GatherV2DOp", "OneHotOp", "ReshapeOp",
-    "StridedSliceDOp", "TileDOp", "TransposeOp", "_spatial", "OPS", "OPS_BY_TYPE", "Ascend",
+    "StridedSliceDOp", "TileDOp", "TransposeOp", "PadV3DOp", "ResizeDOp", "resize_taps", "_spatial", "OPS", "OPS_BY_TYPE", "Ascend",
 ]
 
 _spatial = spatial_dims  # the name passes/autodiff.py reads (kept for it)
@@ -267,6 +272,8 @@ OPS: tuple[type[AscendOp], ...] = (
     ReduceSumOp,
     ReduceMeanOp,
     ReduceMaxOp,
+    ReduceMinOp,
+    ReduceProdOp,
     MaxPoolOp,
     AvgPoolOp,
     MaxPoolV3Op,
@@ -285,6 +292,8 @@ OPS: tuple[type[AscendOp], ...] = (
     StridedSliceDOp,
     BroadcastToDOp,
     TileDOp,
+    PadV3DOp,
+    ResizeDOp,
     ArgMaxV2Op,
     OneHotOp,
     SoftmaxCrossEntropyWithLogitsOp,

@@ -251,8 +251,21 @@ class ReduceMeanOp(ReduceOp):
     name = "ascend.ReduceMean"
 
 
+class ExtremumReduceOp(ReduceOp, ABC):
+    """ReduceMax / ReduceMin: an empty reduced axis is an error (the extremum of nothing is undefined)."""
+
+    EXTREMUM: ClassVar[str] = "maximum"
+
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        x = shape_of(self.x)
+        empty = [a for a in self.reduced_axes() if x[a] == 0]
+        if empty:
+            self.fail(f"reduces over the empty axis {empty[0]} of shape {x}: the {self.EXTREMUM} of no elements is undefined")
+
+
 @irdl_op_definition
-class ReduceMaxOp(ReduceOp):
+class ReduceMaxOp(ExtremumReduceOp):
     """Maximum over `axes` (an empty axis is an error: the maximum of nothing is undefined).
 
     ```mlir
@@ -262,12 +275,30 @@ class ReduceMaxOp(ReduceOp):
 
     name = "ascend.ReduceMax"
 
-    def verify_shapes(self) -> None:
-        super().verify_shapes()
-        x = shape_of(self.x)
-        empty = [a for a in self.reduced_axes() if x[a] == 0]
-        if empty:
-            self.fail(f"reduces over the empty axis {empty[0]} of shape {x}: the maximum of no elements is undefined")
+
+@irdl_op_definition
+class ReduceMinOp(ExtremumReduceOp):
+    """Minimum over `axes` (an empty axis is an error).
+
+    ```mlir
+    %m = ascend.ReduceMin %x {axes = array<i64: -1>} : (tensor<8x10xf32>) -> tensor<8xf32>
+    ```
+    """
+
+    name = "ascend.ReduceMin"
+    EXTREMUM: ClassVar[str] = "minimum"
+
+
+@irdl_op_definition
+class ReduceProdOp(ReduceOp):
+    """Product over `axes` (1 over an empty axis).
+
+    ```mlir
+    %p = ascend.ReduceProd %x {axes = array<i64: 1>, keep_dims = true} : (tensor<8x10xf32>) -> tensor<8x1xf32>
+    ```
+    """
+
+    name = "ascend.ReduceProd"
 
 
 @irdl_op_definition

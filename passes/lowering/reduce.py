@@ -52,7 +52,15 @@ def _max(s: Scalar, a: SSAValue, b: SSAValue) -> SSAValue:
     return s.maxf(a, b) if is_float(a.type) else s.add(arith.MaxSIOp(a, b))
 
 
-@lowers("ReduceSum", "ReduceMean", "ReduceMax")
+def _min(s: Scalar, a: SSAValue, b: SSAValue) -> SSAValue:
+    return s.minf(a, b) if is_float(a.type) else s.add(arith.MinSIOp(a, b))
+
+
+def _mul(s: Scalar, a: SSAValue, b: SSAValue) -> SSAValue:
+    return s.mulf(a, b) if is_float(a.type) else s.add(arith.MuliOp(a, b))
+
+
+@lowers("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd")
 def _reduce(em: Emitter, op: AscendOp) -> list[SSAValue]:
     x, y = op.operands[0], op.results[0]
     src = shape(x)
@@ -62,6 +70,11 @@ def _reduce(em: Emitter, op: AscendOp) -> list[SSAValue]:
     if op.name == "ascend.ReduceMax":
         low = -INF if is_float(acc_t) else -(2**63)
         return [em.convert(em.reduce(x, axes, low, _max, acc_t, keep), elem(y))]
+    if op.name == "ascend.ReduceMin":
+        high = INF if is_float(acc_t) else 2**63 - 1
+        return [em.convert(em.reduce(x, axes, high, _min, acc_t, keep), elem(y))]
+    if op.name == "ascend.ReduceProd":
+        return [em.convert(em.reduce(x, axes, 1, _mul, acc_t, keep), elem(y))]
     total = em.reduce(x, axes, 0, add_values, acc_t, keep)
     if op.name == "ascend.ReduceMean":
         if not is_float(acc_t):

@@ -651,6 +651,26 @@ def test_reductions(op: str, dtype: np.dtype, data: st.DataObject, keep: bool) -
 
 @pytest.mark.parametrize("dtype", LOW_FLOATS, ids=str)
 @EXAMPLES
+@given(data=st.data(), keep=st.booleans())
+def test_reduce_min_is_exact_and_reduce_prod_close(dtype: np.dtype, data: st.DataObject, keep: bool) -> None:
+    x = data.draw(arrays_of(dtype, SHAPES, 4.0))
+    rank = x.ndim
+    axes = data.draw(st.lists(st.integers(-rank, rank - 1), max_size=rank, unique_by=lambda a: a % rank))
+    reduced = tuple(sorted({a % rank for a in axes})) or tuple(range(rank))
+    x64 = f64(x)
+    attrs = {"axes": tuple(axes), "keep_dims": keep}
+    y = run("ReduceMin", x, attrs=attrs)
+    np.testing.assert_array_equal(f64(y), np.min(x64, axis=reduced, keepdims=keep))
+    ref = np.prod(x64, axis=reduced, keepdims=keep)
+    y = run("ReduceProd", x, attrs=attrs)
+    assert y.shape == ref.shape
+    with np.errstate(over="ignore"):
+        finite = np.isfinite(ref.astype(dtype))
+    assert_close(y[finite], ref[finite], scale=np.prod(np.abs(x64), axis=reduced, keepdims=keep)[finite], k=2 * x.size)
+
+
+@pytest.mark.parametrize("dtype", LOW_FLOATS, ids=str)
+@EXAMPLES
 @given(data=st.data())
 def test_softmax_and_log_softmax(dtype: np.dtype, data: st.DataObject) -> None:
     x = data.draw(arrays_of(dtype, hnp.array_shapes(min_dims=1, max_dims=3, max_side=6), 65504 if dtype == F16 else 80))
@@ -798,6 +818,73 @@ def test_reshape_transpose_concat_are_exact(x: np.ndarray, data: st.DataObject) 
     dim = data.draw(st.integers(-x.ndim, x.ndim - 1))
     y = run("ConcatV2D", x, x, x, attrs={"concat_dim": dim})
     np.testing.assert_array_equal(y.view(np.uint16), np.concatenate([x, x, x], axis=dim).view(np.uint16))
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge"])
+@EXAMPLES
+@given(x=arrays_of(F16, hnp.array_shapes(min_dims=1, max_dims=3, min_side=2, max_side=4)), data=st.data())
+def test_pad_v3d_is_numpy_pad(mode: str, x: np.ndarray, data: st.DataObject) -> None:
+    limit = [d - 1 if mode == "reflect" else 3 for d in x.shape]
+    pairs = [(data.draw(st.integers(0, n)), data.draw(st.integers(0, n))) for n in limit]
+    contiguous = data.draw(st.booleans())
+    flat = [p for pair in pairs for p in pair] if contiguous else [lo for lo, _ in pairs] + [hi for _, hi in pairs]
+    attrs = {"paddings": tuple(flat), "mode": mode, "constant_values": -2.5, "paddings_contiguous": contiguous}
+    y = run("PadV3D", x, attrs=attrs)
+    kw: dict[str, Any] = {"constant_values": -2.5} if mode == "constant" else {}
+    np.testing.assert_array_equal(f64(y), np.pad(f64(x), pairs, mode=mode, **kw))
+
+
+def _resize64(x: np.ndarray, size: tuple[int, int], mode: str, coords: str, nearest: str) -> np.ndarray:
+    """ONNX Resize on the last two dimensions, element by element in float64 (the operator's spec)."""
+
+    def coord(o: int, n_in: int, n_out: int) -> float:
+        s = n_out / n_in
+        return {"half_pixel": (o + 0.5) / s - 0.5, "align_corners": o * (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0,
+                "asymmetric": o / s}[coords]
+
+    def pick(c: float, n: int) -> int:
+        f = math.floor(c)
+        i = {"floor": f, "round_prefer_floor": f if c - f <= 0.5 else f + 1, "round_prefer_ceil": f if c - f < 0.5 else f + 1}[nearest]
+        return min(max(i, 0), n - 1)
+
+    (h, w), y = x.shape[2:], np.zeros(x.shape[:2] + size)
+    for i in range(size[0]):
+        for j in range(size[1]):
+            u, v = coord(i, h, size[0]), coord(j, w, size[1])
+            if mode == "nearest":
+                y[:, :, i, j] = x[:, :, pick(u, h), pick(v, w)]
+                continue
+            u, v = min(max(u, 0.0), h - 1.0), min(max(v, 0.0), w - 1.0)
+            i0, j0 = int(u), int(v)
+            i1, j1 = min(i0 + 1, h - 1), min(j0 + 1, w - 1)
+            a, b = u - i0, v - j0
+            y[:, :, i, j] = (x[:, :, i0, j0] * (1 - a) * (1 - b) + x[:, :, i1, j0] * a * (1 - b)
+                             + x[:, :, i0, j1] * (1 - a) * b + x[:, :, i1, j1] * a * b)
+    return y
+
+
+@pytest.mark.parametrize(
+    ("mode", "coords", "nearest", "hw", "size"),
+    [
+        ("nearest", "asymmetric", "floor", (3, 4), (6, 8)),
+        ("nearest", "half_pixel", "round_prefer_floor", (4, 4), (8, 2)),
+        ("nearest", "half_pixel", "round_prefer_ceil", (4, 4), (8, 2)),
+        ("nearest", "align_corners", "round_prefer_floor", (3, 5), (5, 3)),
+        ("linear", "half_pixel", "round_prefer_floor", (3, 4), (5, 9)),
+        ("linear", "align_corners", "round_prefer_floor", (4, 3), (7, 2)),
+        ("linear", "asymmetric", "round_prefer_floor", (2, 5), (4, 3)),
+    ],
+)
+@pytest.mark.parametrize("dtype", [F32, F16], ids=str)
+def test_resize_matches_the_onnx_formulas(mode: str, coords: str, nearest: str, hw: tuple[int, int], size: tuple[int, int], dtype: np.dtype) -> None:
+    x = rng(3).standard_normal((2, 3, *hw)).astype(dtype)
+    attrs = {"mode": mode, "coordinate_transformation_mode": coords, "nearest_mode": nearest}
+    y = run("ResizeD", x, attrs=attrs, out_shapes=[(2, 3, *size)])
+    ref = _resize64(f64(x), size, mode, coords, nearest)
+    if mode == "nearest":
+        np.testing.assert_array_equal(f64(y), ref)
+    else:
+        assert_close(y, ref, scale=np.abs(f64(x)).max(), k=4)
 
 
 def test_reshape_with_one_dynamic_dimension() -> None:

@@ -117,6 +117,18 @@ def _reduce_max(spec: OpSpec) -> KernelFn:
     return lambda x: np.asarray(np.maximum.reduce(x, axis=axes, keepdims=keep))
 
 
+@kernel("ReduceMin", finite_preserving=True, exact=True)
+def _reduce_min(spec: OpSpec) -> KernelFn:
+    axes, keep = _reduce_axes(spec, len(spec.in_shapes[0])), bool(spec.attr("keep_dims"))
+    return lambda x: np.asarray(np.minimum.reduce(x, axis=axes, keepdims=keep))
+
+
+@kernel("ReduceProd", propagates=(0,))
+def _reduce_prod(spec: OpSpec) -> KernelFn:
+    axes, keep = _reduce_axes(spec, len(spec.in_shapes[0])), bool(spec.attr("keep_dims"))
+    return lambda x: np.asarray(np.multiply.reduce(x, axis=axes, keepdims=keep))
+
+
 def _softmax_axes(spec: OpSpec) -> tuple[int, ...]:
     rank = len(spec.in_shapes[0])
     return tuple(sorted({a % rank for a in spec.attr("axes")}))

@@ -46,3 +46,14 @@ func.func @norms(%x: tensor<2x4x3x3xf16>, %c: tensor<4xf32>, %l: tensor<4x8xf32>
   %ly, %lm, %lv = ascend.LayerNorm %l, %g, %g {begin_norm_axis = 1 : i64, begin_params_axis = 1 : i64} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
   func.return %y : tensor<2x4x3x3xf16>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @reduce_min_prod
+func.func @reduce_min_prod(%x: tensor<8x10xf32>) -> tensor<8x1xf32> {
+  // CHECK: ascend.ReduceMin %{{.*}} {axes = array<i64: -1>} : (tensor<8x10xf32>) -> tensor<8xf32>
+  %0 = ascend.ReduceMin %x {axes = array<i64: -1>} : (tensor<8x10xf32>) -> tensor<8xf32>
+  // CHECK: ascend.ReduceProd %{{.*}} {axes = array<i64: 1>, keep_dims = true} : (tensor<8x10xf32>) -> tensor<8x1xf32>
+  %1 = ascend.ReduceProd %x {axes = array<i64: 1>, keep_dims = true} : (tensor<8x10xf32>) -> tensor<8x1xf32>
+  func.return %1 : tensor<8x1xf32>
+}

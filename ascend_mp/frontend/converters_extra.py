@@ -1,0 +1,201 @@
+"""Converters of the ONNX ops that segmentation and detection models bring: Pad, Resize and the
+reductions beyond Sum/Mean/Max. Registered into `converters.CONVERTERS` (the table lives there;
+these are kept apart so the main module stays under the house's size limit).
+
+The mapping (docs/design.md §10): Pad -> PadV3D; Resize -> ResizeD (CANN's ONNX-semantics resize,
+nearest and linear); ReduceMin -> ReduceMin; ReduceProd -> ReduceProd; ReduceL1 -> Maximum(x, Neg x)
++ ReduceSum; ReduceL2 -> Square + ReduceSum + Sqrt; ReduceSumSquare -> Square + ReduceSum;
+ReduceLogSumExp -> ReduceMax + Sub + Exp + ReduceSum + Log + Add (shifted by the maximum, as
+onnxruntime computes it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from ascend_mp.dialects import ascend
+from ascend_mp.dialects.ascend.shape import RESIZE_COORDINATES, RESIZE_MODES
+from ascend_mp.dtypes import tensor_dtype
+from ascend_mp.frontend.onnx_import import Converter, Node, Unsupported
+
+Convert = Callable[[Converter, Node], None]
+EXTRA: dict[str, Convert] = {}
+"""ONNX op type -> converter; `converters.py` adds these to its table."""
+
+
+def _converter(*op_types: str) -> Callable[[Convert], Convert]:
+    def register(fn: Convert) -> Convert:
+        for t in op_types:
+            EXTRA[t] = fn
+        return fn
+
+    return register
+
+
+def _unsupported(cx: Converter, node: Node, why: str) -> Unsupported:
+    return Unsupported(f"{cx.label}: node '{node.name}' ({node.op_type}): {why}")
+
+
+def _need_const(cx: Converter, node: Node, index: int, what: str) -> np.ndarray[Any, Any]:
+    value = cx.const(node.input(index))
+    if value is None:
+        raise _unsupported(cx, node, f"{what} (input {index}) must be a constant")
+    return value
+
+
+def _dtype(v: SSAValue) -> str:
+    d = tensor_dtype(v.type)
+    assert d is not None
+    return d
+
+
+# --------------------------------------------------------------------------------------
+# Pad
+# --------------------------------------------------------------------------------------
+
+_PAD_MODES = {"constant": "constant", "reflect": "reflect", "edge": "edge"}
+
+
+@_converter("Pad")
+def _pad(cx: Converter, node: Node) -> None:
+    x = cx.value(node.inputs[0])
+    rank = len(ascend.shape_of(x))
+    mode = node.attr("mode", "constant")
+    if isinstance(mode, bytes):
+        mode = mode.decode()
+    if mode not in _PAD_MODES:
+        raise _unsupported(cx, node, f"mode '{mode}' is not supported (constant, reflect, edge)")
+    if cx.opset >= 11:
+        pads = [int(p) for p in _need_const(cx, node, 1, "pads").reshape(-1)]
+        value = 0.0 if node.input(2) is None else float(_need_const(cx, node, 2, "constant_value").reshape(-1)[0])
+        axes = list(range(rank)) if node.input(3) is None else [int(a) % rank for a in _need_const(cx, node, 3, "axes").reshape(-1)]
+    else:
+        pads = [int(p) for p in node.attr("pads")]
+        value = float(node.attr("value", 0.0))
+        axes = list(range(rank))
+    if len(pads) != 2 * len(axes):
+        raise _unsupported(cx, node, f"expects {2 * len(axes)} pads for {len(axes)} axes, got {len(pads)}")
+    if any(p < 0 for p in pads):
+        raise _unsupported(cx, node, f"negative pads (cropping) are not supported, got {pads}")
+    pairs = [[0, 0] for _ in range(rank)]
+    for i, a in enumerate(axes):
+        pairs[a] = [pads[i], pads[i + len(axes)]]
+    flat = [p for pair in pairs for p in pair]
+    cx.emit(ascend.PadV3DOp, [x], node.outputs[0], paddings=flat, constant_values=value, mode=_PAD_MODES[mode])
+
+
+# --------------------------------------------------------------------------------------
+# Resize
+# --------------------------------------------------------------------------------------
+
+
+def _text(node: Node, key: str, default: str) -> str:
+    v = node.attr(key, default)
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+@_converter("Resize")
+def _resize(cx: Converter, node: Node) -> None:
+    x = cx.value(node.inputs[0])
+    src, out = ascend.shape_of(x), cx.shape(node.outputs[0])
+    mode = _text(node, "mode", "nearest")
+    coords = _text(node, "coordinate_transformation_mode", "half_pixel")
+    nearest = _text(node, "nearest_mode", "round_prefer_floor")
+    if mode not in RESIZE_MODES:
+        raise _unsupported(cx, node, f"mode '{mode}' is not supported (nearest, linear)")
+    if coords not in RESIZE_COORDINATES:
+        raise _unsupported(cx, node, f"coordinate_transformation_mode '{coords}' is not supported")
+    if len(src) < 3 or tuple(src[:2]) != tuple(out[:2]):
+        raise _unsupported(cx, node, f"only the spatial dimensions (2 and on) may be resized, got {list(src)} -> {list(out)}")
+    if node.attr("antialias", 0) and any(o < i for i, o in zip(src, out)):
+        raise _unsupported(cx, node, "antialias=1 when downsampling is not supported")
+    if node.attr("axes") is not None or _text(node, "keep_aspect_ratio_policy", "stretch") != "stretch":
+        raise _unsupported(cx, node, "the axes and keep_aspect_ratio_policy attributes are not supported")
+    scales_name = node.input(2) if cx.opset >= 11 else node.input(1)
+    scales = cx.const(scales_name)
+    if scales is not None and scales.size and node.input(3) is None:
+        for i, o, s in zip(src, out, scales.reshape(-1).tolist()):
+            if abs(float(s) * i - o) > 1e-6 * o:  # the transform uses the given scale: it must be out / in
+                raise _unsupported(cx, node, f"scale {s} does not map size {i} exactly to {o}; give sizes instead")
+    cx.emit(ascend.ResizeDOp, [x], node.outputs[0], mode=mode, coordinate_transformation_mode=coords, nearest_mode=nearest)
+
+
+# --------------------------------------------------------------------------------------
+# Reductions
+# --------------------------------------------------------------------------------------
+
+
+def _reduce_axes(cx: Converter, node: Node, x: SSAValue) -> list[int] | None:
+    """The reduced axes (all when none are given), or None for the no-op of `noop_with_empty_axes`."""
+    if cx.opset >= 18:
+        axes = None if node.input(1) is None else [int(a) for a in _need_const(cx, node, 1, "axes").reshape(-1)]
+    else:
+        axes = node.attr("axes")
+    if not axes:
+        if node.attr("noop_with_empty_axes", 0):
+            return None
+        return list(range(len(ascend.shape_of(x))))
+    return [int(a) for a in axes]
+
+
+def _reduced_type(cx: Converter, x: SSAValue, axes: list[int], keep: bool) -> Any:
+    shape = ascend.shape_of(x)
+    rank = len(shape)
+    red = {a % rank for a in axes}
+    dims = [1 if i in red else d for i, d in enumerate(shape)] if keep else [d for i, d in enumerate(shape) if i not in red]
+    return cx.tensor(dims, _dtype(x))
+
+
+_DIRECT = {"ReduceMin": ascend.ReduceMinOp, "ReduceProd": ascend.ReduceProdOp}
+
+
+@_converter("ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp")
+def _reduce(cx: Converter, node: Node) -> None:
+    x = cx.value(node.inputs[0])
+    axes = _reduce_axes(cx, node, x)
+    keep = bool(node.attr("keepdims", 1))
+    out = node.outputs[0]
+    if axes is None:
+        _reduce_noop(cx, node, x)
+        return
+    op = node.op_type
+    if op in _DIRECT:
+        cx.emit(_DIRECT[op], [x], out, axes=axes, keep_dims=keep)
+        return
+    full = cx.tensor(ascend.shape_of(x), _dtype(x))
+    if op == "ReduceLogSumExp":
+        m = cx.emit(ascend.ReduceMaxOp, [x], _reduced_type(cx, x, axes, True), axes=axes, keep_dims=True)
+        e = cx.emit(ascend.ExpOp, [cx.emit(ascend.SubOp, [x, m], full)], full)
+        s = cx.emit(ascend.LogOp, [cx.emit(ascend.ReduceSumOp, [e], _reduced_type(cx, x, axes, True), axes=axes, keep_dims=True)], m.type)  # pyright: ignore[reportArgumentType]
+        if keep:
+            cx.emit(ascend.AddOp, [s, m], out)
+        else:
+            cx.emit(ascend.ReshapeOp, [cx.emit(ascend.AddOp, [s, m], m.type)], out)  # pyright: ignore[reportArgumentType]
+        return
+    if op == "ReduceL1":
+        mag = cx.emit(ascend.MaximumOp, [x, cx.emit(ascend.NegOp, [x], full)], full)  # |x|, exactly
+    else:
+        mag = cx.emit(ascend.SquareOp, [x], full)
+    if op == "ReduceL2":
+        total = cx.emit(ascend.ReduceSumOp, [mag], _reduced_type(cx, x, axes, keep), axes=axes, keep_dims=keep)
+        cx.emit(ascend.SqrtOp, [total], out)
+    else:
+        cx.emit(ascend.ReduceSumOp, [mag], out, axes=axes, keep_dims=keep)
+
+
+def _reduce_noop(cx: Converter, node: Node, x: SSAValue) -> None:
+    """`noop_with_empty_axes` with no axes: the reduction over nothing applies the element function only."""
+    op, out = node.op_type, node.outputs[0]
+    full = cx.tensor(ascend.shape_of(x), _dtype(x))
+    if op == "ReduceL1":
+        cx.emit(ascend.MaximumOp, [x, cx.emit(ascend.NegOp, [x], full)], out)
+    elif op == "ReduceSumSquare":
+        cx.emit(ascend.SquareOp, [x], out)
+    elif op == "ReduceL2":
+        cx.emit(ascend.SqrtOp, [cx.emit(ascend.SquareOp, [x], full)], out)
+    else:  # Min, Prod and LogSumExp of one element are the element
+        cx.bind(out, x)

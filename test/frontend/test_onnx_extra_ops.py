@@ -1,0 +1,183 @@
+"""Pad, Resize and the extra reductions: one-node ONNX graphs imported and interpreted, compared with
+onnxruntime (CPU, fp32, 1e-5 relative) and with numpy float64; unsupported forms are one-line errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from onnx import helper
+from onnx_util import check, graph_model, rel_err, run_ours
+
+from ascend_mp.errors import AscendError
+from ascend_mp.frontend import import_onnx
+
+pytest.importorskip("onnxruntime")
+
+RNG = np.random.default_rng(7)
+Array = np.ndarray[Any, Any]
+
+
+def f32(*shape: int) -> Array:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def one_node(op: str, inputs: dict[str, Array], inits: dict[str, Array] | None = None, opset: int = 17, input_names: list[str] | None = None, **attrs: Any):
+    names = input_names if input_names is not None else list(inputs) + list(inits or {})
+    node = helper.make_node(op, names, ["y"], name=f"{op.lower()}_node", **attrs)
+    return graph_model([node], inputs, ["y"], inits, opset)
+
+
+def ops_of(model: Any) -> list[str]:
+    module = import_onnx(model)
+    return [op.name for op in module.walk() if op.name.startswith("ascend.") and op.name != "ascend.Const"]
+
+
+# --------------------------------------------------------------------------------------
+# Pad
+# --------------------------------------------------------------------------------------
+
+PADS = [0, 0, 1, 2, 0, 0, 2, 1]  # N, C, H, W befores then afters (H: 1/2, W: 2/1)
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge"])
+def test_pad_modes(mode: str) -> None:
+    x = f32(1, 2, 4, 5)
+    inits = {"pads": np.array(PADS, np.int64)}
+    if mode == "constant":
+        inits["value"] = np.array(0.75, np.float32)
+    model = one_node("Pad", {"x": x}, inits, mode=mode)
+    assert ops_of(model) == ["ascend.PadV3D"]
+    check(model, {"x": x})
+    pairs = ((0, 0), (0, 0), (1, 2), (2, 1))
+    want = np.pad(x.astype(np.float64), pairs, mode=mode, **({"constant_values": 0.75} if mode == "constant" else {}))
+    np.testing.assert_array_equal(run_ours(model, {"x": x})[0], want.astype(np.float32))
+
+
+def test_pad_with_axes_opset18() -> None:
+    x = f32(2, 3, 4)
+    model = one_node("Pad", {"x": x}, {"pads": np.array([1, 2, 0, 3], np.int64), "value": np.array(0.0, np.float32), "axes": np.array([-1, 1], np.int64)}, opset=18)
+    check(model, {"x": x})
+
+
+def test_pad_opset2_attributes() -> None:
+    x = f32(3, 4)
+    check(one_node("Pad", {"x": x}, opset=10, pads=[1, 0, 0, 2], value=-2.0), {"x": x})
+
+
+@pytest.mark.parametrize(
+    ("attrs", "pads", "message"),
+    [
+        ({"mode": "wrap"}, [0, 1, 0, 1], "mode 'wrap' is not supported"),
+        ({}, [0, -1, 0, 0], "negative pads (cropping) are not supported"),
+    ],
+)
+def test_pad_unsupported_is_one_line(attrs: dict[str, Any], pads: list[int], message: str) -> None:
+    model = one_node("Pad", {"x": f32(3, 4)}, {"pads": np.array(pads, np.int64)}, opset=19, **attrs)
+    with pytest.raises(AscendError) as err:
+        import_onnx(model)
+    assert message in str(err.value) and "pad_node" in str(err.value) and "\n" not in str(err.value)
+
+
+# --------------------------------------------------------------------------------------
+# Resize
+# --------------------------------------------------------------------------------------
+
+RESIZE = [
+    # (mode, coordinate_transformation_mode, nearest_mode, in HxW, out HxW)
+    ("nearest", "asymmetric", "floor", (3, 4), (6, 8)),  # torch nearest
+    ("nearest", "half_pixel", "round_prefer_floor", (4, 6), (6, 9)),  # ONNX defaults
+    ("nearest", "half_pixel", "round_prefer_ceil", (4, 4), (2, 6)),
+    ("nearest", "align_corners", "round_prefer_ceil", (3, 3), (5, 4)),
+    ("nearest", "asymmetric", "round_prefer_floor", (6, 4), (3, 2)),
+    ("linear", "half_pixel", "", (3, 4), (6, 8)),
+    ("linear", "pytorch_half_pixel", "", (4, 3), (1, 7)),  # a size-1 output: coordinate 0
+    ("linear", "align_corners", "", (3, 5), (7, 9)),  # torch bilinear, align_corners=True
+    ("linear", "asymmetric", "", (5, 5), (3, 7)),
+]
+
+
+@pytest.mark.parametrize(("mode", "coords", "nearest", "hw", "out"), RESIZE)
+def test_resize_sizes(mode: str, coords: str, nearest: str, hw: tuple[int, int], out: tuple[int, int]) -> None:
+    x = f32(1, 2, *hw)
+    attrs: dict[str, Any] = {"mode": mode, "coordinate_transformation_mode": coords}
+    if nearest:
+        attrs["nearest_mode"] = nearest
+    sizes = np.array([1, 2, *out], np.int64)
+    model = one_node("Resize", {"x": x}, {"sizes": sizes}, opset=13, input_names=["x", "", "", "sizes"], **attrs)
+    assert ops_of(model) == ["ascend.ResizeD"]
+    check(model, {"x": x})
+
+
+def test_resize_scales_and_bilinear_float64() -> None:
+    """Upsampling by scales 2 (torch's `interpolate(scale_factor=2, mode="bilinear")`), also against a
+    float64 four-neighbour formula of half-pixel bilinear interpolation."""
+    x = f32(2, 3, 4, 5)
+    scales = np.array([1, 1, 2, 2], np.float32)
+    model = one_node("Resize", {"x": x}, {"roi": np.array([], np.float32), "scales": scales}, opset=13, mode="linear", coordinate_transformation_mode="pytorch_half_pixel")
+    check(model, {"x": x})
+    got = run_ours(model, {"x": x})[0]
+    want = np.zeros((2, 3, 8, 10))
+    for i in range(8):
+        for j in range(10):
+            u, v = min(max((i + 0.5) / 2 - 0.5, 0), 3), min(max((j + 0.5) / 2 - 0.5, 0), 4)
+            i0, j0 = int(u), int(v)
+            i1, j1 = min(i0 + 1, 3), min(j0 + 1, 4)
+            a, b = u - i0, v - j0
+            x64 = x.astype(np.float64)
+            want[:, :, i, j] = x64[:, :, i0, j0] * (1 - a) * (1 - b) + x64[:, :, i1, j0] * a * (1 - b) + x64[:, :, i0, j1] * (1 - a) * b + x64[:, :, i1, j1] * a * b
+    assert rel_err(got, want) < 1e-6
+
+
+@pytest.mark.parametrize(
+    ("attrs", "scales", "message"),
+    [
+        ({"mode": "cubic"}, [1, 1, 2, 2], "mode 'cubic' is not supported"),
+        ({"coordinate_transformation_mode": "tf_crop_and_resize"}, [1, 1, 2, 2], "coordinate_transformation_mode 'tf_crop_and_resize' is not supported"),
+        ({}, [1, 2, 2, 2], "only the spatial dimensions (2 and on) may be resized"),
+        ({}, [1, 1, 1.7, 2], "scale 1.7"),
+    ],
+)
+def test_resize_unsupported_is_one_line(attrs: dict[str, Any], scales: list[float], message: str) -> None:
+    model = one_node("Resize", {"x": f32(1, 2, 3, 4)}, {"roi": np.array([], np.float32), "scales": np.array(scales, np.float32)}, opset=13, **attrs)
+    with pytest.raises(AscendError) as err:
+        import_onnx(model)
+    assert message in str(err.value) and "resize_node" in str(err.value) and "\n" not in str(err.value)
+
+
+# --------------------------------------------------------------------------------------
+# Reductions
+# --------------------------------------------------------------------------------------
+
+REDUCE64 = {
+    "ReduceMin": lambda x, a, k: x.min(axis=a, keepdims=k),
+    "ReduceProd": lambda x, a, k: x.prod(axis=a, keepdims=k),
+    "ReduceL1": lambda x, a, k: np.abs(x).sum(axis=a, keepdims=k),
+    "ReduceL2": lambda x, a, k: np.sqrt((x * x).sum(axis=a, keepdims=k)),
+    "ReduceSumSquare": lambda x, a, k: (x * x).sum(axis=a, keepdims=k),
+    "ReduceLogSumExp": lambda x, a, k: np.log(np.exp(x).sum(axis=a, keepdims=k)),
+}
+
+
+@pytest.mark.parametrize("op", list(REDUCE64))
+@pytest.mark.parametrize("keep", [0, 1])
+def test_reductions(op: str, keep: int) -> None:
+    x = f32(2, 3, 4)
+    model = one_node(op, {"x": x}, opset=17, axes=[1, -1], keepdims=keep)
+    check(model, {"x": x})
+    got = run_ours(model, {"x": x})[0]
+    assert rel_err(got, REDUCE64[op](x.astype(np.float64), (1, 2), bool(keep))) < 1e-5
+
+
+@pytest.mark.parametrize("op", list(REDUCE64))
+def test_reductions_axes_input_opset18(op: str) -> None:
+    x = f32(3, 4)
+    check(one_node(op, {"x": x}, {"axes": np.array([0], np.int64)}, opset=18, keepdims=0), {"x": x})
+
+
+@pytest.mark.parametrize("op", ["ReduceL2", "ReduceL1", "ReduceLogSumExp"])
+def test_reductions_over_all_axes_and_noop(op: str) -> None:
+    x = f32(3, 4)
+    check(one_node(op, {"x": x}, opset=18), {"x": x})
+    check(one_node(op, {"x": x}, opset=18, noop_with_empty_axes=1), {"x": x})
