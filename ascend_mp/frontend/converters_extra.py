@@ -6,7 +6,7 @@ The mapping (docs/design.md §10): Pad -> PadV3D; Resize -> ResizeD (CANN's ONNX
 nearest and linear); ReduceMin -> ReduceMin; ReduceProd -> ReduceProd; ReduceL1 -> Maximum(x, Neg x)
 + ReduceSum; ReduceL2 -> Square + ReduceSum + Sqrt; ReduceSumSquare -> Square + ReduceSum;
 ReduceLogSumExp -> ReduceMax + Sub + Exp + ReduceSum + Log + Add (shifted by the maximum, as
-onnxruntime computes it).
+onnxruntime computes it); InstanceNormalization -> InstanceNorm.
 """
 
 from __future__ import annotations
@@ -199,3 +199,20 @@ def _reduce_noop(cx: Converter, node: Node, x: SSAValue) -> None:
         cx.emit(ascend.SqrtOp, [cx.emit(ascend.SquareOp, [x], full)], out)
     else:  # Min, Prod and LogSumExp of one element are the element
         cx.bind(out, x)
+
+
+# --------------------------------------------------------------------------------------
+# Normalisation
+# --------------------------------------------------------------------------------------
+
+
+@_converter("InstanceNormalization")
+def _instance_norm(cx: Converter, node: Node) -> None:
+    x = cx.value(node.inputs[0])
+    shape = ascend.shape_of(x)
+    if len(shape) < 3:
+        raise _unsupported(cx, node, f"expects an input of rank >= 3 (N, C, spatial...), got shape {list(shape)}")
+    stat = cx.tensor(shape[:2] + (1,) * (len(shape) - 2), _dtype(x))
+    out = cx.type_of(node.outputs[0])
+    y = cx.emit(ascend.InstanceNormOp, [x, cx.value(node.inputs[1]), cx.value(node.inputs[2])], [out, stat, stat], epsilon=float(node.attr("epsilon", 1e-5)))
+    cx.bind(node.outputs[0], y)

@@ -539,6 +539,46 @@ class LayerNormOp(AscendOp):
             self.fail("expects y to have the shape of x")
 
 
+@irdl_op_definition
+class InstanceNormOp(AscendOp):
+    """Instance normalisation of a channels-first tensor (N, C, spatial...): each (n, c) plane is normalised
+    over its spatial dimensions with the biased variance, then scaled by gamma[c] and shifted by beta[c];
+    mean and variance have shape (N, C, 1, ...).
+
+    ```mlir
+    %y, %m, %v = ascend.InstanceNorm %x, %g, %b {epsilon = 1.0e-05 : f32} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<2x3x1x1xf32>, tensor<2x3x1x1xf32>)
+    ```
+    """
+
+    name = "ascend.InstanceNorm"
+    x = operand_def(TensorType)
+    gamma = operand_def(TensorType)
+    beta = operand_def(TensorType)
+    y = result_def(TensorType)
+    mean = result_def(TensorType)
+    variance = result_def(TensorType)
+    data_format = str_prop("NCHW")
+    epsilon = float_prop(1e-6)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "gamma", "beta", "y", "mean", "variance")
+    FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("x", "y")
+
+    def verify_shapes(self) -> None:
+        x = shape_of(self.x)
+        if self.data_format != "NCHW":
+            self.fail(f"supports the channels-first layout only (data_format NCHW, any rank >= 3), got '{self.data_format}'")
+        if len(x) < 3:
+            self.fail(f"expects an operand of rank >= 3 (N, C, spatial...), got shape {x}")
+        for v in (self.gamma, self.beta):
+            if not dims_match(shape_of(v), x[1:2]):
+                self.fail(f"expects gamma and beta of shape {x[1:2]}, got {shape_of(v)}")
+        stat = x[:2] + (1,) * (len(x) - 2)
+        for r in (self.mean, self.variance):
+            if not dims_match(shape_of(r), stat):
+                self.fail(f"expects mean and variance of shape {stat}, got {shape_of(r)}")
+        if not dims_match(x, shape_of(self.y)):
+            self.fail("expects y to have the shape of x")
+
+
 # --------------------------------------------------------------------------------------
 # Loss
 # --------------------------------------------------------------------------------------

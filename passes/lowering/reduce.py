@@ -22,6 +22,7 @@ from ascend_mp.passes.lowering.emit import (
     amap,
     attr,
     compute_type,
+    const,
     dim,
     elem,
     identity,
@@ -148,6 +149,35 @@ def _layer_norm(em: Emitter, op: AscendOp) -> list[SSAValue]:
         return s.addf(s.mulf(s.mulf(dv, inv), g), b)
 
     out = em.map([d, var, gamma, beta], src, elem(y), fn, acc_t)
+    return [out, em.convert(m, elem(mean_r)), em.convert(var, elem(var_r))]
+
+
+@lowers("InstanceNorm")
+def _instance_norm(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    """LayerNorm's steps over the spatial dimensions, gamma and beta read per channel."""
+    x, gamma, beta = op.operands
+    y, mean_r, var_r = op.results
+    src = shape(x)
+    rank = len(src)
+    axes = list(range(2, rank))
+    eps = float(attr(op, "epsilon"))  # pyright: ignore[reportArgumentType]
+    acc_t = _acc(op)
+    count = float(np.prod([src[a] for a in axes]))
+    xw = em.convert(x, acc_t)
+    total = em.reduce(xw, axes, 0.0, add_values, acc_t, keep_dims=True)
+    m = em.map([total], shape(total), acc_t, lambda s, a: s.divf(a[0], s.const(count, acc_t)))
+    d = em.map([xw, m], src, acc_t, lambda s, a: s.subf(a[0], a[1]))
+    sq = em.reduce(d, axes, 0.0, add_values, acc_t, keep_dims=True, pre=lambda s, v: s.mulf(v, v))
+    var = em.map([sq], shape(sq), acc_t, lambda s, a: s.divf(a[0], s.const(count, acc_t)))
+
+    def fn(s: Scalar, a: list[SSAValue]) -> SSAValue:
+        dv, v, g, b = a
+        inv = s.divf(s.const(1.0, acc_t), s.sqrt(s.addf(v, s.const(eps, acc_t))))
+        return s.addf(s.mulf(s.mulf(dv, inv), g), b)
+
+    stat = amap(rank, [dim(0), dim(1)] + [const(0)] * (rank - 2))
+    vec = amap(rank, [dim(1)])
+    out = em.map([d, var, gamma, beta], src, elem(y), fn, acc_t, [identity(rank), stat, vec, vec])
     return [out, em.convert(m, elem(mean_r)), em.convert(var, elem(var_r))]
 
 

@@ -181,3 +181,17 @@ def test_reductions_over_all_axes_and_noop(op: str) -> None:
     x = f32(3, 4)
     check(one_node(op, {"x": x}, opset=18), {"x": x})
     check(one_node(op, {"x": x}, opset=18, noop_with_empty_axes=1), {"x": x})
+
+
+# --------------------------------------------------------------------------------------
+# InstanceNormalization
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 5), (1, 4, 3, 5), (1, 2, 2, 3, 4)])
+def test_instance_normalization(shape: tuple[int, ...]) -> None:
+    x = f32(*shape) * 3 + 1
+    c = shape[1]
+    model = one_node("InstanceNormalization", {"x": x}, {"s": f32(c), "b": f32(c)}, epsilon=1e-4)
+    assert ops_of(model) == ["ascend.InstanceNorm"]
+    check(model, {"x": x})

@@ -672,6 +672,25 @@ def test_reduce_min_is_exact_and_reduce_prod_close(dtype: np.dtype, data: st.Dat
 @pytest.mark.parametrize("dtype", LOW_FLOATS, ids=str)
 @EXAMPLES
 @given(data=st.data())
+def test_instance_norm(dtype: np.dtype, data: st.DataObject) -> None:
+    shape = data.draw(hnp.array_shapes(min_dims=3, max_dims=5, min_side=1, max_side=4))
+    x = data.draw(arrays_of(dtype, st.just(shape), 100.0))
+    g = data.draw(arrays_of(dtype, st.just((shape[1],)), 4.0))
+    b = data.draw(arrays_of(dtype, st.just((shape[1],)), 4.0))
+    x64, axes = f64(x), tuple(range(2, x.ndim))
+    per = (-1,) + (1,) * (x.ndim - 2)
+    m = x64.mean(axis=axes, keepdims=True)
+    v = ((x64 - m) ** 2).mean(axis=axes, keepdims=True)
+    ref = (x64 - m) / np.sqrt(v + 1e-5) * f64(g).reshape(per) + f64(b).reshape(per)
+    y, mean, var = run("InstanceNorm", x, g, b, out=(dtype, dtype, dtype), attrs={"epsilon": 1e-5}, reference=True)
+    assert mean.shape == m.shape and var.shape == v.shape
+    assert_close(mean, m, scale=np.abs(x64).max(axis=axes, keepdims=True), k=8)
+    assert_close(y, ref, scale=(np.abs(x64 - m) / np.sqrt(v + 1e-5) + 1) * (np.abs(f64(g)).reshape(per) + np.abs(f64(b)).reshape(per) + 1), k=16 * x.size)
+
+
+@pytest.mark.parametrize("dtype", LOW_FLOATS, ids=str)
+@EXAMPLES
+@given(data=st.data())
 def test_softmax_and_log_softmax(dtype: np.dtype, data: st.DataObject) -> None:
     x = data.draw(arrays_of(dtype, hnp.array_shapes(min_dims=1, max_dims=3, max_side=6), 65504 if dtype == F16 else 80))
     axis = data.draw(st.integers(-x.ndim, x.ndim - 1))

@@ -284,6 +284,12 @@ def _bn_dx64(x: Array, scale: Array, offset: Array, dy: Array) -> Array:
 
 
 
+def _in64(x: Array, g: Array, b: Array) -> Array:
+    m = x.mean(axis=(2, 3), keepdims=True)
+    v = ((x - m) ** 2).mean(axis=(2, 3), keepdims=True)
+    return (x - m) / np.sqrt(v + 1e-5) * g.reshape(1, -1, 1, 1) + b.reshape(1, -1, 1, 1)
+
+
 def _nearest64(x: Array, size: tuple[int, int]) -> Array:
     """Nearest, asymmetric coordinates, floor: y[o] = x[floor(o * in / out)]."""
     h, w = x.shape[2:]
@@ -395,6 +401,12 @@ REDUCE = [
         "batch_norm_training_variance", [((2, 3, 2, 2), "f32"), ((3,), "f32"), ((3,), "f32"), ((3,), "f32"), ((3,), "f32")],
         "  %y, %bm, %r = ascend.BatchNorm %a0, %a1, %a2, %a3, %a4 : (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>)",
         "tensor<3xf32>", lambda x, s, o, m, v: x.var(axis=(0, 2, 3), ddof=1),
+    ),
+    Case(
+        "instance_norm", [((2, 3, 2, 3), "f32"), ((3,), "f32"), ((3,), "f32")],
+        "  %r, %m, %v = ascend.InstanceNorm %a0, %a1, %a2 {epsilon = 1.000000e-05 : f32} : (tensor<2x3x2x3xf32>, tensor<3xf32>, tensor<3xf32>)"
+        " -> (tensor<2x3x2x3xf32>, tensor<2x3x1x1xf32>, tensor<2x3x1x1xf32>)",
+        "tensor<2x3x2x3xf32>", lambda x, g, b: _in64(x, g, b),
     ),
     Case("reduce_min", [((3, 4), "f32")], "  %r = ascend.ReduceMin %a0 {axes = array<i64: 1>} : (tensor<3x4xf32>) -> tensor<3xf32>", "tensor<3xf32>", lambda x: x.min(axis=1)),
     Case("reduce_prod", [((3, 4), "f32")], "  %r = ascend.ReduceProd %a0 {axes = array<i64: 0>, keep_dims = true} : (tensor<3x4xf32>) -> tensor<1x4xf32>", "tensor<1x4xf32>", lambda x: x.prod(axis=0, keepdims=True)),

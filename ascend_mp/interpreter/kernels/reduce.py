@@ -250,6 +250,22 @@ def _bn_training_update(spec: OpSpec) -> KernelFn:
     return update
 
 
+@kernel("InstanceNorm")
+def _instance_norm(spec: OpSpec) -> KernelFn:
+    rank = len(spec.in_shapes[0])
+    axes = tuple(range(2, rank))
+    eps = float(spec.attr("epsilon"))
+    per_channel = (-1,) + (1,) * (rank - 2)
+
+    def norm(x: Array, gamma: Array, beta: Array) -> tuple[Array, Array, Array]:
+        m = x.mean(axis=axes, keepdims=True)
+        var = np.square(x - m).mean(axis=axes, keepdims=True)
+        y = (x - m) * np.reciprocal(np.sqrt(var + eps)) * gamma.reshape(per_channel) + beta.reshape(per_channel)
+        return y, m, var
+
+    return norm
+
+
 @kernel("LayerNorm")
 def _layer_norm(spec: OpSpec) -> KernelFn:
     if (rnd := impl_rounding(spec)) is not None:  # high_performance

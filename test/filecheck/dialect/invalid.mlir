@@ -270,3 +270,11 @@ func.func @resize_mode(%a: tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32> {
   func.return %0 : tensor<1x2x6x8xf32>
 }
 // CHECK: 'ascend.ResizeD' op mode must be one of nearest, linear, got 'cubic'
+
+// -----
+
+func.func @instance_norm_gamma(%x: tensor<2x3x4xf32>, %g: tensor<4xf32>) -> tensor<2x3x4xf32> {
+  %y, %m, %v = ascend.InstanceNorm %x, %g, %g : (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x1xf32>, tensor<2x3x1xf32>)
+  func.return %y : tensor<2x3x4xf32>
+}
+// CHECK: 'ascend.InstanceNorm' op expects gamma and beta of shape (3,), got (4,)

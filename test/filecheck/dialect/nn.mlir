@@ -57,3 +57,12 @@ func.func @reduce_min_prod(%x: tensor<8x10xf32>) -> tensor<8x1xf32> {
   %1 = ascend.ReduceProd %x {axes = array<i64: 1>, keep_dims = true} : (tensor<8x10xf32>) -> tensor<8x1xf32>
   func.return %1 : tensor<8x1xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @instance_norm
+func.func @instance_norm(%x: tensor<2x3x4xf32>, %g: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<2x3x4xf32> {
+  // CHECK: ascend.InstanceNorm %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 1.000000e-05 : f32} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x1xf32>, tensor<2x3x1xf32>)
+  %y, %m, %v = ascend.InstanceNorm %x, %g, %b {epsilon = 1.0e-05 : f32} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x1xf32>, tensor<2x3x1xf32>)
+  func.return %y : tensor<2x3x4xf32>
+}
