@@ -6,7 +6,9 @@ The mapping (docs/design.md §10): Pad -> PadV3D; Resize -> ResizeD (CANN's ONNX
 nearest and linear); ReduceMin -> ReduceMin; ReduceProd -> ReduceProd; ReduceL1 -> Maximum(x, Neg x)
 + ReduceSum; ReduceL2 -> Square + ReduceSum + Sqrt; ReduceSumSquare -> Square + ReduceSum;
 ReduceLogSumExp -> ReduceMax + Sub + Exp + ReduceSum + Log + Add (shifted by the maximum, as
-onnxruntime computes it); InstanceNormalization -> InstanceNorm.
+onnxruntime computes it); InstanceNormalization -> InstanceNorm. 1-d Conv, MaxPool and AveragePool
+go through the 2-d kernels, as CANN's ONNX parser does: Reshape (N, C, L) -> (N, C, 1, L), the 2-d
+op with a (1, k) window, Reshape back (:func:`through_2d` wraps the 2-d converters).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from onnx import helper
 from xdsl.ir import SSAValue
 
 from ascend_mp.dialects import ascend
@@ -216,3 +219,57 @@ def _instance_norm(cx: Converter, node: Node) -> None:
     out = cx.type_of(node.outputs[0])
     y = cx.emit(ascend.InstanceNormOp, [x, cx.value(node.inputs[1]), cx.value(node.inputs[2])], [out, stat, stat], epsilon=float(node.attr("epsilon", 1e-5)))
     cx.bind(node.outputs[0], y)
+
+
+# --------------------------------------------------------------------------------------
+# 1-d convolution and pooling through the 2-d kernels
+# --------------------------------------------------------------------------------------
+
+
+def _lift_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    """A 1-d node's window attributes as the 2-d node's over (H = 1, W = L)."""
+    out = dict(attrs)
+    for key, one in (("kernel_shape", 1), ("strides", 1), ("dilations", 1)):
+        if key in attrs:
+            out[key] = [one, *[int(v) for v in attrs[key]]]
+    if "pads" in attrs:
+        begin, end = (int(v) for v in attrs["pads"])
+        out["pads"] = [0, begin, 0, end]
+    return out
+
+
+def through_2d(base: Convert) -> Convert:
+    """The converter `base` of a 2-d Conv/MaxPool/AveragePool, extended to 1-d nodes (rank-3 input)."""
+
+    def convert(cx: Converter, node: Node) -> None:
+        if len(cx.shape(node.inputs[0])) != 3:
+            base(cx, node)
+            return
+        x = cx.value(node.inputs[0])
+        n, c, length = ascend.shape_of(x)
+        dtype = _dtype(x)
+        inputs = list(node.inputs)
+        inputs[0] = f"{node.name}/input_2d"
+        cx.bind(inputs[0], cx.emit(ascend.ReshapeOp, [x], cx.tensor((n, c, 1, length), dtype)))
+        if node.op_type == "Conv":
+            w_name = node.inputs[1]
+            w_const = cx.const(w_name)
+            inputs[1] = f"{w_name}/filter_2d"
+            if w_const is not None:
+                o, cg, k = w_const.shape
+                cx.graph.consts[inputs[1]] = w_const.reshape(o, cg, 1, k)
+            else:
+                w = cx.value(w_name)
+                o, cg, k = ascend.shape_of(w)
+                cx.bind(inputs[1], cx.emit(ascend.ReshapeOp, [w], cx.tensor((o, cg, 1, k), _dtype(w))))
+        out = node.outputs[0]
+        cx.type_of(out)  # a static output type (or the importer's one-line error)
+        elem_type, shape = cx.graph.types[out]
+        assert shape is not None
+        lifted = f"{out}/output_2d"
+        cx.graph.types[lifted] = (elem_type, [shape[0], shape[1], 1, shape[2]])
+        proto = helper.make_node(node.op_type, inputs, [lifted, *node.outputs[1:]], name=node.name, **_lift_attrs(node.attrs))
+        base(cx, Node(proto))
+        cx.emit(ascend.ReshapeOp, [cx.value(lifted)], out)
+
+    return convert

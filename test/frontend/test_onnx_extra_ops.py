@@ -195,3 +195,53 @@ def test_instance_normalization(shape: tuple[int, ...]) -> None:
     model = one_node("InstanceNormalization", {"x": x}, {"s": f32(c), "b": f32(c)}, epsilon=1e-4)
     assert ops_of(model) == ["ascend.InstanceNorm"]
     check(model, {"x": x})
+
+
+# --------------------------------------------------------------------------------------
+# 1-d convolution and pooling (through the 2-d kernels)
+# --------------------------------------------------------------------------------------
+
+CONV1D = [
+    {"kernel_shape": [3]},
+    {"kernel_shape": [3], "strides": [2], "pads": [1, 2], "dilations": [2]},
+    {"kernel_shape": [5], "auto_pad": "SAME_UPPER"},
+    {"kernel_shape": [3], "group": 4, "pads": [1, 1]},  # depthwise
+    {"kernel_shape": [1], "group": 2},
+]
+
+
+@pytest.mark.parametrize("attrs", CONV1D)
+def test_conv_1d(attrs: dict[str, Any]) -> None:
+    x = f32(2, 4, 11)
+    group = attrs.get("group", 1)
+    w = f32(8 if group == 4 else 6, 4 // group, attrs["kernel_shape"][0])
+    model = one_node("Conv", {"x": x}, {"w": w, "b": f32(w.shape[0])}, **attrs)
+    ops = ops_of(model)
+    assert ops[0] == "ascend.Reshape" and ops[-1] == "ascend.Reshape" and ops[1] in ("ascend.Conv2D", "ascend.DepthwiseConv2D")
+    check(model, {"x": x})
+
+
+def test_conv_1d_filter_computed_at_run_time() -> None:
+    x, w = f32(1, 3, 9), f32(5, 3, 2)
+    check(one_node("Conv", {"x": x, "w": w}), {"x": x, "w": w})
+
+
+@pytest.mark.parametrize(
+    ("op", "attrs"),
+    [
+        ("MaxPool", {"kernel_shape": [3], "strides": [2]}),
+        ("MaxPool", {"kernel_shape": [2], "pads": [1, 1]}),
+        ("AveragePool", {"kernel_shape": [3], "strides": [1], "pads": [1, 1], "count_include_pad": 1}),
+        ("AveragePool", {"kernel_shape": [4], "strides": [2], "ceil_mode": 1}),
+    ],
+)
+def test_pool_1d(op: str, attrs: dict[str, Any]) -> None:
+    x = f32(2, 3, 10)
+    check(one_node(op, {"x": x}, **attrs), {"x": x})
+
+
+def test_conv_3d_is_still_a_one_line_error() -> None:
+    model = one_node("Conv", {"x": f32(1, 2, 3, 4, 5)}, {"w": f32(2, 2, 1, 1, 1)})
+    with pytest.raises(AscendError) as err:
+        import_onnx(model)
+    assert "only 1-d and 2-d convolutions" in str(err.value) and "\n" not in str(err.value)
