@@ -8,7 +8,11 @@ nearest and linear); ReduceMin -> ReduceMin; ReduceProd -> ReduceProd; ReduceL1 
 ReduceLogSumExp -> ReduceMax + Sub + Exp + ReduceSum + Log + Add (shifted by the maximum, as
 onnxruntime computes it); InstanceNormalization -> InstanceNorm. 1-d Conv, MaxPool and AveragePool
 go through the 2-d kernels, as CANN's ONNX parser does: Reshape (N, C, L) -> (N, C, 1, L), the 2-d
-op with a (1, k) window, Reshape back (:func:`through_2d` wraps the 2-d converters).
+op with a (1, k) window, Reshape back (:func:`through_2d` wraps the 2-d converters). Einsum of one
+or two operands -> ReduceSum (indices of one operand only), Transpose/Reshape into (batch, M, K) x
+(batch, K, N), BatchMatMulV2 (`adj_x*` instead of a transpose where that suffices), Reshape and
+Transpose into the output's order; other equations (ellipsis, repeated indices, three operands) are
+one-line errors naming the node and the equation.
 """
 
 from __future__ import annotations
@@ -273,3 +277,93 @@ def through_2d(base: Convert) -> Convert:
         cx.emit(ascend.ReshapeOp, [cx.value(lifted)], out)
 
     return convert
+
+
+# --------------------------------------------------------------------------------------
+# Einsum
+# --------------------------------------------------------------------------------------
+
+
+class _Einsum:
+    """Emits one Einsum node's ops; each value travels with its index letters."""
+
+    def __init__(self, cx: Converter, node: Node, dtype: str):
+        self.cx, self.node, self.dtype = cx, node, dtype
+
+    def emit(self, cls: type[ascend.AscendOp], operands: list[SSAValue], shape: list[int], **props: Any) -> SSAValue:
+        return self.cx.emit(cls, operands, self.cx.tensor(shape, self.dtype), **props)
+
+    def reduce(self, v: SSAValue, letters: str, keep: str) -> tuple[SSAValue, str]:
+        """Sum `v` over its letters not in `keep`."""
+        axes = [i for i, c in enumerate(letters) if c not in keep]
+        if not axes:
+            return v, letters
+        shape = [d for i, d in enumerate(ascend.shape_of(v)) if i not in axes]
+        kept = "".join(c for c in letters if c in keep)
+        return self.emit(ascend.ReduceSumOp, [v], shape, axes=axes, keep_dims=False), kept
+
+    def order(self, v: SSAValue, letters: str, want: str) -> SSAValue:
+        if letters == want:
+            return v
+        perm = [letters.index(c) for c in want]
+        shape = ascend.shape_of(v)
+        return self.emit(ascend.TransposeOp, [v], [shape[p] for p in perm], perm=perm)
+
+    def reshape(self, v: SSAValue, shape: list[int]) -> SSAValue:
+        return v if list(ascend.shape_of(v)) == shape else self.emit(ascend.ReshapeOp, [v], shape)
+
+
+def _einsum_terms(cx: Converter, node: Node, ranks: list[int]) -> tuple[list[str], str]:
+    raw = node.attr("equation", "")
+    eq = (raw.decode() if isinstance(raw, bytes) else str(raw)).replace(" ", "")
+
+    def bad(why: str) -> Unsupported:
+        return _unsupported(cx, node, f"equation '{eq}' is not supported: {why}")
+
+    if "..." in eq:
+        raise bad("an ellipsis")
+    lhs, arrow, out = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) not in (1, 2) or len(terms) != len(ranks):
+        raise bad(f"{len(terms)} operand terms for {len(ranks)} inputs (one or two operands are supported)")
+    if not arrow:  # implicit output: the letters used once, in alphabetical order
+        out = "".join(sorted(c for c in set(lhs) if c.isalpha() and lhs.count(c) == 1))
+    for t, r in zip(terms, ranks):
+        if not t.isalpha() or len(t) != r:
+            raise bad(f"term '{t}' does not name the {r} dimensions of its operand with letters")
+        if len(set(t)) != len(t):
+            raise bad(f"a repeated index in '{t}' (a diagonal)")
+    if not (out == "" or out.isalpha()) or len(set(out)) != len(out) or any(c not in lhs for c in out):
+        raise bad(f"output '{out}' must name distinct indices of the operands")
+    return terms, out
+
+
+@_converter("Einsum")
+def _einsum(cx: Converter, node: Node) -> None:
+    xs = [cx.value(n) for n in node.inputs]
+    terms, out = _einsum_terms(cx, node, [len(ascend.shape_of(x)) for x in xs])
+    e = _Einsum(cx, node, _dtype(xs[0]))
+    size = {c: d for x, t in zip(xs, terms) for c, d in zip(t, ascend.shape_of(x))}
+    for x, t in zip(xs, terms):
+        for c, d in zip(t, ascend.shape_of(x)):
+            if size[c] != d:
+                raise _unsupported(cx, node, f"equation index '{c}' has sizes {size[c]} and {d}")
+    if len(xs) == 1:
+        v, letters = e.reduce(xs[0], terms[0], out)
+        cx.bind(node.outputs[0], e.order(v, letters, out))
+        return
+    (a, la), (b, lb) = e.reduce(xs[0], terms[0], out + terms[1]), e.reduce(xs[1], terms[1], out + terms[0])
+    batch = "".join(c for c in out if c in la and c in lb)
+    contract = "".join(c for c in la if c in lb and c not in out)
+    lfree = "".join(c for c in la if c not in lb)
+    rfree = "".join(c for c in lb if c not in la)
+    bdims = [size[c] for c in batch]
+    m, k, n = (int(np.prod([size[c] for c in g])) for g in (lfree, contract, rfree))
+    adj_a = la == batch + contract + lfree and len(lfree) <= 1 and len(contract) <= 1
+    adj_b = lb == batch + rfree + contract and len(rfree) <= 1 and len(contract) <= 1
+    a2 = e.reshape(e.order(a, la, batch + (contract + lfree if adj_a else lfree + contract)), bdims + ([k, m] if adj_a else [m, k]))
+    b2 = e.reshape(e.order(b, lb, batch + (rfree + contract if adj_b else contract + rfree)), bdims + ([n, k] if adj_b else [k, n]))
+    y = e.emit(ascend.BatchMatMulV2Op, [a2, b2], bdims + [m, n], adj_x1=adj_a or None, adj_x2=adj_b or None)
+    letters = batch + lfree + rfree
+    y = e.reshape(y, [size[c] for c in letters])
+    cx.bind(node.outputs[0], e.order(y, letters, out))

@@ -245,3 +245,50 @@ def test_conv_3d_is_still_a_one_line_error() -> None:
     with pytest.raises(AscendError) as err:
         import_onnx(model)
     assert "only 1-d and 2-d convolutions" in str(err.value) and "\n" not in str(err.value)
+
+
+# --------------------------------------------------------------------------------------
+# Einsum
+# --------------------------------------------------------------------------------------
+
+EINSUM = {
+    "bhid,bhjd->bhij": [(2, 3, 4, 5), (2, 3, 6, 5)],  # attention scores
+    "bhij,bhjd->bhid": [(2, 3, 4, 6), (2, 3, 6, 5)],  # attention output
+    "bij,bjk->bik": [(2, 3, 4), (2, 4, 5)],
+    "i,j->ij": [(3,), (4,)],
+    "ij,jk": [(3, 4), (4, 5)],  # implicit output: ik
+    "ij,jk->ki": [(3, 4), (4, 5)],
+    "abc,cd->abd": [(2, 3, 4), (4, 5)],
+    "ij,ij->i": [(3, 4), (3, 4)],
+    "bn,anm->bam": [(2, 3), (4, 3, 5)],
+    "ijk,jl->li": [(2, 3, 4), (3, 5)],  # k summed out of one operand first
+    "ij->ji": [(3, 4)],
+    "bij->bj": [(2, 3, 4)],
+    "ij->": [(3, 4)],
+}
+
+
+@pytest.mark.parametrize("equation", list(EINSUM))
+def test_einsum(equation: str) -> None:
+    xs = {f"x{i}": f32(*shape) for i, shape in enumerate(EINSUM[equation])}
+    model = one_node("Einsum", xs, equation=equation)
+    assert "ascend.Einsum" not in ops_of(model)
+    check(model, xs)
+    got = run_ours(model, xs)[0]
+    assert rel_err(got, np.einsum(equation, *(x.astype(np.float64) for x in xs.values()))) < 1e-5
+
+
+@pytest.mark.parametrize(
+    ("equation", "shapes", "message"),
+    [
+        ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)], "an ellipsis"),
+        ("ii->i", [(3, 3)], "a repeated index in 'ii'"),
+        ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)], "3 operand terms"),
+    ],
+)
+def test_einsum_unsupported_is_one_line(equation: str, shapes: list[tuple[int, ...]], message: str) -> None:
+    xs = {f"x{i}": f32(*shape) for i, shape in enumerate(shapes)}
+    with pytest.raises(AscendError) as err:
+        import_onnx(one_node("Einsum", xs, equation=equation))
+    text = str(err.value)
+    assert message in text and f"equation '{equation}'" in text and "einsum_node" in text and "\n" not in text
