@@ -6,7 +6,7 @@ The mapping (docs/design.md §10): Pad -> PadV3D; Resize -> ResizeD (CANN's ONNX
 nearest and linear); ReduceMin -> ReduceMin; ReduceProd -> ReduceProd; ReduceL1 -> Maximum(x, Neg x)
 + ReduceSum; ReduceL2 -> Square + ReduceSum + Sqrt; ReduceSumSquare -> Square + ReduceSum;
 ReduceLogSumExp -> ReduceMax + Sub + Exp + ReduceSum + Log + Add (shifted by the maximum, as
-onnxruntime computes it); InstanceNormalization -> InstanceNorm. 1-d Conv, MaxPool and AveragePool
+onnxruntime computes it); InstanceNormalization -> InstanceNorm; CumSum -> CumsumD. 1-d Conv, MaxPool and AveragePool
 go through the 2-d kernels, as CANN's ONNX parser does: Reshape (N, C, L) -> (N, C, 1, L), the 2-d
 op with a (1, k) window, Reshape back (:func:`through_2d` wraps the 2-d converters). Einsum of one
 or two operands -> ReduceSum (indices of one operand only), Transpose/Reshape into (batch, M, K) x
@@ -367,3 +367,17 @@ def _einsum(cx: Converter, node: Node) -> None:
     letters = batch + lfree + rfree
     y = e.reshape(y, [size[c] for c in letters])
     cx.bind(node.outputs[0], e.order(y, letters, out))
+
+
+# --------------------------------------------------------------------------------------
+# CumSum
+# --------------------------------------------------------------------------------------
+
+
+@_converter("CumSum")
+def _cumsum(cx: Converter, node: Node) -> None:
+    x = cx.value(node.inputs[0])
+    axis = _need_const(cx, node, 1, "axis").reshape(-1)
+    if axis.size != 1:
+        raise _unsupported(cx, node, f"expects one axis, got {axis.size}")
+    cx.emit(ascend.CumsumDOp, [x], node.outputs[0], axis=int(axis[0]), exclusive=bool(node.attr("exclusive", 0)), reverse=bool(node.attr("reverse", 0)))

@@ -302,6 +302,33 @@ class ReduceProdOp(ReduceOp):
 
 
 @irdl_op_definition
+class CumsumDOp(AscendOp):
+    """Cumulative sum along `axis`: `y[..., i, ...] = sum of x[..., j, ...]` over j <= i (j < i when
+    `exclusive`; j >= i, or j > i, when `reverse`).
+
+    ```mlir
+    %y = ascend.CumsumD %x {axis = 1 : i64, exclusive = true} : (tensor<2x5xf32>) -> tensor<2x5xf32>
+    ```
+    """
+
+    name = "ascend.CumsumD"
+    x = operand_def(TensorType)
+    y = result_def(TensorType)
+    axis = int_prop(0)
+    exclusive = bool_prop(False)
+    reverse = bool_prop(False)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "y")
+
+    def verify_shapes(self) -> None:
+        x = shape_of(self.x)
+        if not x:
+            self.fail("expects an operand of rank >= 1")
+        norm_axis(self, self.axis, len(x), "axis")
+        if not dims_match(x, shape_of(self.y)):
+            self.fail(f"expects the result shape {x}, got {shape_of(self.y)}")
+
+
+@irdl_op_definition
 class ArgMaxV2Op(AscendOp):
     """Index of the maximum along `dimension` (int32 result).
 

@@ -85,6 +85,30 @@ def _reduce(em: Emitter, op: AscendOp) -> list[SSAValue]:
     return [em.convert(total, elem(y))]
 
 
+@lowers("CumsumD")
+def _cumsum(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    """One loop more than the result's, the summed index j (a reduction): `y[.., i, ..] += x[.., j, ..]`
+    where j <= i (j < i exclusive; >=, > reversed), accumulated in float32 (integers in i64)."""
+    x, y = op.operands[0], op.results[0]
+    out = shape(y)
+    rank = len(out)
+    axis = int(attr(op, "axis")) % rank  # pyright: ignore[reportArgumentType]
+    exclusive, reverse = bool(attr(op, "exclusive")), bool(attr(op, "reverse"))
+    pred = {(False, False): "sle", (True, False): "slt", (False, True): "sge", (True, True): "sgt"}[(exclusive, reverse)]
+    acc_t = _acc(op)
+    acc = em.fill(out, acc_t, 0)
+    read = amap(rank + 1, [dim(rank) if d == axis else dim(d) for d in range(rank)])
+
+    def body(s: Scalar) -> list[SSAValue]:
+        take = s.add(arith.CmpiOp(s.index(rank), s.index(axis), pred))
+        v = s.convert(s.arg(0), acc_t)
+        return [add_values(s, s.arg(1), s.select(take, v, s.const(0, acc_t)))]
+
+    iters = [PARALLEL] * rank + [REDUCTION]
+    total = em.generic([(x, read)], [(acc, amap(rank + 1, [dim(d) for d in range(rank)]))], iters, body)[0]
+    return [em.convert(total, elem(y))]
+
+
 def shifted(em: Emitter, x: SSAValue, axes: Sequence[int], acc_t: Attribute) -> SSAValue:
     """x - max(x over axes), on `acc_t` tensors."""
     xw = em.convert(x, acc_t)

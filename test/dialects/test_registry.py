@@ -20,7 +20,7 @@ FAMILIES = {
         LogicalNot Select SelectV2 Neg Relu Square Relu6 ClipByValue HardSigmoid LeakyRelu Erf Gelu Sigmoid Tanh Exp
         Log Sqrt Rsqrt Floor""",
     "reduce": """SoftmaxV2 LogSoftmaxV2 ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ArgMaxV2 MaxPool AvgPool MaxPoolV3 AvgPoolV2
-        BatchNorm BNInfer BNTrainingReduce BNTrainingUpdate LayerNorm InstanceNorm SoftmaxCrossEntropyWithLogits""",
+        BatchNorm BNInfer BNTrainingReduce BNTrainingUpdate LayerNorm InstanceNorm CumsumD SoftmaxCrossEntropyWithLogits""",
     "shape": "Reshape Transpose ConcatV2D GatherV2D StridedSliceD BroadcastToD TileD OneHot PadV3D ResizeD",
     "cast": "Const Cast NPUAllocFloatStatus NPUClearFloatStatus NPUGetFloatStatus",
     "grad": """Conv2DBackpropInput Conv2DBackpropFilter ReluGrad LeakyReluGrad SigmoidGrad TanhGrad GeluGrad

@@ -292,3 +292,23 @@ def test_einsum_unsupported_is_one_line(equation: str, shapes: list[tuple[int, .
         import_onnx(one_node("Einsum", xs, equation=equation))
     text = str(err.value)
     assert message in text and f"equation '{equation}'" in text and "einsum_node" in text and "\n" not in text
+
+
+# --------------------------------------------------------------------------------------
+# CumSum
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("exclusive", [0, 1])
+@pytest.mark.parametrize("reverse", [0, 1])
+@pytest.mark.parametrize("axis", [1, -3])
+def test_cumsum(exclusive: int, reverse: int, axis: int) -> None:
+    x = f32(3, 4, 5)
+    model = one_node("CumSum", {"x": x}, {"axis": np.array(axis, np.int64)}, exclusive=exclusive, reverse=reverse)
+    assert ops_of(model) == ["ascend.CumsumD"]
+    check(model, {"x": x})
+
+
+def test_cumsum_of_int64() -> None:
+    x = RNG.integers(-5, 5, (2, 6)).astype(np.int64)
+    check(one_node("CumSum", {"x": x}, {"axis": np.array([1], np.int32)}), {"x": x}, tol=0)

@@ -671,6 +671,24 @@ def test_reduce_min_is_exact_and_reduce_prod_close(dtype: np.dtype, data: st.Dat
 
 @pytest.mark.parametrize("dtype", LOW_FLOATS, ids=str)
 @EXAMPLES
+@given(data=st.data(), exclusive=st.booleans(), reverse=st.booleans())
+def test_cumsum(dtype: np.dtype, data: st.DataObject, exclusive: bool, reverse: bool) -> None:
+    x = data.draw(arrays_of(dtype, SHAPES, 100.0))
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
+    x64, n = f64(x), x.shape[axis]
+    idx = np.arange(n)
+    # the (i, j) mask of the summed elements, then one sum per i: an independent formula
+    mask = {(False, False): idx[None, :] <= idx[:, None], (True, False): idx[None, :] < idx[:, None],
+            (False, True): idx[None, :] >= idx[:, None], (True, True): idx[None, :] > idx[:, None]}[(exclusive, reverse)]
+    moved = np.moveaxis(x64, axis, -1)
+    ref = np.moveaxis(moved @ mask.T.astype(np.float64), -1, axis)
+    scale = np.moveaxis(np.abs(moved) @ mask.T.astype(np.float64), -1, axis)
+    y = run("CumsumD", x, attrs={"axis": axis, "exclusive": exclusive, "reverse": reverse})
+    assert_close(y, ref, scale=scale, k=2 * n)
+
+
+@pytest.mark.parametrize("dtype", LOW_FLOATS, ids=str)
+@EXAMPLES
 @given(data=st.data())
 def test_instance_norm(dtype: np.dtype, data: st.DataObject) -> None:
     shape = data.draw(hnp.array_shapes(min_dims=3, max_dims=5, min_side=1, max_side=4))

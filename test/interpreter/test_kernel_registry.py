@@ -23,7 +23,7 @@ FAMILY_OPS = {
     },
     "reduce": {
         "SoftmaxV2", "LogSoftmaxV2", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ArgMaxV2", "MaxPool", "AvgPool", "MaxPoolV3",
-        "AvgPoolV2", "BatchNorm", "BNInfer", "BNTrainingReduce", "BNTrainingUpdate", "LayerNorm", "InstanceNorm", "SoftmaxCrossEntropyWithLogits",
+        "AvgPoolV2", "BatchNorm", "BNInfer", "BNTrainingReduce", "BNTrainingUpdate", "LayerNorm", "InstanceNorm", "CumsumD", "SoftmaxCrossEntropyWithLogits",
     },
     "shape": {"Reshape", "Transpose", "ConcatV2D", "GatherV2D", "StridedSliceD", "BroadcastToD", "TileD", "OneHot", "PadV3D", "ResizeD"},
     "cast": {"Const", "Cast", "NPUAllocFloatStatus", "NPUClearFloatStatus", "NPUGetFloatStatus"},

@@ -408,6 +408,12 @@ REDUCE = [
         " -> (tensor<2x3x2x3xf32>, tensor<2x3x1x1xf32>, tensor<2x3x1x1xf32>)",
         "tensor<2x3x2x3xf32>", lambda x, g, b: _in64(x, g, b),
     ),
+    Case("cumsum", [((3, 5), "f32")], "  %r = ascend.CumsumD %a0 {axis = 1 : i64} : (tensor<3x5xf32>) -> tensor<3x5xf32>", "tensor<3x5xf32>", lambda x: np.cumsum(x, axis=1)),
+    Case(
+        "cumsum_exclusive_reverse", [((4, 3), "f32")],
+        "  %r = ascend.CumsumD %a0 {axis = 0 : i64, exclusive = true, reverse = true} : (tensor<4x3xf32>) -> tensor<4x3xf32>",
+        "tensor<4x3xf32>", lambda x: np.flip(np.cumsum(np.flip(x, 0), axis=0), 0) - x,
+    ),
     Case("reduce_min", [((3, 4), "f32")], "  %r = ascend.ReduceMin %a0 {axes = array<i64: 1>} : (tensor<3x4xf32>) -> tensor<3xf32>", "tensor<3xf32>", lambda x: x.min(axis=1)),
     Case("reduce_prod", [((3, 4), "f32")], "  %r = ascend.ReduceProd %a0 {axes = array<i64: 0>, keep_dims = true} : (tensor<3x4xf32>) -> tensor<1x4xf32>", "tensor<1x4xf32>", lambda x: x.prod(axis=0, keepdims=True)),
 ]

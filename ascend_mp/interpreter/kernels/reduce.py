@@ -129,6 +129,22 @@ def _reduce_prod(spec: OpSpec) -> KernelFn:
     return lambda x: np.asarray(np.multiply.reduce(x, axis=axes, keepdims=keep))
 
 
+@kernel("CumsumD", propagates=(0,))
+def _cumsum(spec: OpSpec) -> KernelFn:
+    axis = spec.attr("axis") % len(spec.in_shapes[0])
+    exclusive, reverse = bool(spec.attr("exclusive")), bool(spec.attr("reverse"))
+
+    def cumsum(x: Array) -> Array:
+        v = np.flip(x, axis) if reverse else x
+        c = np.cumsum(v, axis=axis, dtype=v.dtype)
+        if exclusive:  # shifted by one: the first is 0, the last sum is dropped
+            zero = np.zeros_like(np.take(c, [0], axis=axis))
+            c = np.concatenate([zero, np.take(c, range(c.shape[axis] - 1), axis=axis)], axis=axis)
+        return np.flip(c, axis) if reverse else c
+
+    return cumsum
+
+
 def _softmax_axes(spec: OpSpec) -> tuple[int, ...]:
     rank = len(spec.in_shapes[0])
     return tuple(sorted({a % rank for a in spec.attr("axes")}))

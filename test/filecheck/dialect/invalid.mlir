@@ -278,3 +278,11 @@ func.func @instance_norm_gamma(%x: tensor<2x3x4xf32>, %g: tensor<4xf32>) -> tens
   func.return %y : tensor<2x3x4xf32>
 }
 // CHECK: 'ascend.InstanceNorm' op expects gamma and beta of shape (3,), got (4,)
+
+// -----
+
+func.func @cumsum_axis(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  %y = ascend.CumsumD %x {axis = 2 : i64} : (tensor<2x5xf32>) -> tensor<2x5xf32>
+  func.return %y : tensor<2x5xf32>
+}
+// CHECK: 'ascend.CumsumD' op axis 2 is out of range for rank 2

@@ -66,3 +66,12 @@ func.func @instance_norm(%x: tensor<2x3x4xf32>, %g: tensor<3xf32>, %b: tensor<3x
   %y, %m, %v = ascend.InstanceNorm %x, %g, %b {epsilon = 1.0e-05 : f32} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x1xf32>, tensor<2x3x1xf32>)
   func.return %y : tensor<2x3x4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @cumsum
+func.func @cumsum(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  // CHECK: ascend.CumsumD %{{.*}} {axis = 1 : i64, exclusive = true, reverse = true} : (tensor<2x5xf32>) -> tensor<2x5xf32>
+  %y = ascend.CumsumD %x {axis = 1 : i64, exclusive = true, reverse = true} : (tensor<2x5xf32>) -> tensor<2x5xf32>
+  func.return %y : tensor<2x5xf32>
+}
