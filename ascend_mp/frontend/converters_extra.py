@@ -6,7 +6,7 @@ The mapping (docs/design.md §10): Pad -> PadV3D; Resize -> ResizeD (CANN's ONNX
 nearest and linear); ReduceMin -> ReduceMin; ReduceProd -> ReduceProd; ReduceL1 -> Maximum(x, Neg x)
 + ReduceSum; ReduceL2 -> Square + ReduceSum + Sqrt; ReduceSumSquare -> Square + ReduceSum;
 ReduceLogSumExp -> ReduceMax + Sub + Exp + ReduceSum + Log + Add (shifted by the maximum, as
-onnxruntime computes it); InstanceNormalization -> InstanceNorm; CumSum -> CumsumD. 1-d Conv, MaxPool and AveragePool
+onnxruntime computes it); InstanceNormalization -> InstanceNorm; CumSum -> CumsumD; ScatterND -> ScatterNdUpdate. 1-d Conv, MaxPool and AveragePool
 go through the 2-d kernels, as CANN's ONNX parser does: Reshape (N, C, L) -> (N, C, 1, L), the 2-d
 op with a (1, k) window, Reshape back (:func:`through_2d` wraps the 2-d converters). Einsum of one
 or two operands -> ReduceSum (indices of one operand only), Transpose/Reshape into (batch, M, K) x
@@ -381,3 +381,17 @@ def _cumsum(cx: Converter, node: Node) -> None:
     if axis.size != 1:
         raise _unsupported(cx, node, f"expects one axis, got {axis.size}")
     cx.emit(ascend.CumsumDOp, [x], node.outputs[0], axis=int(axis[0]), exclusive=bool(node.attr("exclusive", 0)), reverse=bool(node.attr("reverse", 0)))
+
+
+# --------------------------------------------------------------------------------------
+# ScatterND
+# --------------------------------------------------------------------------------------
+
+
+@_converter("ScatterND")
+def _scatter_nd(cx: Converter, node: Node) -> None:
+    reduction = _text(node, "reduction", "none")
+    if reduction != "none":
+        raise _unsupported(cx, node, f"reduction '{reduction}' is not supported (none)")
+    data, indices, updates = (cx.value(n) for n in node.inputs[:3])
+    cx.emit(ascend.ScatterNdUpdateOp, [data, indices, updates], node.outputs[0])

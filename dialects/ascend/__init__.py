@@ -195,6 +195,7 @@ from ascend_mp.dialects.ascend.shape import (
     PadV3DOp,
     ReshapeOp,
     ResizeDOp,
+    ScatterNdUpdateOp,
     StridedSliceDOp,
     TileDOp,
     TransposeOp,
@@ -221,7 +222,7 @@ __all__ = [  # noqa: RUF022 (grouped by module)
     "MaxPoolV3Op", "PoolOp", "PoolV2Op", "ReduceMaxOp", "ReduceMeanOp", "ReduceMinOp", "ReduceOp", "ReduceProdOp", "ReduceSumOp",
     "SoftmaxCrossEntropyWithLogitsOp", "SoftmaxLikeOp", "SoftmaxV2Op", "WindowOp", "pool_pads", "pool_v2_out",
     "verify_channel_stats", "BroadcastToDOp", "ConcatV2DOp", "GatherV2DOp", "OneHotOp", "ReshapeOp",
-    "StridedSliceDOp", "TileDOp", "TransposeOp", "PadV3DOp", "ResizeDOp", "resize_taps", "_spatial", "OPS", "OPS_BY_TYPE", "Ascend",
+    "StridedSliceDOp", "TileDOp", "TransposeOp", "PadV3DOp", "ResizeDOp", "ScatterNdUpdateOp", "resize_taps", "_spatial", "OPS", "OPS_BY_TYPE", "Ascend",
 ]
 
 _spatial = spatial_dims  # the name passes/autodiff.py reads (kept for it)
@@ -298,6 +299,7 @@ OPS: tuple[type[AscendOp], ...] = (
     TileDOp,
     PadV3DOp,
     ResizeDOp,
+    ScatterNdUpdateOp,
     ArgMaxV2Op,
     OneHotOp,
     SoftmaxCrossEntropyWithLogitsOp,

@@ -388,3 +388,41 @@ class ResizeDOp(AscendOp):
             self.fail(f"resizes the spatial dimensions only: N and C of {x} and {y} differ")
         if any(d == 0 for d in x[2:] + y[2:]):
             self.fail(f"cannot resize empty dimensions ({x} -> {y})")
+
+
+@irdl_op_definition
+class ScatterNdUpdateOp(AscendOp):
+    """`var` with slices replaced: for each row r of `indices` (shape (..., k)), the slice
+    `var[indices[r]]` (its first k coordinates) becomes `updates[r]`; `updates` has shape
+    `indices.shape[:-1] + var.shape[k:]`. Negative indices count from the end; the last of duplicate
+    rows wins. A value, not an update in place (CANN's `var` output).
+
+    ```mlir
+    %y = ascend.ScatterNdUpdate %x, %i, %u : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+    ```
+    """
+
+    name = "ascend.ScatterNdUpdate"
+    UNIT: ClassVar[Unit] = Unit.DATA
+    var = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    var_out = result_def(TensorType)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("var", "updates", "var_out")
+    CANN_OUTPUTS: ClassVar[tuple[str, ...] | None] = ("var",)
+
+    def verify_shapes(self) -> None:
+        assert isinstance(self.indices.type, TensorType)
+        if not isinstance(self.indices.type.element_type, IntegerType) or dtype_name(self.indices.type.element_type) == "i1":
+            self.fail(f"expects integer indices, got {self.indices.type.element_type}")
+        var, idx, upd = shape_of(self.var), shape_of(self.indices), shape_of(self.updates)
+        if not idx or idx[-1] < 0:
+            self.fail(f"expects indices of rank >= 1 with a static last dimension, got shape {idx}")
+        k = idx[-1]
+        if k > len(var):
+            self.fail(f"indices address {k} dimensions of a rank-{len(var)} var")
+        want = idx[:-1] + var[k:]
+        if not dims_match(want, upd):
+            self.fail(f"expects updates of shape {want}, got {upd}")
+        if not dims_match(var, shape_of(self.var_out)):
+            self.fail(f"expects the result shape {var}, got {shape_of(self.var_out)}")

@@ -4,7 +4,8 @@ broadcast map; TileD then collapses block and element dimensions), ConcatV2D (`t
 StridedSliceD (`tensor.extract_slice`), GatherV2D (`tensor.extract` at the index read in the body),
 PadV3D (constant: `tensor.insert_slice` into a filled tensor; reflect/edge: `tensor.extract` at the
 mirrored or clamped index), ResizeD (`tensor.extract` at the taps of tables computed at compile time,
-blended in float32 for linear)."""
+blended in float32 for linear), ScatterNdUpdate (a reduction over the index rows: each element takes
+the update of the last row that addresses it)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from xdsl.ir import SSAValue
 from ascend_mp.dialects.ascend import AscendOp, PadV3DOp, resize_taps
 from ascend_mp.passes.lowering.emit import (
     PARALLEL,
+    REDUCTION,
     Emitter,
     LoweringError,
     Scalar,
@@ -262,3 +264,46 @@ def _resize(em: Emitter, op: AscendOp) -> list[SSAValue]:
         return [s.convert(total, elem(y))]  # pyright: ignore[reportArgumentType]
 
     return em.generic(inputs, [(init, identity(rank))], [PARALLEL] * rank, body)  # pyright: ignore[reportArgumentType]
+
+
+def _rows(em: Emitter, v: SSAValue, lead: int, rows: int) -> SSAValue:
+    """`v` with its first `lead` dimensions as one (of size `rows`)."""
+    s = shape(v)
+    if lead == 1:
+        return v
+    if lead == 0:
+        return em.expand(v, [] if not s else [[0, 1], *[[i + 1] for i in range(1, len(s))]], [1, *s])
+    return em.collapse(v, [list(range(lead)), *[[i] for i in range(lead, len(s))]], [rows, *s[lead:]])
+
+
+@lowers("ScatterNdUpdate")
+def _scatter_nd_update(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    """Loops over var's elements and the index rows r (a reduction, in order): the element becomes
+    updates[r, ...] where row r addresses it (negative indices counted from the end)."""
+    var, idx, upd = op.operands
+    vs, ishape = shape(var), shape(idx)
+    k, rank = ishape[-1], len(vs)
+    lead = len(ishape) - 1
+    n_rows = 1
+    for d in ishape[:-1]:
+        n_rows *= d
+    idx2 = _rows(em, idx, lead, n_rows)
+    upd2 = _rows(em, upd, lead, n_rows)
+    out_map = amap(rank + 1, [dim(d) for d in range(rank)])
+
+    def body(s: Scalar) -> list[SSAValue]:
+        r = s.index(rank)
+        hit: SSAValue | None = None
+        for t in range(k):
+            i = s.add(arith.IndexCastOp(s.add(tensor.ExtractOp(idx2, [r, _index(s, t)], elem(idx2))), IndexType()))
+            neg = s.add(arith.CmpiOp(i, _index(s, 0), "slt"))
+            i = s.select(neg, s.add(arith.AddiOp(i, _index(s, vs[t]))), i)
+            eq = s.add(arith.CmpiOp(i, s.index(t), "eq"))
+            hit = eq if hit is None else s.add(arith.AndIOp(hit, eq))
+        value = s.add(tensor.ExtractOp(upd2, [r] + [s.index(d) for d in range(k, rank)], elem(upd2)))
+        return [value if hit is None else s.select(hit, value, s.arg(1))]
+
+    iters = [PARALLEL] * rank + [REDUCTION]
+    # indices read (unused) at (r, 0): a loop must appear in an operand's map for linalg to size it
+    rows_map = amap(rank + 1, [dim(rank), const(0)])
+    return em.generic([(idx2, rows_map)], [(var, out_map)], iters, body)

@@ -312,3 +312,33 @@ def test_cumsum(exclusive: int, reverse: int, axis: int) -> None:
 def test_cumsum_of_int64() -> None:
     x = RNG.integers(-5, 5, (2, 6)).astype(np.int64)
     check(one_node("CumSum", {"x": x}, {"axis": np.array([1], np.int32)}), {"x": x}, tol=0)
+
+
+# --------------------------------------------------------------------------------------
+# ScatterND
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "indices"),
+    [((5, 3), [[4], [0], [-2]]), ((2, 3, 4), [[[0, 1], [1, 2]]]), ((4,), [[1], [3]]), ((2, 3), [[1, 2], [0, 0]])],
+)
+def test_scatter_nd(data: tuple[int, ...], indices: list[Any]) -> None:
+    idx = np.array(indices, np.int64)
+    x = f32(*data)
+    u = f32(*(idx.shape[:-1] + data[idx.shape[-1]:]))
+    model = one_node("ScatterND", {"x": x, "u": u}, {"i": idx}, input_names=["x", "i", "u"])
+    assert ops_of(model) == ["ascend.ScatterNdUpdate"]
+    check(model, {"x": x, "u": u}, tol=0)
+
+
+def test_scatter_nd_with_indices_computed_at_run_time() -> None:
+    x, u, i = f32(4, 2), f32(2, 2), np.array([[2], [0]], np.int64)
+    check(one_node("ScatterND", {"x": x, "i": i, "u": u}), {"x": x, "i": i, "u": u}, tol=0)
+
+
+def test_scatter_nd_reduction_is_a_one_line_error() -> None:
+    model = one_node("ScatterND", {"x": f32(4, 2), "u": f32(1, 2)}, {"i": np.array([[1]], np.int64)}, opset=18, input_names=["x", "i", "u"], reduction="add")
+    with pytest.raises(AscendError) as err:
+        import_onnx(model)
+    assert "reduction 'add' is not supported" in str(err.value) and "scatternd_node" in str(err.value)

@@ -924,6 +924,28 @@ def test_resize_matches_the_onnx_formulas(mode: str, coords: str, nearest: str, 
         assert_close(y, ref, scale=np.abs(f64(x)).max(), k=4)
 
 
+@pytest.mark.parametrize(("var", "idx"), [((5, 3), (2, 1)), ((4, 3, 2), (2, 2, 2)), ((3, 4), (2,)), ((6,), (4, 1))])
+def test_scatter_nd_update_loops(var: tuple[int, ...], idx: tuple[int, ...]) -> None:
+    """Against a Python loop over the index rows (distinct rows, some negative)."""
+    g = rng(5)
+    k = idx[-1]
+    n_rows = int(np.prod(idx[:-1]))
+    flat = g.choice(int(np.prod(var[:k])), size=n_rows, replace=False)
+    rows = np.stack(np.unravel_index(flat, var[:k]), axis=-1) - np.array(var[:k]) * g.integers(0, 2, (n_rows, k))
+    indices = rows.reshape(idx).astype(np.int32)
+    x = g.standard_normal(var).astype(F16)
+    updates = g.standard_normal(idx[:-1] + var[k:]).astype(F16)
+    want = f64(x).copy()
+    for r, u in zip(rows, f64(updates).reshape((n_rows, *var[k:]))):
+        want[tuple(int(c) % n for c, n in zip(r, var))] = u
+    np.testing.assert_array_equal(f64(run("ScatterNdUpdate", x, indices, updates)), want)
+
+
+def test_scatter_nd_update_out_of_range_is_a_kernel_error() -> None:
+    with pytest.raises(KernelError, match=r"index \[4\] is out of range for shape \(4, 2\)"):
+        run("ScatterNdUpdate", np.zeros((4, 2), F32), np.array([[1], [4]], np.int32), np.zeros((2, 2), F32))
+
+
 def test_reshape_with_one_dynamic_dimension() -> None:
     assert run("Reshape", np.zeros((2, 6), F32), out_shapes=[(-1, 3)]).shape == (4, 3)
 

@@ -454,6 +454,18 @@ SHAPE = [
         "  %r = ascend.Mul %s, %c : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>",
         "tensor<3x4xf32>", lambda x: (np.trunc(x) + x.astype(np.float16)) * np.array([1.0, 2.0, 3.0, 4.0]),
     ),
+    Case(
+        "scatter_nd", [((4, 3), "f32"), ((2, 3), "f32")],
+        "  %i = ascend.Const dense<[[3], [-4]]> : tensor<2x1xi32>\n"
+        "  %r = ascend.ScatterNdUpdate %a0, %i, %a1 : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>",
+        "tensor<4x3xf32>", lambda x, u: np.concatenate([u[1:2], x[1:3], u[0:1]]),
+    ),
+    Case(
+        "scatter_nd_elements", [((2, 3), "f32"), ((2,), "f32")],
+        "  %i = ascend.Const dense<[[0, 2], [1, 0]]> : tensor<2x2xi64>\n"
+        "  %r = ascend.ScatterNdUpdate %a0, %i, %a1 : (tensor<2x3xf32>, tensor<2x2xi64>, tensor<2xf32>) -> tensor<2x3xf32>",
+        "tensor<2x3xf32>", lambda x, u: np.array([[x[0, 0], x[0, 1], u[0]], [u[1], x[1, 1], x[1, 2]]]),
+    ),
     Case("pad_constant", [((2, 3), "f32")], "  %r = ascend.PadV3D %a0 {paddings = array<i64: 1, 0, 0, 2>, constant_values = 1.500000e+00 : f32} : (tensor<2x3xf32>) -> tensor<3x5xf32>", "tensor<3x5xf32>", lambda x: np.pad(x, ((1, 0), (0, 2)), constant_values=1.5)),
     Case("pad_reflect", [((2, 4), "f32")], "  %r = ascend.PadV3D %a0 {paddings = array<i64: 1, 1, 3, 2>, mode = \"reflect\"} : (tensor<2x4xf32>) -> tensor<4x9xf32>", "tensor<4x9xf32>", lambda x: np.pad(x, ((1, 1), (3, 2)), mode="reflect")),
     Case("pad_edge", [((2, 3), "f32")], "  %r = ascend.PadV3D %a0 {paddings = array<i64: 0, 2, 2, 1>, mode = \"edge\"} : (tensor<2x3xf32>) -> tensor<4x6xf32>", "tensor<4x6xf32>", lambda x: np.pad(x, ((0, 2), (2, 1)), mode="edge")),

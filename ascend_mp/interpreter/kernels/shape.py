@@ -111,3 +111,21 @@ def _resize(spec: OpSpec) -> KernelFn:
         return x
 
     return resize
+
+
+@kernel("ScatterNdUpdate", finite_preserving=True, exact=True)
+def _scatter_nd_update(spec: OpSpec) -> KernelFn:
+    var = spec.in_shapes[0]
+    k = spec.in_shapes[1][-1]
+
+    def scatter(x: Array, indices: Array, updates: Array) -> Array:
+        rows = indices.reshape(-1, k).astype(np.int64)
+        dims = np.array(var[:k], np.int64)
+        if rows.size and ((rows < -dims) | (rows >= dims)).any():
+            bad = rows[((rows < -dims) | (rows >= dims)).any(axis=1)][0]
+            raise KernelError(f"ScatterNdUpdate: index {bad.tolist()} is out of range for shape {tuple(var)}")
+        y = x.copy()
+        y[tuple((rows % dims).T)] = updates.reshape((-1, *var[k:]))  # duplicate rows: the last wins
+        return y
+
+    return scatter

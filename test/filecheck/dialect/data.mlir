@@ -58,3 +58,12 @@ func.func @pad_resize(%x: tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32> {
   %4 = ascend.ResizeD %x {mode = "linear", coordinate_transformation_mode = "pytorch_half_pixel"} : (tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32>
   func.return %4 : tensor<1x2x6x8xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @scatter
+func.func @scatter(%x: tensor<4x3xf32>, %i: tensor<2x1xi32>, %u: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // CHECK: ascend.ScatterNdUpdate %{{.*}}, %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %y = ascend.ScatterNdUpdate %x, %i, %u : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  func.return %y : tensor<4x3xf32>
+}

@@ -286,3 +286,11 @@ func.func @cumsum_axis(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
   func.return %y : tensor<2x5xf32>
 }
 // CHECK: 'ascend.CumsumD' op axis 2 is out of range for rank 2
+
+// -----
+
+func.func @scatter_updates(%x: tensor<4x3xf32>, %i: tensor<2x1xi32>, %u: tensor<2x4xf32>) -> tensor<4x3xf32> {
+  %y = ascend.ScatterNdUpdate %x, %i, %u : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x4xf32>) -> tensor<4x3xf32>
+  func.return %y : tensor<4x3xf32>
+}
+// CHECK: 'ascend.ScatterNdUpdate' op expects updates of shape (2, 3), got (2, 4)
