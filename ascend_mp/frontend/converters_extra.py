@@ -8,7 +8,10 @@ nearest and linear); ReduceMin -> ReduceMin; ReduceProd -> ReduceProd; ReduceL1 
 ReduceLogSumExp -> ReduceMax + Sub + Exp + ReduceSum + Log + Add (shifted by the maximum, as
 onnxruntime computes it); InstanceNormalization -> InstanceNorm; CumSum -> CumsumD; ScatterND -> ScatterNdUpdate. 1-d Conv, MaxPool and AveragePool
 go through the 2-d kernels, as CANN's ONNX parser does: Reshape (N, C, L) -> (N, C, 1, L), the 2-d
-op with a (1, k) window, Reshape back (:func:`through_2d` wraps the 2-d converters). Einsum of one
+op with a (1, k) window, Reshape back (:func:`through_2d` wraps the 2-d converters). 3-d ones fold
+the depth into the batch: per depth tap, StridedSliceD of the (PadV3D-padded) input, Transpose +
+Reshape to (N * D_out, C, H, W), the 2-d op with that tap's window, then Add (Conv), Maximum
+(MaxPool) or Add and Mul by 1 / k_d (AveragePool) over the taps, Reshape + Transpose back. Einsum of one
 or two operands -> ReduceSum (indices of one operand only), Transpose/Reshape into (batch, M, K) x
 (batch, K, N), BatchMatMulV2 (`adj_x*` instead of a transpose where that suffices), Reshape and
 Transpose into the output's order; other equations (ellipsis, repeated indices, three operands) are
@@ -243,10 +246,15 @@ def _lift_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
 
 
 def through_2d(base: Convert) -> Convert:
-    """The converter `base` of a 2-d Conv/MaxPool/AveragePool, extended to 1-d nodes (rank-3 input)."""
+    """The converter `base` of a 2-d Conv/MaxPool/AveragePool, extended to 1-d (rank-3 input) and
+    3-d (rank-5 input) nodes."""
 
     def convert(cx: Converter, node: Node) -> None:
-        if len(cx.shape(node.inputs[0])) != 3:
+        rank = len(cx.shape(node.inputs[0]))
+        if rank == 5:
+            _depth_taps(cx, node, base)
+            return
+        if rank != 3:
             base(cx, node)
             return
         x = cx.value(node.inputs[0])
@@ -395,3 +403,79 @@ def _scatter_nd(cx: Converter, node: Node) -> None:
         raise _unsupported(cx, node, f"reduction '{reduction}' is not supported (none)")
     data, indices, updates = (cx.value(n) for n in node.inputs[:3])
     cx.emit(ascend.ScatterNdUpdateOp, [data, indices, updates], node.outputs[0])
+
+
+def _window_3d(cx: Converter, node: Node, x: tuple[int, ...], kernel: list[int]) -> tuple[list[int], list[int], list[int]]:
+    """(strides, dilations, pads [d0, h0, w0, d1, h1, w1]) of a 3-d node."""
+    strides = [int(v) for v in node.attr("strides", [1, 1, 1])]
+    dilations = [int(v) for v in node.attr("dilations", [1, 1, 1])]
+    auto = _text(node, "auto_pad", "NOTSET")
+    if auto == "VALID":
+        return strides, dilations, [0] * 6
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        lo: list[int] = []
+        hi: list[int] = []
+        for size, k, st, d in zip(x[2:], kernel, strides, dilations):
+            total = max((-(-size // st) - 1) * st + (k - 1) * d + 1 - size, 0)
+            small, big = total // 2, total - total // 2
+            lo.append(small if auto == "SAME_UPPER" else big)
+            hi.append(big if auto == "SAME_UPPER" else small)
+        return strides, dilations, lo + hi
+    return strides, dilations, [int(v) for v in node.attr("pads", [0] * 6)]
+
+
+def _depth_taps(cx: Converter, node: Node, base: Convert) -> None:
+    """A 3-d Conv/MaxPool/AveragePool as one 2-d op per depth tap over (N * D_out, C, H, W)."""
+    op = node.op_type
+    x = cx.value(node.inputs[0])
+    xs = ascend.shape_of(x)
+    n, c, depth, h, w = xs
+    dtype = _dtype(x)
+    out = node.outputs[0]
+    ys = cx.shape(out)
+    w_const = cx.const(node.input(1)) if op == "Conv" else None
+    if op == "Conv" and w_const is None:
+        raise _unsupported(cx, node, "a 3-d convolution needs a constant filter")
+    kernel = [int(k) for k in (node.attr("kernel_shape") or (w_const.shape[2:] if w_const is not None else []))]
+    strides, dilations, pads = _window_3d(cx, node, xs, kernel)
+    if op != "Conv" and int(node.attr("ceil_mode", 0)):
+        raise _unsupported(cx, node, "ceil_mode=1 is not supported for 3-d pooling")
+    include = int(node.attr("count_include_pad", 0))
+    if op == "AveragePool" and (pads[0] or pads[3]) and not include:
+        raise _unsupported(cx, node, "padding the depth of a 3-d average pool needs count_include_pad=1")
+    kd, sd, dd = kernel[0], strides[0], dilations[0]
+    d_out = ys[2]
+    if pads[0] or pads[3]:
+        fill = float("-inf") if op == "MaxPool" else 0.0
+        padded = (n, c, depth + pads[0] + pads[3], h, w)
+        x = cx.emit(ascend.PadV3DOp, [x], cx.tensor(padded, dtype), paddings=[0, 0, 0, 0, pads[0], pads[3], 0, 0, 0, 0], constant_values=fill)
+    attrs2 = {k: v for k, v in node.attrs.items() if k not in ("kernel_shape", "strides", "dilations", "pads", "auto_pad")}
+    attrs2.update(kernel_shape=kernel[1:], strides=strides[1:], dilations=dilations[1:], pads=[pads[1], pads[2], pads[4], pads[5]])
+    flat_out = cx.tensor((n * d_out, ys[1], ys[3], ys[4]), dtype)
+    total: SSAValue | None = None
+    for t in range(kd):
+        start = t * dd
+        sliced = cx.emit(ascend.StridedSliceDOp, [x], cx.tensor((n, c, d_out, h, w), dtype),
+                         begin=[0, 0, start, 0, 0], end=[n, c, start + (d_out - 1) * sd + 1, h, w], strides=[1, 1, sd, 1, 1])
+        moved = cx.emit(ascend.TransposeOp, [sliced], cx.tensor((n, d_out, c, h, w), dtype), perm=[0, 2, 1, 3, 4])
+        names = [f"{node.name}/tap{t}/input"]
+        cx.bind(names[0], cx.emit(ascend.ReshapeOp, [moved], cx.tensor((n * d_out, c, h, w), dtype)))
+        if w_const is not None:
+            names.append(f"{node.inputs[1]}/tap{t}")
+            cx.graph.consts[names[1]] = np.ascontiguousarray(w_const[:, :, t])
+            if t == 0 and node.input(2) is not None:
+                names.append(node.inputs[2])
+        lifted = f"{out}/tap{t}"
+        elem_type = cx.graph.types[out][0]
+        cx.graph.types[lifted] = (elem_type, list(flat_out.get_shape()))
+        base(cx, Node(helper.make_node(op, names, [lifted], name=node.name, **attrs2)))
+        y = cx.value(lifted)
+        if total is None:
+            total = y
+        else:
+            total = cx.emit(ascend.MaximumOp if op == "MaxPool" else ascend.AddOp, [total, y], flat_out)
+    assert total is not None
+    if op == "AveragePool" and kd > 1:
+        total = cx.emit(ascend.MulOp, [total, cx.new_const(np.array(1.0 / kd), f"{node.name}/inv_kd", dtype)], flat_out)
+    back = cx.emit(ascend.ReshapeOp, [total], cx.tensor((n, d_out, ys[1], ys[3], ys[4]), dtype))
+    cx.emit(ascend.TransposeOp, [back], out, perm=[0, 2, 1, 3, 4])

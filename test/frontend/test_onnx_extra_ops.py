@@ -240,11 +240,52 @@ def test_pool_1d(op: str, attrs: dict[str, Any]) -> None:
     check(one_node(op, {"x": x}, **attrs), {"x": x})
 
 
-def test_conv_3d_is_still_a_one_line_error() -> None:
-    model = one_node("Conv", {"x": f32(1, 2, 3, 4, 5)}, {"w": f32(2, 2, 1, 1, 1)})
+CONV3D = [
+    {},
+    {"strides": [2, 1, 2], "pads": [1, 0, 1, 1, 1, 0]},
+    {"dilations": [2, 1, 1], "pads": [2, 1, 1, 2, 1, 1]},
+    {"auto_pad": "SAME_UPPER", "strides": [2, 2, 1]},
+    {"group": 2},
+]
+
+
+@pytest.mark.parametrize("attrs", CONV3D)
+def test_conv_3d(attrs: dict[str, Any]) -> None:
+    x = f32(2, 4, 5, 6, 5)
+    w = f32(6, 4 // attrs.get("group", 1), 3, 3, 2)
+    model = one_node("Conv", {"x": x}, {"w": w, "b": f32(6)}, **attrs)
+    ops = ops_of(model)
+    assert ops.count("ascend.Conv2D") == 3 and "ascend.Conv3D" not in ops
+    check(model, {"x": x})
+
+
+@pytest.mark.parametrize(
+    ("op", "attrs"),
+    [
+        ("MaxPool", {"kernel_shape": [2, 2, 2], "strides": [2, 2, 2]}),
+        ("MaxPool", {"kernel_shape": [3, 3, 3], "strides": [1, 2, 2], "pads": [1, 1, 1, 1, 1, 1]}),
+        ("AveragePool", {"kernel_shape": [2, 3, 3], "strides": [2, 1, 1], "pads": [0, 1, 1, 0, 1, 1]}),
+        ("AveragePool", {"kernel_shape": [3, 2, 2], "pads": [1, 0, 0, 1, 0, 0], "count_include_pad": 1}),
+    ],
+)
+def test_pool_3d(op: str, attrs: dict[str, Any]) -> None:
+    x = f32(1, 3, 6, 5, 6)
+    check(one_node(op, {"x": x}, **attrs), {"x": x})
+
+
+@pytest.mark.parametrize(
+    ("op", "inputs", "attrs", "message"),
+    [
+        ("Conv", ["x", "w"], {}, "a 3-d convolution needs a constant filter"),
+        ("MaxPool", ["x"], {"kernel_shape": [2, 2, 2], "ceil_mode": 1}, "ceil_mode=1 is not supported for 3-d pooling"),
+        ("AveragePool", ["x"], {"kernel_shape": [2, 2, 2], "pads": [1, 0, 0, 1, 0, 0]}, "count_include_pad=1"),
+    ],
+)
+def test_3d_unsupported_is_one_line(op: str, inputs: list[str], attrs: dict[str, Any], message: str) -> None:
+    xs = {"x": f32(1, 2, 4, 4, 4)} | ({"w": f32(2, 2, 1, 1, 1)} if "w" in inputs else {})
     with pytest.raises(AscendError) as err:
-        import_onnx(model)
-    assert "only 1-d and 2-d convolutions" in str(err.value) and "\n" not in str(err.value)
+        import_onnx(one_node(op, xs, **attrs))
+    assert message in str(err.value) and "\n" not in str(err.value)
 
 
 # --------------------------------------------------------------------------------------
