@@ -498,6 +498,8 @@ INFERENCE_ONLY = {
     A.MaxPoolV3Op, A.AvgPoolV2Op, A.BNInferOp, A.ClipByValueOp, A.Relu6Op, A.HardSigmoidOp, A.ErfOp, A.LessOp, A.EqualOp,
     A.LogicalAndOp, A.LogicalOrOp, A.LogicalNotOp, A.SelectV2Op, A.BatchMatMulV2Op, A.GatherV2DOp, A.StridedSliceDOp,
     A.BroadcastToDOp, A.TileDOp,
+    # added for the segmentation and detection models' ONNX ops
+    A.PadV3DOp, A.ResizeDOp, A.ReduceMinOp, A.ReduceProdOp, A.InstanceNormOp, A.CumsumDOp, A.ScatterNdUpdateOp,
 }
 """Ops added for ONNX inference (issues 9, 10) whose gradient rules are not written yet: the pass
 refuses them with its one-line "no gradient rule" error."""

@@ -82,7 +82,11 @@ def _pad(cx: Converter, node: Node) -> None:
     if cx.opset >= 11:
         pads = [int(p) for p in _need_const(cx, node, 1, "pads").reshape(-1)]
         value = 0.0 if node.input(2) is None else float(_need_const(cx, node, 2, "constant_value").reshape(-1)[0])
-        axes = list(range(rank)) if node.input(3) is None else [int(a) % rank for a in _need_const(cx, node, 3, "axes").reshape(-1)]
+        axes = (
+            list(range(rank))
+            if node.input(3) is None
+            else [int(a) % rank for a in _need_const(cx, node, 3, "axes").reshape(-1)]
+        )
     else:
         pads = [int(p) for p in node.attr("pads")]
         value = float(node.attr("value", 0.0))
@@ -120,7 +124,9 @@ def _resize(cx: Converter, node: Node) -> None:
     if coords not in RESIZE_COORDINATES:
         raise _unsupported(cx, node, f"coordinate_transformation_mode '{coords}' is not supported")
     if len(src) < 3 or tuple(src[:2]) != tuple(out[:2]):
-        raise _unsupported(cx, node, f"only the spatial dimensions (2 and on) may be resized, got {list(src)} -> {list(out)}")
+        raise _unsupported(
+            cx, node, f"only the spatial dimensions (2 and on) may be resized, got {list(src)} -> {list(out)}"
+        )
     if node.attr("antialias", 0) and any(o < i for i, o in zip(src, out)):
         raise _unsupported(cx, node, "antialias=1 when downsampling is not supported")
     if node.attr("axes") is not None or _text(node, "keep_aspect_ratio_policy", "stretch") != "stretch":
@@ -131,7 +137,9 @@ def _resize(cx: Converter, node: Node) -> None:
         for i, o, s in zip(src, out, scales.reshape(-1).tolist()):
             if abs(float(s) * i - o) > 1e-6 * o:  # the transform uses the given scale: it must be out / in
                 raise _unsupported(cx, node, f"scale {s} does not map size {i} exactly to {o}; give sizes instead")
-    cx.emit(ascend.ResizeDOp, [x], node.outputs[0], mode=mode, coordinate_transformation_mode=coords, nearest_mode=nearest)
+    cx.emit(
+        ascend.ResizeDOp, [x], node.outputs[0], mode=mode, coordinate_transformation_mode=coords, nearest_mode=nearest
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -156,7 +164,11 @@ def _reduced_type(cx: Converter, x: SSAValue, axes: list[int], keep: bool) -> An
     shape = ascend.shape_of(x)
     rank = len(shape)
     red = {a % rank for a in axes}
-    dims = [1 if i in red else d for i, d in enumerate(shape)] if keep else [d for i, d in enumerate(shape) if i not in red]
+    dims = (
+        [1 if i in red else d for i, d in enumerate(shape)]
+        if keep
+        else [d for i, d in enumerate(shape) if i not in red]
+    )
     return cx.tensor(dims, _dtype(x))
 
 
@@ -180,7 +192,11 @@ def _reduce(cx: Converter, node: Node) -> None:
     if op == "ReduceLogSumExp":
         m = cx.emit(ascend.ReduceMaxOp, [x], _reduced_type(cx, x, axes, True), axes=axes, keep_dims=True)
         e = cx.emit(ascend.ExpOp, [cx.emit(ascend.SubOp, [x, m], full)], full)
-        s = cx.emit(ascend.LogOp, [cx.emit(ascend.ReduceSumOp, [e], _reduced_type(cx, x, axes, True), axes=axes, keep_dims=True)], m.type)  # pyright: ignore[reportArgumentType]
+        s = cx.emit(
+            ascend.LogOp,
+            [cx.emit(ascend.ReduceSumOp, [e], _reduced_type(cx, x, axes, True), axes=axes, keep_dims=True)],
+            m.type,
+        )  # pyright: ignore[reportArgumentType]
         if keep:
             cx.emit(ascend.AddOp, [s, m], out)
         else:
@@ -224,7 +240,12 @@ def _instance_norm(cx: Converter, node: Node) -> None:
         raise _unsupported(cx, node, f"expects an input of rank >= 3 (N, C, spatial...), got shape {list(shape)}")
     stat = cx.tensor(shape[:2] + (1,) * (len(shape) - 2), _dtype(x))
     out = cx.type_of(node.outputs[0])
-    y = cx.emit(ascend.InstanceNormOp, [x, cx.value(node.inputs[1]), cx.value(node.inputs[2])], [out, stat, stat], epsilon=float(node.attr("epsilon", 1e-5)))
+    y = cx.emit(
+        ascend.InstanceNormOp,
+        [x, cx.value(node.inputs[1]), cx.value(node.inputs[2])],
+        [out, stat, stat],
+        epsilon=float(node.attr("epsilon", 1e-5)),
+    )
     cx.bind(node.outputs[0], y)
 
 
@@ -280,7 +301,9 @@ def through_2d(base: Convert) -> Convert:
         assert shape is not None
         lifted = f"{out}/output_2d"
         cx.graph.types[lifted] = (elem_type, [shape[0], shape[1], 1, shape[2]])
-        proto = helper.make_node(node.op_type, inputs, [lifted, *node.outputs[1:]], name=node.name, **_lift_attrs(node.attrs))
+        proto = helper.make_node(
+            node.op_type, inputs, [lifted, *node.outputs[1:]], name=node.name, **_lift_attrs(node.attrs)
+        )
         base(cx, Node(proto))
         cx.emit(ascend.ReshapeOp, [cx.value(lifted)], out)
 
@@ -369,8 +392,12 @@ def _einsum(cx: Converter, node: Node) -> None:
     m, k, n = (int(np.prod([size[c] for c in g])) for g in (lfree, contract, rfree))
     adj_a = la == batch + contract + lfree and len(lfree) <= 1 and len(contract) <= 1
     adj_b = lb == batch + rfree + contract and len(rfree) <= 1 and len(contract) <= 1
-    a2 = e.reshape(e.order(a, la, batch + (contract + lfree if adj_a else lfree + contract)), bdims + ([k, m] if adj_a else [m, k]))
-    b2 = e.reshape(e.order(b, lb, batch + (rfree + contract if adj_b else contract + rfree)), bdims + ([n, k] if adj_b else [k, n]))
+    a2 = e.reshape(
+        e.order(a, la, batch + (contract + lfree if adj_a else lfree + contract)), bdims + ([k, m] if adj_a else [m, k])
+    )
+    b2 = e.reshape(
+        e.order(b, lb, batch + (rfree + contract if adj_b else contract + rfree)), bdims + ([n, k] if adj_b else [k, n])
+    )
     y = e.emit(ascend.BatchMatMulV2Op, [a2, b2], bdims + [m, n], adj_x1=adj_a or None, adj_x2=adj_b or None)
     letters = batch + lfree + rfree
     y = e.reshape(y, [size[c] for c in letters])
@@ -388,7 +415,14 @@ def _cumsum(cx: Converter, node: Node) -> None:
     axis = _need_const(cx, node, 1, "axis").reshape(-1)
     if axis.size != 1:
         raise _unsupported(cx, node, f"expects one axis, got {axis.size}")
-    cx.emit(ascend.CumsumDOp, [x], node.outputs[0], axis=int(axis[0]), exclusive=bool(node.attr("exclusive", 0)), reverse=bool(node.attr("reverse", 0)))
+    cx.emit(
+        ascend.CumsumDOp,
+        [x],
+        node.outputs[0],
+        axis=int(axis[0]),
+        exclusive=bool(node.attr("exclusive", 0)),
+        reverse=bool(node.attr("reverse", 0)),
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -405,7 +439,9 @@ def _scatter_nd(cx: Converter, node: Node) -> None:
     cx.emit(ascend.ScatterNdUpdateOp, [data, indices, updates], node.outputs[0])
 
 
-def _window_3d(cx: Converter, node: Node, x: tuple[int, ...], kernel: list[int]) -> tuple[list[int], list[int], list[int]]:
+def _window_3d(
+    cx: Converter, node: Node, x: tuple[int, ...], kernel: list[int]
+) -> tuple[list[int], list[int], list[int]]:
     """(strides, dilations, pads [d0, h0, w0, d1, h1, w1]) of a 3-d node."""
     strides = [int(v) for v in node.attr("strides", [1, 1, 1])]
     dilations = [int(v) for v in node.attr("dilations", [1, 1, 1])]
@@ -448,15 +484,31 @@ def _depth_taps(cx: Converter, node: Node, base: Convert) -> None:
     if pads[0] or pads[3]:
         fill = float("-inf") if op == "MaxPool" else 0.0
         padded = (n, c, depth + pads[0] + pads[3], h, w)
-        x = cx.emit(ascend.PadV3DOp, [x], cx.tensor(padded, dtype), paddings=[0, 0, 0, 0, pads[0], pads[3], 0, 0, 0, 0], constant_values=fill)
-    attrs2 = {k: v for k, v in node.attrs.items() if k not in ("kernel_shape", "strides", "dilations", "pads", "auto_pad")}
-    attrs2.update(kernel_shape=kernel[1:], strides=strides[1:], dilations=dilations[1:], pads=[pads[1], pads[2], pads[4], pads[5]])
+        x = cx.emit(
+            ascend.PadV3DOp,
+            [x],
+            cx.tensor(padded, dtype),
+            paddings=[0, 0, 0, 0, pads[0], pads[3], 0, 0, 0, 0],
+            constant_values=fill,
+        )
+    attrs2 = {
+        k: v for k, v in node.attrs.items() if k not in ("kernel_shape", "strides", "dilations", "pads", "auto_pad")
+    }
+    attrs2.update(
+        kernel_shape=kernel[1:], strides=strides[1:], dilations=dilations[1:], pads=[pads[1], pads[2], pads[4], pads[5]]
+    )
     flat_out = cx.tensor((n * d_out, ys[1], ys[3], ys[4]), dtype)
     total: SSAValue | None = None
     for t in range(kd):
         start = t * dd
-        sliced = cx.emit(ascend.StridedSliceDOp, [x], cx.tensor((n, c, d_out, h, w), dtype),
-                         begin=[0, 0, start, 0, 0], end=[n, c, start + (d_out - 1) * sd + 1, h, w], strides=[1, 1, sd, 1, 1])
+        sliced = cx.emit(
+            ascend.StridedSliceDOp,
+            [x],
+            cx.tensor((n, c, d_out, h, w), dtype),
+            begin=[0, 0, start, 0, 0],
+            end=[n, c, start + (d_out - 1) * sd + 1, h, w],
+            strides=[1, 1, sd, 1, 1],
+        )
         moved = cx.emit(ascend.TransposeOp, [sliced], cx.tensor((n, d_out, c, h, w), dtype), perm=[0, 2, 1, 3, 4])
         names = [f"{node.name}/tap{t}/input"]
         cx.bind(names[0], cx.emit(ascend.ReshapeOp, [moved], cx.tensor((n * d_out, c, h, w), dtype)))

@@ -23,7 +23,14 @@ def f32(*shape: int) -> Array:
     return RNG.standard_normal(shape).astype(np.float32)
 
 
-def one_node(op: str, inputs: dict[str, Array], inits: dict[str, Array] | None = None, opset: int = 17, input_names: list[str] | None = None, **attrs: Any):
+def one_node(
+    op: str,
+    inputs: dict[str, Array],
+    inits: dict[str, Array] | None = None,
+    opset: int = 17,
+    input_names: list[str] | None = None,
+    **attrs: Any,
+):
     names = input_names if input_names is not None else list(inputs) + list(inits or {})
     node = helper.make_node(op, names, ["y"], name=f"{op.lower()}_node", **attrs)
     return graph_model([node], inputs, ["y"], inits, opset)
@@ -57,7 +64,16 @@ def test_pad_modes(mode: str) -> None:
 
 def test_pad_with_axes_opset18() -> None:
     x = f32(2, 3, 4)
-    model = one_node("Pad", {"x": x}, {"pads": np.array([1, 2, 0, 3], np.int64), "value": np.array(0.0, np.float32), "axes": np.array([-1, 1], np.int64)}, opset=18)
+    model = one_node(
+        "Pad",
+        {"x": x},
+        {
+            "pads": np.array([1, 2, 0, 3], np.int64),
+            "value": np.array(0.0, np.float32),
+            "axes": np.array([-1, 1], np.int64),
+        },
+        opset=18,
+    )
     check(model, {"x": x})
 
 
@@ -115,7 +131,14 @@ def test_resize_scales_and_bilinear_float64() -> None:
     float64 four-neighbour formula of half-pixel bilinear interpolation."""
     x = f32(2, 3, 4, 5)
     scales = np.array([1, 1, 2, 2], np.float32)
-    model = one_node("Resize", {"x": x}, {"roi": np.array([], np.float32), "scales": scales}, opset=13, mode="linear", coordinate_transformation_mode="pytorch_half_pixel")
+    model = one_node(
+        "Resize",
+        {"x": x},
+        {"roi": np.array([], np.float32), "scales": scales},
+        opset=13,
+        mode="linear",
+        coordinate_transformation_mode="pytorch_half_pixel",
+    )
     check(model, {"x": x})
     got = run_ours(model, {"x": x})[0]
     want = np.zeros((2, 3, 8, 10))
@@ -126,7 +149,12 @@ def test_resize_scales_and_bilinear_float64() -> None:
             i1, j1 = min(i0 + 1, 3), min(j0 + 1, 4)
             a, b = u - i0, v - j0
             x64 = x.astype(np.float64)
-            want[:, :, i, j] = x64[:, :, i0, j0] * (1 - a) * (1 - b) + x64[:, :, i1, j0] * a * (1 - b) + x64[:, :, i0, j1] * (1 - a) * b + x64[:, :, i1, j1] * a * b
+            want[:, :, i, j] = (
+                x64[:, :, i0, j0] * (1 - a) * (1 - b)
+                + x64[:, :, i1, j0] * a * (1 - b)
+                + x64[:, :, i0, j1] * (1 - a) * b
+                + x64[:, :, i1, j1] * a * b
+            )
     assert rel_err(got, want) < 1e-6
 
 
@@ -134,13 +162,23 @@ def test_resize_scales_and_bilinear_float64() -> None:
     ("attrs", "scales", "message"),
     [
         ({"mode": "cubic"}, [1, 1, 2, 2], "mode 'cubic' is not supported"),
-        ({"coordinate_transformation_mode": "tf_crop_and_resize"}, [1, 1, 2, 2], "coordinate_transformation_mode 'tf_crop_and_resize' is not supported"),
+        (
+            {"coordinate_transformation_mode": "tf_crop_and_resize"},
+            [1, 1, 2, 2],
+            "coordinate_transformation_mode 'tf_crop_and_resize' is not supported",
+        ),
         ({}, [1, 2, 2, 2], "only the spatial dimensions (2 and on) may be resized"),
         ({}, [1, 1, 1.7, 2], "scale 1.7"),
     ],
 )
 def test_resize_unsupported_is_one_line(attrs: dict[str, Any], scales: list[float], message: str) -> None:
-    model = one_node("Resize", {"x": f32(1, 2, 3, 4)}, {"roi": np.array([], np.float32), "scales": np.array(scales, np.float32)}, opset=13, **attrs)
+    model = one_node(
+        "Resize",
+        {"x": f32(1, 2, 3, 4)},
+        {"roi": np.array([], np.float32), "scales": np.array(scales, np.float32)},
+        opset=13,
+        **attrs,
+    )
     with pytest.raises(AscendError) as err:
         import_onnx(model)
     assert message in str(err.value) and "resize_node" in str(err.value) and "\n" not in str(err.value)
@@ -217,7 +255,11 @@ def test_conv_1d(attrs: dict[str, Any]) -> None:
     w = f32(8 if group == 4 else 6, 4 // group, attrs["kernel_shape"][0])
     model = one_node("Conv", {"x": x}, {"w": w, "b": f32(w.shape[0])}, **attrs)
     ops = ops_of(model)
-    assert ops[0] == "ascend.Reshape" and ops[-1] == "ascend.Reshape" and ops[1] in ("ascend.Conv2D", "ascend.DepthwiseConv2D")
+    assert (
+        ops[0] == "ascend.Reshape"
+        and ops[-1] == "ascend.Reshape"
+        and ops[1] in ("ascend.Conv2D", "ascend.DepthwiseConv2D")
+    )
     check(model, {"x": x})
 
 
@@ -367,7 +409,7 @@ def test_cumsum_of_int64() -> None:
 def test_scatter_nd(data: tuple[int, ...], indices: list[Any]) -> None:
     idx = np.array(indices, np.int64)
     x = f32(*data)
-    u = f32(*(idx.shape[:-1] + data[idx.shape[-1]:]))
+    u = f32(*(idx.shape[:-1] + data[idx.shape[-1] :]))
     model = one_node("ScatterND", {"x": x, "u": u}, {"i": idx}, input_names=["x", "i", "u"])
     assert ops_of(model) == ["ascend.ScatterNdUpdate"]
     check(model, {"x": x, "u": u}, tol=0)
@@ -379,7 +421,14 @@ def test_scatter_nd_with_indices_computed_at_run_time() -> None:
 
 
 def test_scatter_nd_reduction_is_a_one_line_error() -> None:
-    model = one_node("ScatterND", {"x": f32(4, 2), "u": f32(1, 2)}, {"i": np.array([[1]], np.int64)}, opset=18, input_names=["x", "i", "u"], reduction="add")
+    model = one_node(
+        "ScatterND",
+        {"x": f32(4, 2), "u": f32(1, 2)},
+        {"i": np.array([[1]], np.int64)},
+        opset=18,
+        input_names=["x", "i", "u"],
+        reduction="add",
+    )
     with pytest.raises(AscendError) as err:
         import_onnx(model)
     assert "reduction 'add' is not supported" in str(err.value) and "scatternd_node" in str(err.value)
