@@ -941,6 +941,11 @@ def test_scatter_nd_update_loops(var: tuple[int, ...], idx: tuple[int, ...]) -> 
     np.testing.assert_array_equal(f64(run("ScatterNdUpdate", x, indices, updates)), want)
 
 
+def test_resize_of_dynamic_sizes_is_a_kernel_error() -> None:
+    with pytest.raises(KernelError, match=r"ResizeD needs static spatial sizes"):
+        run("ResizeD", np.zeros((1, 2, 3, 4), F32), out_shapes=[(1, 2, -1, 8)])
+
+
 def test_scatter_nd_update_out_of_range_is_a_kernel_error() -> None:
     with pytest.raises(KernelError, match=r"index \[4\] is out of range for shape \(4, 2\)"):
         run("ScatterNdUpdate", np.zeros((4, 2), F32), np.array([[1], [4]], np.int32), np.zeros((2, 2), F32))

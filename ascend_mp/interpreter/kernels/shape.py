@@ -93,6 +93,8 @@ def _pad_v3(spec: OpSpec) -> KernelFn:
 def _resize(spec: OpSpec) -> KernelFn:
     """Separable: each spatial dimension in turn, `x[i0] * (1 - w) + x[i1] * w` (nearest: a gather)."""
     src, out = spec.in_shapes[0], spec.out_shapes[0]
+    if min(src[2:] + out[2:]) < 0:
+        raise KernelError(f"ResizeD needs static spatial sizes, got {tuple(src)} -> {tuple(out)}")
     mode = spec.attr("mode")
     taps = [
         resize_taps(n, m, spec.attr("coordinate_transformation_mode"), mode, spec.attr("nearest_mode"))
