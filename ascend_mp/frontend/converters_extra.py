@@ -435,7 +435,15 @@ def _scatter_nd(cx: Converter, node: Node) -> None:
     reduction = _text(node, "reduction", "none")
     if reduction != "none":
         raise _unsupported(cx, node, f"reduction '{reduction}' is not supported (none)")
-    data, indices, updates = (cx.value(n) for n in node.inputs[:3])
+    data, updates = cx.value(node.inputs[0]), cx.value(node.inputs[2])
+    # CANN's kernels take int32 indices (ONNX's are int64): constants are stored as int32, others cast
+    known = cx.const(node.inputs[1])
+    if known is not None and (not known.size or np.abs(known).max() < 2**31):
+        indices = cx.new_const(known.astype(np.int32), f"{node.inputs[1]}/int32")
+    else:
+        indices = cx.value(node.inputs[1])
+        if _dtype(indices) == "i64":
+            indices = cx.emit(ascend.CastOp, [indices], cx.tensor(ascend.shape_of(indices), "i32"))
     cx.emit(ascend.ScatterNdUpdateOp, [data, indices, updates], node.outputs[0])
 
 

@@ -415,6 +415,19 @@ def test_scatter_nd(data: tuple[int, ...], indices: list[Any]) -> None:
     check(model, {"x": x, "u": u}, tol=0)
 
 
+def test_scatter_nd_indices_become_int32_as_cann_takes_them() -> None:
+    model = one_node(
+        "ScatterND",
+        {"x": f32(4, 2), "u": f32(2, 2)},
+        {"i": np.array([[2], [0]], np.int64)},
+        input_names=["x", "i", "u"],
+    )
+    (op,) = [o for o in import_onnx(model).walk() if o.name == "ascend.ScatterNdUpdate"]
+    assert str(op.operands[1].type) == "tensor<2x1xi32>"
+    runtime = one_node("ScatterND", {"x": f32(4, 2), "i": np.array([[2], [0]], np.int64), "u": f32(2, 2)})
+    assert ops_of(runtime) == ["ascend.Cast", "ascend.ScatterNdUpdate"]
+
+
 def test_scatter_nd_with_indices_computed_at_run_time() -> None:
     x, u, i = f32(4, 2), f32(2, 2), np.array([[2], [0]], np.int64)
     check(one_node("ScatterND", {"x": x, "i": i, "u": u}), {"x": x, "i": i, "u": u}, tol=0)
