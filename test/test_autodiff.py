@@ -494,11 +494,14 @@ def test_select(scalar: bool) -> None:
 
 SECOND_ORDER_WITHOUT_RULE = {A.MaxPoolGradOp, A.GeluGradOp, A.LayerNormGradOp, A.BNTrainingUpdateGradOp, A.BNTrainingReduceGradOp}
 STATEFUL = {A.ApplyGradientDescentOp, A.ApplyMomentumDOp, A.ApplyAdamDOp}
+INFERENCE_ONLY = {A.PadV3DOp, A.ResizeDOp, A.ReduceMinOp, A.ReduceProdOp, A.InstanceNormOp, A.CumsumDOp, A.ScatterNdUpdateOp}
+"""Ops of the segmentation and detection models' ONNX imports whose gradient rules are not written yet: the pass
+refuses them with its one-line "no gradient rule" error."""
 
 
 def test_every_op_has_a_rule_or_a_reason() -> None:
     for cls in A.OPS:
-        assert cls in RULES or cls in NO_GRADIENT or cls in SECOND_ORDER_WITHOUT_RULE | STATEFUL, cls.name
+        assert cls in RULES or cls in NO_GRADIENT or cls in SECOND_ORDER_WITHOUT_RULE | STATEFUL | INFERENCE_ONLY, cls.name
     assert not set(RULES) & set(NO_GRADIENT)
 
 

@@ -282,7 +282,7 @@ def _conv(cx: Converter, node: Node) -> None:
     sx = ascend.shape_of(x)
     w_shape = cx.shape(w_name) if w_name not in cx.graph.consts else cx.graph.consts[w_name].shape
     if len(sx) != 4:
-        raise _unsupported(cx, node, f"only 2-d convolutions (rank-4 input) are supported, got rank {len(sx)}")
+        raise _unsupported(cx, node, f"only 1-d, 2-d and 3-d convolutions (input rank 3 to 5) are supported, got rank {len(sx)}")
     kernel = node.attr("kernel_shape") or list(w_shape[2:])
     strides, dilations, pads = _spatial_attrs(cx, node, sx[2:], kernel)
     group = int(node.attr("group", 1))
@@ -303,7 +303,7 @@ def _conv(cx: Converter, node: Node) -> None:
 def _pool_window(cx: Converter, node: Node, x: SSAValue) -> tuple[list[int], list[int], list[int]]:
     sx = ascend.shape_of(x)
     if len(sx) != 4:
-        raise _unsupported(cx, node, f"only 2-d pooling (rank-4 input) is supported, got rank {len(sx)}")
+        raise _unsupported(cx, node, f"only 1-d, 2-d and 3-d pooling (input rank 3 to 5) is supported, got rank {len(sx)}")
     kernel = [int(k) for k in node.attr("kernel_shape")]
     strides, dilations, pads = _spatial_attrs(cx, node, sx[2:], kernel)
     if dilations != [1, 1]:
@@ -787,3 +787,10 @@ def _gru(cx: Converter, node: Node) -> None:
             hs[step] = h
         per_dir.append(([hs[s] for s in sorted(hs)], [h]))
     rnn.bind_outputs(per_dir)
+
+
+from ascend_mp.frontend.converters_extra import through_2d  # noqa: E402 (registers its converters too)
+from ascend_mp.frontend.registry import CONVERTERS  # noqa: E402
+
+for _t in ("Conv", "MaxPool", "AveragePool"):
+    CONVERTERS[_t] = through_2d(CONVERTERS[_t])

@@ -251,8 +251,21 @@ class ReduceMeanOp(ReduceOp):
     name = "ascend.ReduceMean"
 
 
+class ExtremumReduceOp(ReduceOp, ABC):
+    """ReduceMax / ReduceMin: an empty reduced axis is an error (the extremum of nothing is undefined)."""
+
+    EXTREMUM: ClassVar[str] = "maximum"
+
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        x = shape_of(self.x)
+        empty = [a for a in self.reduced_axes() if x[a] == 0]
+        if empty:
+            self.fail(f"reduces over the empty axis {empty[0]} of shape {x}: the {self.EXTREMUM} of no elements is undefined")
+
+
 @irdl_op_definition
-class ReduceMaxOp(ReduceOp):
+class ReduceMaxOp(ExtremumReduceOp):
     """Maximum over `axes` (an empty axis is an error: the maximum of nothing is undefined).
 
     ```mlir
@@ -262,12 +275,57 @@ class ReduceMaxOp(ReduceOp):
 
     name = "ascend.ReduceMax"
 
+
+@irdl_op_definition
+class ReduceMinOp(ExtremumReduceOp):
+    """Minimum over `axes` (an empty axis is an error).
+
+    ```mlir
+    %m = ascend.ReduceMin %x {axes = array<i64: -1>} : (tensor<8x10xf32>) -> tensor<8xf32>
+    ```
+    """
+
+    name = "ascend.ReduceMin"
+    EXTREMUM: ClassVar[str] = "minimum"
+
+
+@irdl_op_definition
+class ReduceProdOp(ReduceOp):
+    """Product over `axes` (1 over an empty axis).
+
+    ```mlir
+    %p = ascend.ReduceProd %x {axes = array<i64: 1>, keep_dims = true} : (tensor<8x10xf32>) -> tensor<8x1xf32>
+    ```
+    """
+
+    name = "ascend.ReduceProd"
+
+
+@irdl_op_definition
+class CumsumDOp(AscendOp):
+    """Cumulative sum along `axis`: `y[..., i, ...] = sum of x[..., j, ...]` over j <= i (j < i when
+    `exclusive`; j >= i, or j > i, when `reverse`).
+
+    ```mlir
+    %y = ascend.CumsumD %x {axis = 1 : i64, exclusive = true} : (tensor<2x5xf32>) -> tensor<2x5xf32>
+    ```
+    """
+
+    name = "ascend.CumsumD"
+    x = operand_def(TensorType)
+    y = result_def(TensorType)
+    axis = int_prop(0)
+    exclusive = bool_prop(False)
+    reverse = bool_prop(False)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "y")
+
     def verify_shapes(self) -> None:
-        super().verify_shapes()
         x = shape_of(self.x)
-        empty = [a for a in self.reduced_axes() if x[a] == 0]
-        if empty:
-            self.fail(f"reduces over the empty axis {empty[0]} of shape {x}: the maximum of no elements is undefined")
+        if not x:
+            self.fail("expects an operand of rank >= 1")
+        norm_axis(self, self.axis, len(x), "axis")
+        if not dims_match(x, shape_of(self.y)):
+            self.fail(f"expects the result shape {x}, got {shape_of(self.y)}")
 
 
 @irdl_op_definition
@@ -501,6 +559,46 @@ class LayerNormOp(AscendOp):
             if not dims_match(shape_of(v), x[params:]):
                 self.fail(f"expects gamma and beta of shape {x[params:]}, got {shape_of(v)}")
         stat = x[:norm] + (1,) * (len(x) - norm)
+        for r in (self.mean, self.variance):
+            if not dims_match(shape_of(r), stat):
+                self.fail(f"expects mean and variance of shape {stat}, got {shape_of(r)}")
+        if not dims_match(x, shape_of(self.y)):
+            self.fail("expects y to have the shape of x")
+
+
+@irdl_op_definition
+class InstanceNormOp(AscendOp):
+    """Instance normalisation of a channels-first tensor (N, C, spatial...): each (n, c) plane is normalised
+    over its spatial dimensions with the biased variance, then scaled by gamma[c] and shifted by beta[c];
+    mean and variance have shape (N, C, 1, ...).
+
+    ```mlir
+    %y, %m, %v = ascend.InstanceNorm %x, %g, %b {epsilon = 1.0e-05 : f32} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<2x3x1x1xf32>, tensor<2x3x1x1xf32>)
+    ```
+    """
+
+    name = "ascend.InstanceNorm"
+    x = operand_def(TensorType)
+    gamma = operand_def(TensorType)
+    beta = operand_def(TensorType)
+    y = result_def(TensorType)
+    mean = result_def(TensorType)
+    variance = result_def(TensorType)
+    data_format = str_prop("NCHW")
+    epsilon = float_prop(1e-6)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "gamma", "beta", "y", "mean", "variance")
+    FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("x", "y")
+
+    def verify_shapes(self) -> None:
+        x = shape_of(self.x)
+        if self.data_format != "NCHW":
+            self.fail(f"supports the channels-first layout only (data_format NCHW, any rank >= 3), got '{self.data_format}'")
+        if len(x) < 3:
+            self.fail(f"expects an operand of rank >= 3 (N, C, spatial...), got shape {x}")
+        for v in (self.gamma, self.beta):
+            if not dims_match(shape_of(v), x[1:2]):
+                self.fail(f"expects gamma and beta of shape {x[1:2]}, got {shape_of(v)}")
+        stat = x[:2] + (1,) * (len(x) - 2)
         for r in (self.mean, self.variance):
             if not dims_match(shape_of(r), stat):
                 self.fail(f"expects mean and variance of shape {stat}, got {shape_of(r)}")

@@ -9,13 +9,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import prod
+from fractions import Fraction
+from math import ceil, floor, prod
 from typing import ClassVar
 
 from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, var_operand_def
 
-from ascend_mp.dialects.ascend.attrs import Unit, int_prop, ints_prop
+from ascend_mp.dialects.ascend.attrs import Unit, bool_prop, float_prop, int_prop, ints_prop, str_prop
 from ascend_mp.dialects.ascend.base import AscendOp, broadcast_shape, dims_match, norm_axis, shape_of
 from ascend_mp.dtypes import dtype_name
 
@@ -258,3 +259,170 @@ class OneHotOp(AscendOp):
         want = x[:axis] + (depth,) + x[axis:]
         if not dims_match(want, shape_of(self.y)):
             self.fail(f"expects result shape {want}, got {shape_of(self.y)}")
+
+
+PAD_MODES_V3 = ("constant", "reflect", "edge")
+"""PadV3D's modes: a constant, the mirror image without the edge element (numpy's `reflect`), the edge repeated."""
+
+
+@irdl_op_definition
+class PadV3DOp(AscendOp):
+    """Pads `x`: `paddings` holds (before, after) per dimension (`paddings_contiguous`, CANN's default;
+    false: all befores, then all afters). `mode` is `constant` (`constant_values`), `reflect` (pads
+    shorter than the dimension) or `edge` (a non-empty dimension).
+
+    ```mlir
+    %y = ascend.PadV3D %x {paddings = array<i64: 0, 0, 1, 2>, mode = "reflect"} : (tensor<2x4xf32>) -> tensor<2x7xf32>
+    ```
+    """
+
+    name = "ascend.PadV3D"
+    UNIT: ClassVar[Unit] = Unit.DATA
+    x = operand_def(TensorType)
+    y = result_def(TensorType)
+    paddings = ints_prop()
+    constant_values = float_prop(0.0)
+    mode = str_prop("constant")
+    paddings_contiguous = bool_prop(True)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "y")
+
+    def pairs(self) -> list[tuple[int, int]]:
+        """(before, after) per dimension."""
+        p, n = self.paddings, len(self.paddings) // 2
+        return [(p[2 * i], p[2 * i + 1]) for i in range(n)] if self.paddings_contiguous else list(zip(p[:n], p[n:]))
+
+    def verify_shapes(self) -> None:
+        x = shape_of(self.x)
+        if len(self.paddings) != 2 * len(x):
+            self.fail(f"expects {2 * len(x)} paddings (before and after for each of {len(x)} dimensions), got {len(self.paddings)}")
+        if min(self.paddings, default=0) < 0:
+            self.fail(f"expects non-negative paddings, got {list(self.paddings)}")
+        if self.mode not in PAD_MODES_V3:
+            self.fail(f"mode must be one of {', '.join(PAD_MODES_V3)}, got '{self.mode}'")
+        pairs = self.pairs()
+        for i, (d, (lo, hi)) in enumerate(zip(x, pairs)):
+            if d < 0:
+                continue
+            if self.mode == "reflect" and max(lo, hi) >= max(d, 1):
+                self.fail(f"reflect padding ({lo}, {hi}) of dimension {i} must be smaller than its size {d}")
+            if self.mode == "edge" and d == 0 and lo + hi:
+                self.fail(f"edge padding of the empty dimension {i}")
+        want = tuple(-1 if d < 0 else d + lo + hi for d, (lo, hi) in zip(x, pairs))
+        if not dims_match(want, shape_of(self.y)):
+            self.fail(f"expects result shape {want}, got {shape_of(self.y)}")
+
+
+RESIZE_COORDINATES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn")
+RESIZE_MODES = ("nearest", "linear")
+RESIZE_NEAREST = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+def resize_taps(n_in: int, n_out: int, coordinates: str, mode: str, nearest_mode: str) -> list[tuple[int, int, float]]:
+    """For each output index along one resized dimension: (i0, i1, w) with `y = x[i0] * (1 - w) + x[i1] * w`
+    (nearest: i0 == i1, w == 0), ONNX Resize's rules with the scale `n_out / n_in`, computed exactly."""
+    scale = Fraction(n_out, n_in)
+    taps: list[tuple[int, int, float]] = []
+    for o in range(n_out):
+        if coordinates == "half_pixel" or (coordinates == "pytorch_half_pixel" and n_out > 1):
+            x = (o + Fraction(1, 2)) / scale - Fraction(1, 2)
+        elif coordinates == "align_corners":
+            x = Fraction(o * (n_in - 1), n_out - 1) if n_out > 1 else Fraction(0)
+        elif coordinates == "tf_half_pixel_for_nn":
+            x = (o + Fraction(1, 2)) / scale
+        elif coordinates == "asymmetric":
+            x = o / scale
+        else:  # pytorch_half_pixel with one output element
+            x = Fraction(0)
+        if mode == "nearest":
+            f = floor(x)
+            if nearest_mode == "floor":
+                i = f
+            elif nearest_mode == "ceil":
+                i = ceil(x)
+            elif x - f == Fraction(1, 2):
+                i = f if nearest_mode == "round_prefer_floor" else f + 1
+            else:
+                i = round(x)
+            i = min(max(i, 0), n_in - 1)
+            taps.append((i, i, 0.0))
+        else:
+            x = min(max(x, Fraction(0)), Fraction(n_in - 1))
+            i0 = floor(x)
+            taps.append((i0, min(i0 + 1, n_in - 1), float(x - i0)))
+    return taps
+
+
+@irdl_op_definition
+class ResizeDOp(AscendOp):
+    """Resizes the spatial dimensions (2 and on) of an NC... tensor to the result's sizes, as ONNX's Resize
+    (CANN's ResizeD keeps ONNX's attributes): `mode` nearest or linear (separable: bilinear in 2-d), the
+    `coordinate_transformation_mode` mapping an output index to an input coordinate with the scale
+    `out / in`, and the `nearest_mode` rounding of that coordinate.
+
+    ```mlir
+    %y = ascend.ResizeD %x {mode = "linear", coordinate_transformation_mode = "align_corners"} : (tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32>
+    ```
+    """
+
+    name = "ascend.ResizeD"
+    x = operand_def(TensorType)
+    y = result_def(TensorType)
+    mode = str_prop("nearest")
+    coordinate_transformation_mode = str_prop("half_pixel")
+    nearest_mode = str_prop("round_prefer_floor")
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "y")
+    FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("x",)
+
+    def verify_shapes(self) -> None:
+        for what, value, allowed in (
+            ("mode", self.mode, RESIZE_MODES),
+            ("coordinate_transformation_mode", self.coordinate_transformation_mode, RESIZE_COORDINATES),
+            ("nearest_mode", self.nearest_mode, RESIZE_NEAREST),
+        ):
+            if value not in allowed:
+                self.fail(f"{what} must be one of {', '.join(allowed)}, got '{value}'")
+        x, y = shape_of(self.x), shape_of(self.y)
+        if len(x) < 3 or len(y) != len(x):
+            self.fail(f"expects an operand of rank >= 3 (N, C, spatial...) and a result of its rank, got {x} -> {y}")
+        if not dims_match(x[:2], y[:2]):
+            self.fail(f"resizes the spatial dimensions only: N and C of {x} and {y} differ")
+        if any(d == 0 for d in x[2:] + y[2:]):
+            self.fail(f"cannot resize empty dimensions ({x} -> {y})")
+
+
+@irdl_op_definition
+class ScatterNdUpdateOp(AscendOp):
+    """`var` with slices replaced: for each row r of `indices` (shape (..., k)), the slice
+    `var[indices[r]]` (its first k coordinates) becomes `updates[r]`; `updates` has shape
+    `indices.shape[:-1] + var.shape[k:]`. Negative indices count from the end; the last of duplicate
+    rows wins. A value, not an update in place (CANN's `var` output).
+
+    ```mlir
+    %y = ascend.ScatterNdUpdate %x, %i, %u : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+    ```
+    """
+
+    name = "ascend.ScatterNdUpdate"
+    UNIT: ClassVar[Unit] = Unit.DATA
+    var = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    var_out = result_def(TensorType)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("var", "updates", "var_out")
+    CANN_OUTPUTS: ClassVar[tuple[str, ...] | None] = ("var",)
+
+    def verify_shapes(self) -> None:
+        assert isinstance(self.indices.type, TensorType)
+        if not isinstance(self.indices.type.element_type, IntegerType) or dtype_name(self.indices.type.element_type) == "i1":
+            self.fail(f"expects integer indices, got {self.indices.type.element_type}")
+        var, idx, upd = shape_of(self.var), shape_of(self.indices), shape_of(self.updates)
+        if not idx or idx[-1] < 0:
+            self.fail(f"expects indices of rank >= 1 with a static last dimension, got shape {idx}")
+        k = idx[-1]
+        if k > len(var):
+            self.fail(f"indices address {k} dimensions of a rank-{len(var)} var")
+        want = idx[:-1] + var[k:]
+        if not dims_match(want, upd):
+            self.fail(f"expects updates of shape {want}, got {upd}")
+        if not dims_match(var, shape_of(self.var_out)):
+            self.fail(f"expects the result shape {var}, got {shape_of(self.var_out)}")

@@ -22,6 +22,7 @@ from ascend_mp.passes.lowering.emit import (
     amap,
     attr,
     compute_type,
+    const,
     dim,
     elem,
     identity,
@@ -52,7 +53,15 @@ def _max(s: Scalar, a: SSAValue, b: SSAValue) -> SSAValue:
     return s.maxf(a, b) if is_float(a.type) else s.add(arith.MaxSIOp(a, b))
 
 
-@lowers("ReduceSum", "ReduceMean", "ReduceMax")
+def _min(s: Scalar, a: SSAValue, b: SSAValue) -> SSAValue:
+    return s.minf(a, b) if is_float(a.type) else s.add(arith.MinSIOp(a, b))
+
+
+def _mul(s: Scalar, a: SSAValue, b: SSAValue) -> SSAValue:
+    return s.mulf(a, b) if is_float(a.type) else s.add(arith.MuliOp(a, b))
+
+
+@lowers("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd")
 def _reduce(em: Emitter, op: AscendOp) -> list[SSAValue]:
     x, y = op.operands[0], op.results[0]
     src = shape(x)
@@ -62,12 +71,41 @@ def _reduce(em: Emitter, op: AscendOp) -> list[SSAValue]:
     if op.name == "ascend.ReduceMax":
         low = -INF if is_float(acc_t) else -(2**63)
         return [em.convert(em.reduce(x, axes, low, _max, acc_t, keep), elem(y))]
+    if op.name == "ascend.ReduceMin":
+        high = INF if is_float(acc_t) else 2**63 - 1
+        return [em.convert(em.reduce(x, axes, high, _min, acc_t, keep), elem(y))]
+    if op.name == "ascend.ReduceProd":
+        return [em.convert(em.reduce(x, axes, 1, _mul, acc_t, keep), elem(y))]
     total = em.reduce(x, axes, 0, add_values, acc_t, keep)
     if op.name == "ascend.ReduceMean":
         if not is_float(acc_t):
             raise LoweringError("of integers is not lowered")
         count = int(np.prod([src[a] for a in axes]))
         return [em.map([total], shape(total), elem(y), lambda s, a: s.divf(a[0], s.const(count, acc_t)))]
+    return [em.convert(total, elem(y))]
+
+
+@lowers("CumsumD")
+def _cumsum(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    """One loop more than the result's, the summed index j (a reduction): `y[.., i, ..] += x[.., j, ..]`
+    where j <= i (j < i exclusive; >=, > reversed), accumulated in float32 (integers in i64)."""
+    x, y = op.operands[0], op.results[0]
+    out = shape(y)
+    rank = len(out)
+    axis = int(attr(op, "axis")) % rank  # pyright: ignore[reportArgumentType]
+    exclusive, reverse = bool(attr(op, "exclusive")), bool(attr(op, "reverse"))
+    pred = {(False, False): "sle", (True, False): "slt", (False, True): "sge", (True, True): "sgt"}[(exclusive, reverse)]
+    acc_t = _acc(op)
+    acc = em.fill(out, acc_t, 0)
+    read = amap(rank + 1, [dim(rank) if d == axis else dim(d) for d in range(rank)])
+
+    def body(s: Scalar) -> list[SSAValue]:
+        take = s.add(arith.CmpiOp(s.index(rank), s.index(axis), pred))
+        v = s.convert(s.arg(0), acc_t)
+        return [add_values(s, s.arg(1), s.select(take, v, s.const(0, acc_t)))]
+
+    iters = [PARALLEL] * rank + [REDUCTION]
+    total = em.generic([(x, read)], [(acc, amap(rank + 1, [dim(d) for d in range(rank)]))], iters, body)[0]
     return [em.convert(total, elem(y))]
 
 
@@ -135,6 +173,35 @@ def _layer_norm(em: Emitter, op: AscendOp) -> list[SSAValue]:
         return s.addf(s.mulf(s.mulf(dv, inv), g), b)
 
     out = em.map([d, var, gamma, beta], src, elem(y), fn, acc_t)
+    return [out, em.convert(m, elem(mean_r)), em.convert(var, elem(var_r))]
+
+
+@lowers("InstanceNorm")
+def _instance_norm(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    """LayerNorm's steps over the spatial dimensions, gamma and beta read per channel."""
+    x, gamma, beta = op.operands
+    y, mean_r, var_r = op.results
+    src = shape(x)
+    rank = len(src)
+    axes = list(range(2, rank))
+    eps = float(attr(op, "epsilon"))  # pyright: ignore[reportArgumentType]
+    acc_t = _acc(op)
+    count = float(np.prod([src[a] for a in axes]))
+    xw = em.convert(x, acc_t)
+    total = em.reduce(xw, axes, 0.0, add_values, acc_t, keep_dims=True)
+    m = em.map([total], shape(total), acc_t, lambda s, a: s.divf(a[0], s.const(count, acc_t)))
+    d = em.map([xw, m], src, acc_t, lambda s, a: s.subf(a[0], a[1]))
+    sq = em.reduce(d, axes, 0.0, add_values, acc_t, keep_dims=True, pre=lambda s, v: s.mulf(v, v))
+    var = em.map([sq], shape(sq), acc_t, lambda s, a: s.divf(a[0], s.const(count, acc_t)))
+
+    def fn(s: Scalar, a: list[SSAValue]) -> SSAValue:
+        dv, v, g, b = a
+        inv = s.divf(s.const(1.0, acc_t), s.sqrt(s.addf(v, s.const(eps, acc_t))))
+        return s.addf(s.mulf(s.mulf(dv, inv), g), b)
+
+    stat = amap(rank, [dim(0), dim(1)] + [const(0)] * (rank - 2))
+    vec = amap(rank, [dim(1)])
+    out = em.map([d, var, gamma, beta], src, elem(y), fn, acc_t, [identity(rank), stat, vec, vec])
     return [out, em.convert(m, elem(mean_r)), em.convert(var, elem(var_r))]
 
 

@@ -1,23 +1,29 @@
 """Shape and data movement, exact in the operand's dtype: Reshape (`tensor.collapse_shape` then
 `tensor.expand_shape`), Transpose/BroadcastToD/TileD (a `linalg.generic` reading through a permuted or
 broadcast map; TileD then collapses block and element dimensions), ConcatV2D (`tensor.insert_slice`),
-StridedSliceD (`tensor.extract_slice`), GatherV2D (`tensor.extract` at the index read in the body)."""
+StridedSliceD (`tensor.extract_slice`), GatherV2D (`tensor.extract` at the index read in the body),
+PadV3D (constant: `tensor.insert_slice` into a filled tensor; reflect/edge: `tensor.extract` at the
+mirrored or clamped index), ResizeD (`tensor.extract` at the taps of tables computed at compile time,
+blended in float32 for linear), ScatterNdUpdate (a reduction over the index rows: each element takes
+the update of the last row that addresses it)."""
 
 from __future__ import annotations
 
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, TensorType, f32, i64
 from xdsl.ir import SSAValue
 
-from ascend_mp.dialects.ascend import AscendOp
+from ascend_mp.dialects.ascend import AscendOp, PadV3DOp, resize_taps
 from ascend_mp.passes.lowering.emit import (
     PARALLEL,
+    REDUCTION,
     Emitter,
     LoweringError,
     Scalar,
     amap,
     attr,
     broadcast_map,
+    compute_type,
     const,
     dim,
     elem,
@@ -172,3 +178,132 @@ def _one_hot(em: Emitter, op: AscendOp) -> list[SSAValue]:
         return [s.select(s.add(arith.CmpiOp(s.arg(0), k, "eq")), s.arg(1), s.arg(2))]
 
     return em.generic([(x, xmap), (on, scalar[0]), (off, scalar[1])], [(init, identity(rank))], [PARALLEL] * rank, body)
+
+
+def _index(s: Scalar, v: int) -> SSAValue:
+    return s.add(arith.ConstantOp.from_int_and_width(v, IndexType()))
+
+
+@lowers("PadV3D")
+def _pad(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    assert isinstance(op, PadV3DOp)
+    x, y = op.operands[0], op.results[0]
+    pairs = op.pairs()
+    if op.mode == "constant":
+        return [em.pad(x, [lo for lo, _ in pairs], [hi for _, hi in pairs], op.constant_values)]
+    src, out = shape(x), shape(y)
+    rank = len(out)
+    init = em.empty(out, elem(y))
+
+    def body(s: Scalar) -> list[SSAValue]:
+        coords: list[SSAValue] = []
+        for d, (n, (lo, _)) in enumerate(zip(src, pairs)):
+            j = s.add(arith.SubiOp(s.index(d), _index(s, lo)))  # the position in x, before folding back
+            zero, last = _index(s, 0), _index(s, n - 1)
+            if op.mode == "edge":
+                j = s.add(arith.MaxSIOp(j, zero))
+                j = s.add(arith.MinSIOp(j, last))
+            else:  # reflect: -j below 0, 2(n-1) - j past the end
+                j = s.add(arith.MaxSIOp(j, s.add(arith.SubiOp(zero, j))))
+                j = s.add(arith.MinSIOp(j, s.add(arith.SubiOp(_index(s, 2 * (n - 1)), j))))
+            coords.append(j)
+        return [s.add(tensor.ExtractOp(x, coords, elem(x)))]
+
+    return em.generic([], [(init, identity(rank))], [PARALLEL] * rank, body)
+
+
+def _table(em: Emitter, values: list[int] | list[float], t: TensorType) -> SSAValue:  # pyright: ignore[reportMissingTypeArgument]
+    return em.add(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, values), t))  # pyright: ignore[reportArgumentType]
+
+
+@lowers("ResizeD")
+def _resize(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    """`y[n, c, o...] = sum over corners of x[n, c, i...] * prod(weights)`: per spatial dimension the
+    tables i0, i1 (i64) and w (f32) of :func:`resize_taps`, read by the output index."""
+    x, y = op.operands[0], op.results[0]
+    src, out = shape(x), shape(y)
+    rank = len(out)
+    mode = str(attr(op, "mode"))
+    linear = mode == "linear"
+    acc_t = compute_type(elem(x)) or f32
+    inputs: list[tuple[SSAValue, object]] = []
+    for d in range(2, rank):
+        taps = resize_taps(src[d], out[d], str(attr(op, "coordinate_transformation_mode")), mode, str(attr(op, "nearest_mode")))
+        n = len(taps)
+        vmap = amap(rank, [dim(d)])
+        inputs.append((_table(em, [a for a, _, _ in taps], TensorType(i64, [n])), vmap))
+        if linear:
+            inputs.append((_table(em, [b for _, b, _ in taps], TensorType(i64, [n])), vmap))
+            inputs.append((_table(em, [w for _, _, w in taps], TensorType(acc_t, [n])), vmap))
+    init = em.empty(out, elem(y))
+    spatial = rank - 2
+    per = 3 if linear else 1
+
+    def body(s: Scalar) -> list[SSAValue]:
+        def idx(k: int) -> SSAValue:
+            return s.add(arith.IndexCastOp(s.arg(k), IndexType()))
+
+        lead = [s.index(0), s.index(1)]
+        if not linear:
+            return [s.add(tensor.ExtractOp(x, lead + [idx(per * j) for j in range(spatial)], elem(x)))]
+        lo = [idx(3 * j) for j in range(spatial)]
+        hi = [idx(3 * j + 1) for j in range(spatial)]
+        w = [s.arg(3 * j + 2) for j in range(spatial)]
+        one = s.const(1.0, acc_t)
+        total: SSAValue | None = None
+        for corner in range(2**spatial):
+            coords, weight = list(lead), None
+            for j in range(spatial):
+                up = corner >> j & 1
+                coords.append(hi[j] if up else lo[j])
+                f = w[j] if up else s.subf(one, w[j])
+                weight = f if weight is None else s.mulf(weight, f)
+            v = s.convert(s.add(tensor.ExtractOp(x, coords, elem(x))), acc_t)
+            term = s.mulf(v, weight)  # pyright: ignore[reportArgumentType]
+            total = term if total is None else s.addf(total, term)
+        return [s.convert(total, elem(y))]  # pyright: ignore[reportArgumentType]
+
+    return em.generic(inputs, [(init, identity(rank))], [PARALLEL] * rank, body)  # pyright: ignore[reportArgumentType]
+
+
+def _rows(em: Emitter, v: SSAValue, lead: int, rows: int) -> SSAValue:
+    """`v` with its first `lead` dimensions as one (of size `rows`)."""
+    s = shape(v)
+    if lead == 1:
+        return v
+    if lead == 0:
+        return em.expand(v, [] if not s else [[0, 1], *[[i + 1] for i in range(1, len(s))]], [1, *s])
+    return em.collapse(v, [list(range(lead)), *[[i] for i in range(lead, len(s))]], [rows, *s[lead:]])
+
+
+@lowers("ScatterNdUpdate")
+def _scatter_nd_update(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    """Loops over var's elements and the index rows r (a reduction, in order): the element becomes
+    updates[r, ...] where row r addresses it (negative indices counted from the end)."""
+    var, idx, upd = op.operands
+    vs, ishape = shape(var), shape(idx)
+    k, rank = ishape[-1], len(vs)
+    lead = len(ishape) - 1
+    n_rows = 1
+    for d in ishape[:-1]:
+        n_rows *= d
+    idx2 = _rows(em, idx, lead, n_rows)
+    upd2 = _rows(em, upd, lead, n_rows)
+    out_map = amap(rank + 1, [dim(d) for d in range(rank)])
+
+    def body(s: Scalar) -> list[SSAValue]:
+        r = s.index(rank)
+        hit: SSAValue | None = None
+        for t in range(k):
+            i = s.add(arith.IndexCastOp(s.add(tensor.ExtractOp(idx2, [r, _index(s, t)], elem(idx2))), IndexType()))
+            neg = s.add(arith.CmpiOp(i, _index(s, 0), "slt"))
+            i = s.select(neg, s.add(arith.AddiOp(i, _index(s, vs[t]))), i)
+            eq = s.add(arith.CmpiOp(i, s.index(t), "eq"))
+            hit = eq if hit is None else s.add(arith.AndIOp(hit, eq))
+        value = s.add(tensor.ExtractOp(upd2, [r] + [s.index(d) for d in range(k, rank)], elem(upd2)))
+        return [value if hit is None else s.select(hit, value, s.arg(1))]
+
+    iters = [PARALLEL] * rank + [REDUCTION]
+    # indices read (unused) at (r, 0): a loop must appear in an operand's map for linalg to size it
+    rows_map = amap(rank + 1, [dim(rank), const(0)])
+    return em.generic([(idx2, rows_map)], [(var, out_map)], iters, body)

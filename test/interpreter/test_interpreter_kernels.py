@@ -651,6 +651,63 @@ def test_reductions(op: str, dtype: np.dtype, data: st.DataObject, keep: bool) -
 
 @pytest.mark.parametrize("dtype", LOW_FLOATS, ids=str)
 @EXAMPLES
+@given(data=st.data(), keep=st.booleans())
+def test_reduce_min_is_exact_and_reduce_prod_close(dtype: np.dtype, data: st.DataObject, keep: bool) -> None:
+    x = data.draw(arrays_of(dtype, SHAPES, 4.0))
+    rank = x.ndim
+    axes = data.draw(st.lists(st.integers(-rank, rank - 1), max_size=rank, unique_by=lambda a: a % rank))
+    reduced = tuple(sorted({a % rank for a in axes})) or tuple(range(rank))
+    x64 = f64(x)
+    attrs = {"axes": tuple(axes), "keep_dims": keep}
+    y = run("ReduceMin", x, attrs=attrs)
+    np.testing.assert_array_equal(f64(y), np.min(x64, axis=reduced, keepdims=keep))
+    ref = np.prod(x64, axis=reduced, keepdims=keep)
+    y = run("ReduceProd", x, attrs=attrs)
+    assert y.shape == ref.shape
+    with np.errstate(over="ignore"):
+        finite = np.isfinite(ref.astype(dtype))
+    assert_close(y[finite], ref[finite], scale=np.prod(np.abs(x64), axis=reduced, keepdims=keep)[finite], k=2 * x.size)
+
+
+@pytest.mark.parametrize("dtype", LOW_FLOATS, ids=str)
+@EXAMPLES
+@given(data=st.data(), exclusive=st.booleans(), reverse=st.booleans())
+def test_cumsum(dtype: np.dtype, data: st.DataObject, exclusive: bool, reverse: bool) -> None:
+    x = data.draw(arrays_of(dtype, SHAPES, 100.0))
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
+    x64, n = f64(x), x.shape[axis]
+    idx = np.arange(n)
+    # the (i, j) mask of the summed elements, then one sum per i: an independent formula
+    mask = {(False, False): idx[None, :] <= idx[:, None], (True, False): idx[None, :] < idx[:, None],
+            (False, True): idx[None, :] >= idx[:, None], (True, True): idx[None, :] > idx[:, None]}[(exclusive, reverse)]
+    moved = np.moveaxis(x64, axis, -1)
+    ref = np.moveaxis(moved @ mask.T.astype(np.float64), -1, axis)
+    scale = np.moveaxis(np.abs(moved) @ mask.T.astype(np.float64), -1, axis)
+    y = run("CumsumD", x, attrs={"axis": axis, "exclusive": exclusive, "reverse": reverse})
+    assert_close(y, ref, scale=scale, k=2 * n)
+
+
+@pytest.mark.parametrize("dtype", LOW_FLOATS, ids=str)
+@EXAMPLES
+@given(data=st.data())
+def test_instance_norm(dtype: np.dtype, data: st.DataObject) -> None:
+    shape = data.draw(hnp.array_shapes(min_dims=3, max_dims=5, min_side=1, max_side=4))
+    x = data.draw(arrays_of(dtype, st.just(shape), 100.0))
+    g = data.draw(arrays_of(dtype, st.just((shape[1],)), 4.0))
+    b = data.draw(arrays_of(dtype, st.just((shape[1],)), 4.0))
+    x64, axes = f64(x), tuple(range(2, x.ndim))
+    per = (-1,) + (1,) * (x.ndim - 2)
+    m = x64.mean(axis=axes, keepdims=True)
+    v = ((x64 - m) ** 2).mean(axis=axes, keepdims=True)
+    ref = (x64 - m) / np.sqrt(v + 1e-5) * f64(g).reshape(per) + f64(b).reshape(per)
+    y, mean, var = run("InstanceNorm", x, g, b, out=(dtype, dtype, dtype), attrs={"epsilon": 1e-5}, reference=True)
+    assert mean.shape == m.shape and var.shape == v.shape
+    assert_close(mean, m, scale=np.abs(x64).max(axis=axes, keepdims=True), k=8)
+    assert_close(y, ref, scale=(np.abs(x64 - m) / np.sqrt(v + 1e-5) + 1) * (np.abs(f64(g)).reshape(per) + np.abs(f64(b)).reshape(per) + 1), k=16 * x.size)
+
+
+@pytest.mark.parametrize("dtype", LOW_FLOATS, ids=str)
+@EXAMPLES
 @given(data=st.data())
 def test_softmax_and_log_softmax(dtype: np.dtype, data: st.DataObject) -> None:
     x = data.draw(arrays_of(dtype, hnp.array_shapes(min_dims=1, max_dims=3, max_side=6), 65504 if dtype == F16 else 80))
@@ -798,6 +855,100 @@ def test_reshape_transpose_concat_are_exact(x: np.ndarray, data: st.DataObject) 
     dim = data.draw(st.integers(-x.ndim, x.ndim - 1))
     y = run("ConcatV2D", x, x, x, attrs={"concat_dim": dim})
     np.testing.assert_array_equal(y.view(np.uint16), np.concatenate([x, x, x], axis=dim).view(np.uint16))
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge"])
+@EXAMPLES
+@given(x=arrays_of(F16, hnp.array_shapes(min_dims=1, max_dims=3, min_side=2, max_side=4)), data=st.data())
+def test_pad_v3d_is_numpy_pad(mode: str, x: np.ndarray, data: st.DataObject) -> None:
+    limit = [d - 1 if mode == "reflect" else 3 for d in x.shape]
+    pairs = [(data.draw(st.integers(0, n)), data.draw(st.integers(0, n))) for n in limit]
+    contiguous = data.draw(st.booleans())
+    flat = [p for pair in pairs for p in pair] if contiguous else [lo for lo, _ in pairs] + [hi for _, hi in pairs]
+    attrs = {"paddings": tuple(flat), "mode": mode, "constant_values": -2.5, "paddings_contiguous": contiguous}
+    y = run("PadV3D", x, attrs=attrs)
+    kw: dict[str, Any] = {"constant_values": -2.5} if mode == "constant" else {}
+    np.testing.assert_array_equal(f64(y), np.pad(f64(x), pairs, mode=mode, **kw))
+
+
+def _resize64(x: np.ndarray, size: tuple[int, int], mode: str, coords: str, nearest: str) -> np.ndarray:
+    """ONNX Resize on the last two dimensions, element by element in float64 (the operator's spec)."""
+
+    def coord(o: int, n_in: int, n_out: int) -> float:
+        s = n_out / n_in
+        return {"half_pixel": (o + 0.5) / s - 0.5, "align_corners": o * (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0,
+                "asymmetric": o / s}[coords]
+
+    def pick(c: float, n: int) -> int:
+        f = math.floor(c)
+        i = {"floor": f, "round_prefer_floor": f if c - f <= 0.5 else f + 1, "round_prefer_ceil": f if c - f < 0.5 else f + 1}[nearest]
+        return min(max(i, 0), n - 1)
+
+    (h, w), y = x.shape[2:], np.zeros(x.shape[:2] + size)
+    for i in range(size[0]):
+        for j in range(size[1]):
+            u, v = coord(i, h, size[0]), coord(j, w, size[1])
+            if mode == "nearest":
+                y[:, :, i, j] = x[:, :, pick(u, h), pick(v, w)]
+                continue
+            u, v = min(max(u, 0.0), h - 1.0), min(max(v, 0.0), w - 1.0)
+            i0, j0 = int(u), int(v)
+            i1, j1 = min(i0 + 1, h - 1), min(j0 + 1, w - 1)
+            a, b = u - i0, v - j0
+            y[:, :, i, j] = (x[:, :, i0, j0] * (1 - a) * (1 - b) + x[:, :, i1, j0] * a * (1 - b)
+                             + x[:, :, i0, j1] * (1 - a) * b + x[:, :, i1, j1] * a * b)
+    return y
+
+
+@pytest.mark.parametrize(
+    ("mode", "coords", "nearest", "hw", "size"),
+    [
+        ("nearest", "asymmetric", "floor", (3, 4), (6, 8)),
+        ("nearest", "half_pixel", "round_prefer_floor", (4, 4), (8, 2)),
+        ("nearest", "half_pixel", "round_prefer_ceil", (4, 4), (8, 2)),
+        ("nearest", "align_corners", "round_prefer_floor", (3, 5), (5, 3)),
+        ("linear", "half_pixel", "round_prefer_floor", (3, 4), (5, 9)),
+        ("linear", "align_corners", "round_prefer_floor", (4, 3), (7, 2)),
+        ("linear", "asymmetric", "round_prefer_floor", (2, 5), (4, 3)),
+    ],
+)
+@pytest.mark.parametrize("dtype", [F32, F16], ids=str)
+def test_resize_matches_the_onnx_formulas(mode: str, coords: str, nearest: str, hw: tuple[int, int], size: tuple[int, int], dtype: np.dtype) -> None:
+    x = rng(3).standard_normal((2, 3, *hw)).astype(dtype)
+    attrs = {"mode": mode, "coordinate_transformation_mode": coords, "nearest_mode": nearest}
+    y = run("ResizeD", x, attrs=attrs, out_shapes=[(2, 3, *size)])
+    ref = _resize64(f64(x), size, mode, coords, nearest)
+    if mode == "nearest":
+        np.testing.assert_array_equal(f64(y), ref)
+    else:
+        assert_close(y, ref, scale=np.abs(f64(x)).max(), k=4)
+
+
+@pytest.mark.parametrize(("var", "idx"), [((5, 3), (2, 1)), ((4, 3, 2), (2, 2, 2)), ((3, 4), (2,)), ((6,), (4, 1))])
+def test_scatter_nd_update_loops(var: tuple[int, ...], idx: tuple[int, ...]) -> None:
+    """Against a Python loop over the index rows (distinct rows, some negative)."""
+    g = rng(5)
+    k = idx[-1]
+    n_rows = int(np.prod(idx[:-1]))
+    flat = g.choice(int(np.prod(var[:k])), size=n_rows, replace=False)
+    rows = np.stack(np.unravel_index(flat, var[:k]), axis=-1) - np.array(var[:k]) * g.integers(0, 2, (n_rows, k))
+    indices = rows.reshape(idx).astype(np.int32)
+    x = g.standard_normal(var).astype(F16)
+    updates = g.standard_normal(idx[:-1] + var[k:]).astype(F16)
+    want = f64(x).copy()
+    for r, u in zip(rows, f64(updates).reshape((n_rows, *var[k:]))):
+        want[tuple(int(c) % n for c, n in zip(r, var))] = u
+    np.testing.assert_array_equal(f64(run("ScatterNdUpdate", x, indices, updates)), want)
+
+
+def test_resize_of_dynamic_sizes_is_a_kernel_error() -> None:
+    with pytest.raises(KernelError, match=r"ResizeD needs static spatial sizes"):
+        run("ResizeD", np.zeros((1, 2, 3, 4), F32), out_shapes=[(1, 2, -1, 8)])
+
+
+def test_scatter_nd_update_out_of_range_is_a_kernel_error() -> None:
+    with pytest.raises(KernelError, match=r"index \[4\] is out of range for shape \(4, 2\)"):
+        run("ScatterNdUpdate", np.zeros((4, 2), F32), np.array([[1], [4]], np.int32), np.zeros((2, 2), F32))
 
 
 def test_reshape_with_one_dynamic_dimension() -> None:

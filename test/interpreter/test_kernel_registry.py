@@ -22,10 +22,10 @@ FAMILY_OPS = {
         "LeakyRelu", "Erf", "Gelu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Rsqrt", "Floor",
     },
     "reduce": {
-        "SoftmaxV2", "LogSoftmaxV2", "ReduceSum", "ReduceMean", "ReduceMax", "ArgMaxV2", "MaxPool", "AvgPool", "MaxPoolV3",
-        "AvgPoolV2", "BatchNorm", "BNInfer", "BNTrainingReduce", "BNTrainingUpdate", "LayerNorm", "SoftmaxCrossEntropyWithLogits",
+        "SoftmaxV2", "LogSoftmaxV2", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ArgMaxV2", "MaxPool", "AvgPool", "MaxPoolV3",
+        "AvgPoolV2", "BatchNorm", "BNInfer", "BNTrainingReduce", "BNTrainingUpdate", "LayerNorm", "InstanceNorm", "CumsumD", "SoftmaxCrossEntropyWithLogits",
     },
-    "shape": {"Reshape", "Transpose", "ConcatV2D", "GatherV2D", "StridedSliceD", "BroadcastToD", "TileD", "OneHot"},
+    "shape": {"Reshape", "Transpose", "ConcatV2D", "GatherV2D", "StridedSliceD", "BroadcastToD", "TileD", "OneHot", "PadV3D", "ResizeD", "ScatterNdUpdate"},
     "cast": {"Const", "Cast", "NPUAllocFloatStatus", "NPUClearFloatStatus", "NPUGetFloatStatus"},
     "grad": {
         "Conv2DBackpropInput", "Conv2DBackpropFilter", "ReluGrad", "LeakyReluGrad", "SigmoidGrad", "TanhGrad", "GeluGrad",

@@ -283,6 +283,36 @@ def _bn_dx64(x: Array, scale: Array, offset: Array, dy: Array) -> Array:
     return dx
 
 
+
+def _in64(x: Array, g: Array, b: Array) -> Array:
+    m = x.mean(axis=(2, 3), keepdims=True)
+    v = ((x - m) ** 2).mean(axis=(2, 3), keepdims=True)
+    return (x - m) / np.sqrt(v + 1e-5) * g.reshape(1, -1, 1, 1) + b.reshape(1, -1, 1, 1)
+
+
+def _nearest64(x: Array, size: tuple[int, int]) -> Array:
+    """Nearest, asymmetric coordinates, floor: y[o] = x[floor(o * in / out)]."""
+    h, w = x.shape[2:]
+    rows = [o * h // size[0] for o in range(size[0])]
+    cols = [o * w // size[1] for o in range(size[1])]
+    return x[:, :, rows][:, :, :, cols]
+
+
+def _bilinear64(x: Array, size: tuple[int, int]) -> Array:
+    """Bilinear with aligned corners, by the four-neighbour formula in float64."""
+    h, w = x.shape[2:]
+    y = np.zeros(x.shape[:2] + size)
+    for i in range(size[0]):
+        for j in range(size[1]):
+            u, v = i * (h - 1) / (size[0] - 1), j * (w - 1) / (size[1] - 1)
+            i0, j0 = int(u), int(v)
+            i1, j1 = min(i0 + 1, h - 1), min(j0 + 1, w - 1)
+            a, b = u - i0, v - j0
+            y[:, :, i, j] = (x[:, :, i0, j0] * (1 - a) * (1 - b) + x[:, :, i1, j0] * a * (1 - b)
+                             + x[:, :, i0, j1] * (1 - a) * b + x[:, :, i1, j1] * a * b)
+    return y
+
+
 REDUCE = [
     Case("bn_training_y", _BN_ARGS, _BN_CHAIN + "  %r = ascend.Add %y, %a5 : (tensor<2x3x2x2xf32>, tensor<2x3x2x2xf32>) -> tensor<2x3x2x2xf32>", "tensor<2x3x2x2xf32>", lambda x, sc, off, m, v, dy: _bn64(x, sc, off) + dy),
     Case(
@@ -372,6 +402,20 @@ REDUCE = [
         "  %y, %bm, %r = ascend.BatchNorm %a0, %a1, %a2, %a3, %a4 : (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>)",
         "tensor<3xf32>", lambda x, s, o, m, v: x.var(axis=(0, 2, 3), ddof=1),
     ),
+    Case(
+        "instance_norm", [((2, 3, 2, 3), "f32"), ((3,), "f32"), ((3,), "f32")],
+        "  %r, %m, %v = ascend.InstanceNorm %a0, %a1, %a2 {epsilon = 1.000000e-05 : f32} : (tensor<2x3x2x3xf32>, tensor<3xf32>, tensor<3xf32>)"
+        " -> (tensor<2x3x2x3xf32>, tensor<2x3x1x1xf32>, tensor<2x3x1x1xf32>)",
+        "tensor<2x3x2x3xf32>", lambda x, g, b: _in64(x, g, b),
+    ),
+    Case("cumsum", [((3, 5), "f32")], "  %r = ascend.CumsumD %a0 {axis = 1 : i64} : (tensor<3x5xf32>) -> tensor<3x5xf32>", "tensor<3x5xf32>", lambda x: np.cumsum(x, axis=1)),
+    Case(
+        "cumsum_exclusive_reverse", [((4, 3), "f32")],
+        "  %r = ascend.CumsumD %a0 {axis = 0 : i64, exclusive = true, reverse = true} : (tensor<4x3xf32>) -> tensor<4x3xf32>",
+        "tensor<4x3xf32>", lambda x: np.flip(np.cumsum(np.flip(x, 0), axis=0), 0) - x,
+    ),
+    Case("reduce_min", [((3, 4), "f32")], "  %r = ascend.ReduceMin %a0 {axes = array<i64: 1>} : (tensor<3x4xf32>) -> tensor<3xf32>", "tensor<3xf32>", lambda x: x.min(axis=1)),
+    Case("reduce_prod", [((3, 4), "f32")], "  %r = ascend.ReduceProd %a0 {axes = array<i64: 0>, keep_dims = true} : (tensor<3x4xf32>) -> tensor<1x4xf32>", "tensor<1x4xf32>", lambda x: x.prod(axis=0, keepdims=True)),
 ]
 
 SHAPE = [
@@ -410,6 +454,23 @@ SHAPE = [
         "  %r = ascend.Mul %s, %c : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>",
         "tensor<3x4xf32>", lambda x: (np.trunc(x) + x.astype(np.float16)) * np.array([1.0, 2.0, 3.0, 4.0]),
     ),
+    Case(
+        "scatter_nd", [((4, 3), "f32"), ((2, 3), "f32")],
+        "  %i = ascend.Const dense<[[3], [-4]]> : tensor<2x1xi32>\n"
+        "  %r = ascend.ScatterNdUpdate %a0, %i, %a1 : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>",
+        "tensor<4x3xf32>", lambda x, u: np.concatenate([u[1:2], x[1:3], u[0:1]]),
+    ),
+    Case(
+        "scatter_nd_elements", [((2, 3), "f32"), ((2,), "f32")],
+        "  %i = ascend.Const dense<[[0, 2], [1, 0]]> : tensor<2x2xi64>\n"
+        "  %r = ascend.ScatterNdUpdate %a0, %i, %a1 : (tensor<2x3xf32>, tensor<2x2xi64>, tensor<2xf32>) -> tensor<2x3xf32>",
+        "tensor<2x3xf32>", lambda x, u: np.array([[x[0, 0], x[0, 1], u[0]], [u[1], x[1, 1], x[1, 2]]]),
+    ),
+    Case("pad_constant", [((2, 3), "f32")], "  %r = ascend.PadV3D %a0 {paddings = array<i64: 1, 0, 0, 2>, constant_values = 1.500000e+00 : f32} : (tensor<2x3xf32>) -> tensor<3x5xf32>", "tensor<3x5xf32>", lambda x: np.pad(x, ((1, 0), (0, 2)), constant_values=1.5)),
+    Case("pad_reflect", [((2, 4), "f32")], "  %r = ascend.PadV3D %a0 {paddings = array<i64: 1, 1, 3, 2>, mode = \"reflect\"} : (tensor<2x4xf32>) -> tensor<4x9xf32>", "tensor<4x9xf32>", lambda x: np.pad(x, ((1, 1), (3, 2)), mode="reflect")),
+    Case("pad_edge", [((2, 3), "f32")], "  %r = ascend.PadV3D %a0 {paddings = array<i64: 0, 2, 2, 1>, mode = \"edge\"} : (tensor<2x3xf32>) -> tensor<4x6xf32>", "tensor<4x6xf32>", lambda x: np.pad(x, ((0, 2), (2, 1)), mode="edge")),
+    Case("resize_nearest", [((1, 2, 3, 2), "f32")], "  %r = ascend.ResizeD %a0 {coordinate_transformation_mode = \"asymmetric\", nearest_mode = \"floor\"} : (tensor<1x2x3x2xf32>) -> tensor<1x2x6x5xf32>", "tensor<1x2x6x5xf32>", lambda x: _nearest64(x, (6, 5))),
+    Case("resize_bilinear", [((1, 2, 3, 4), "f32")], "  %r = ascend.ResizeD %a0 {mode = \"linear\", coordinate_transformation_mode = \"align_corners\"} : (tensor<1x2x3x4xf32>) -> tensor<1x2x5x7xf32>", "tensor<1x2x5x7xf32>", lambda x: _bilinear64(x, (5, 7))),
 ]
 
 def _wide(inputs: list[Array]) -> list[Array]:

@@ -117,6 +117,34 @@ def _reduce_max(spec: OpSpec) -> KernelFn:
     return lambda x: np.asarray(np.maximum.reduce(x, axis=axes, keepdims=keep))
 
 
+@kernel("ReduceMin", finite_preserving=True, exact=True)
+def _reduce_min(spec: OpSpec) -> KernelFn:
+    axes, keep = _reduce_axes(spec, len(spec.in_shapes[0])), bool(spec.attr("keep_dims"))
+    return lambda x: np.asarray(np.minimum.reduce(x, axis=axes, keepdims=keep))
+
+
+@kernel("ReduceProd", propagates=(0,))
+def _reduce_prod(spec: OpSpec) -> KernelFn:
+    axes, keep = _reduce_axes(spec, len(spec.in_shapes[0])), bool(spec.attr("keep_dims"))
+    return lambda x: np.asarray(np.multiply.reduce(x, axis=axes, keepdims=keep))
+
+
+@kernel("CumsumD", propagates=(0,))
+def _cumsum(spec: OpSpec) -> KernelFn:
+    axis = spec.attr("axis") % len(spec.in_shapes[0])
+    exclusive, reverse = bool(spec.attr("exclusive")), bool(spec.attr("reverse"))
+
+    def cumsum(x: Array) -> Array:
+        v = np.flip(x, axis) if reverse else x
+        c = np.cumsum(v, axis=axis, dtype=v.dtype)
+        if exclusive:  # shifted by one: the first is 0, the last sum is dropped
+            zero = np.zeros_like(np.take(c, [0], axis=axis))
+            c = np.concatenate([zero, np.take(c, range(c.shape[axis] - 1), axis=axis)], axis=axis)
+        return np.flip(c, axis) if reverse else c
+
+    return cumsum
+
+
 def _softmax_axes(spec: OpSpec) -> tuple[int, ...]:
     rank = len(spec.in_shapes[0])
     return tuple(sorted({a % rank for a in spec.attr("axes")}))
@@ -236,6 +264,22 @@ def _bn_training_update(spec: OpSpec) -> KernelFn:
         return y, mean_out, var_out, bm, bv
 
     return update
+
+
+@kernel("InstanceNorm")
+def _instance_norm(spec: OpSpec) -> KernelFn:
+    rank = len(spec.in_shapes[0])
+    axes = tuple(range(2, rank))
+    eps = float(spec.attr("epsilon"))
+    per_channel = (-1,) + (1,) * (rank - 2)
+
+    def norm(x: Array, gamma: Array, beta: Array) -> tuple[Array, Array, Array]:
+        m = x.mean(axis=axes, keepdims=True)
+        var = np.square(x - m).mean(axis=axes, keepdims=True)
+        y = (x - m) * np.reciprocal(np.sqrt(var + eps)) * gamma.reshape(per_channel) + beta.reshape(per_channel)
+        return y, m, var
+
+    return norm
 
 
 @kernel("LayerNorm")

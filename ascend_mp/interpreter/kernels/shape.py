@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 
+from ascend_mp.dialects.ascend import resize_taps
 from ascend_mp.interpreter.kernels.base import KernelFn, kernel, scalar
 from ascend_mp.interpreter.numerics import Array
 from ascend_mp.interpreter.spec import KernelError, OpSpec
@@ -77,3 +77,57 @@ def _one_hot(spec: OpSpec) -> KernelFn:
         return y if axis == rank - 1 else np.moveaxis(y, -1, axis)
 
     return one_hot
+
+
+@kernel("PadV3D", exact=True)
+def _pad_v3(spec: OpSpec) -> KernelFn:
+    p, rank = spec.attr("paddings"), len(spec.in_shapes[0])
+    pairs = [(p[2 * i], p[2 * i + 1]) for i in range(rank)] if spec.attr("paddings_contiguous") else list(zip(p[:rank], p[rank:]))
+    mode, value = spec.attr("mode"), spec.attr("constant_values")
+    if mode == "constant":
+        return lambda x: np.pad(x, pairs, mode="constant", constant_values=np.asarray(value).astype(x.dtype))
+    return lambda x: np.pad(x, pairs, mode=mode)
+
+
+@kernel("ResizeD", finite_preserving=True)
+def _resize(spec: OpSpec) -> KernelFn:
+    """Separable: each spatial dimension in turn, `x[i0] * (1 - w) + x[i1] * w` (nearest: a gather)."""
+    src, out = spec.in_shapes[0], spec.out_shapes[0]
+    if min(src[2:] + out[2:]) < 0:
+        raise KernelError(f"ResizeD needs static spatial sizes, got {tuple(src)} -> {tuple(out)}")
+    mode = spec.attr("mode")
+    taps = [
+        resize_taps(n, m, spec.attr("coordinate_transformation_mode"), mode, spec.attr("nearest_mode"))
+        for n, m in zip(src[2:], out[2:])
+    ]
+
+    def resize(x: Array) -> Array:
+        for d, t in enumerate(taps, start=2):
+            i0 = np.array([a for a, _, _ in t])
+            if mode == "nearest":
+                x = np.take(x, i0, axis=d)
+                continue
+            i1 = np.array([b for _, b, _ in t])
+            w = np.array([c for _, _, c in t], x.dtype).reshape((-1,) + (1,) * (x.ndim - d - 1))
+            x = np.take(x, i0, axis=d) * (1 - w) + np.take(x, i1, axis=d) * w
+        return x
+
+    return resize
+
+
+@kernel("ScatterNdUpdate", finite_preserving=True, exact=True)
+def _scatter_nd_update(spec: OpSpec) -> KernelFn:
+    var = spec.in_shapes[0]
+    k = spec.in_shapes[1][-1]
+
+    def scatter(x: Array, indices: Array, updates: Array) -> Array:
+        rows = indices.reshape(-1, k).astype(np.int64)
+        dims = np.array(var[:k], np.int64)
+        if rows.size and ((rows < -dims) | (rows >= dims)).any():
+            bad = rows[((rows < -dims) | (rows >= dims)).any(axis=1)][0]
+            raise KernelError(f"ScatterNdUpdate: index {bad.tolist()} is out of range for shape {tuple(var)}")
+        y = x.copy()
+        y[tuple((rows % dims).T)] = updates.reshape((-1, *var[k:]))  # duplicate rows: the last wins
+        return y
+
+    return scatter

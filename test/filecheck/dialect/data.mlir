@@ -41,3 +41,29 @@ func.func @classify(%z: tensor<8x10xf32>, %t: tensor<8x10xf32>, %idx: tensor<8xi
   %l, %g = ascend.SoftmaxCrossEntropyWithLogits %z, %1 : (tensor<8x10xf32>, tensor<8x10xf32>) -> (tensor<8xf32>, tensor<8x10xf32>)
   func.return %0 : tensor<8xi32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @pad_resize
+func.func @pad_resize(%x: tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32> {
+  // CHECK: ascend.PadV3D %{{.*}} {paddings = array<i64: 0, 0, 0, 0, 1, 1, 2, 2>} : (tensor<1x2x3x4xf32>) -> tensor<1x2x5x8xf32>
+  %0 = ascend.PadV3D %x {paddings = array<i64: 0, 0, 0, 0, 1, 1, 2, 2>} : (tensor<1x2x3x4xf32>) -> tensor<1x2x5x8xf32>
+  // CHECK: ascend.PadV3D %{{.*}} {paddings = array<i64: 0, 0, 0, 0, 1, 2, 1, 0>, mode = "reflect"} : (tensor<1x2x3x4xf32>) -> tensor<1x2x6x5xf32>
+  %1 = ascend.PadV3D %x {paddings = array<i64: 0, 0, 0, 0, 1, 2, 1, 0>, mode = "reflect"} : (tensor<1x2x3x4xf32>) -> tensor<1x2x6x5xf32>
+  // CHECK: ascend.PadV3D %{{.*}} {paddings = array<i64: 0, 0, 0, 0, 0, 0, 1, 1>, constant_values = -1.000000e+00 : f32, paddings_contiguous = false} : (tensor<1x2x3x4xf32>) -> tensor<1x2x4x5xf32>
+  %2 = ascend.PadV3D %x {paddings = array<i64: 0, 0, 0, 0, 0, 0, 1, 1>, constant_values = -1.0 : f32, paddings_contiguous = false} : (tensor<1x2x3x4xf32>) -> tensor<1x2x4x5xf32>
+  // CHECK: ascend.ResizeD %{{.*}} {coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32>
+  %3 = ascend.ResizeD %x {coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32>
+  // CHECK: ascend.ResizeD %{{.*}} {mode = "linear", coordinate_transformation_mode = "pytorch_half_pixel"} : (tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32>
+  %4 = ascend.ResizeD %x {mode = "linear", coordinate_transformation_mode = "pytorch_half_pixel"} : (tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32>
+  func.return %4 : tensor<1x2x6x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @scatter
+func.func @scatter(%x: tensor<4x3xf32>, %i: tensor<2x1xi32>, %u: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // CHECK: ascend.ScatterNdUpdate %{{.*}}, %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %y = ascend.ScatterNdUpdate %x, %i, %u : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  func.return %y : tensor<4x3xf32>
+}

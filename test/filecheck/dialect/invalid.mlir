@@ -230,3 +230,67 @@ func.func @select_dtypes(%c: tensor<i1>, %a: tensor<4xf32>, %b: tensor<4xf16>) -
   func.return %0 : tensor<4xf32>
 }
 // CHECK: 'ascend.Select' op expects x1, x2, y to have the same element type, got x1: f32, x2: f16, y: f32
+
+// -----
+
+func.func @pad_count(%a: tensor<2x4xf32>) -> tensor<2x7xf32> {
+  %0 = ascend.PadV3D %a {paddings = array<i64: 1, 2>} : (tensor<2x4xf32>) -> tensor<2x7xf32>
+  func.return %0 : tensor<2x7xf32>
+}
+// CHECK: 'ascend.PadV3D' op expects 4 paddings (before and after for each of 2 dimensions), got 2
+
+// -----
+
+func.func @pad_reflect_too_wide(%a: tensor<2x4xf32>) -> tensor<2x12xf32> {
+  %0 = ascend.PadV3D %a {paddings = array<i64: 0, 0, 4, 4>, mode = "reflect"} : (tensor<2x4xf32>) -> tensor<2x12xf32>
+  func.return %0 : tensor<2x12xf32>
+}
+// CHECK: 'ascend.PadV3D' op reflect padding (4, 4) of dimension 1 must be smaller than its size 4
+
+// -----
+
+func.func @pad_mode(%a: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %0 = ascend.PadV3D %a {paddings = array<i64: 0, 0, 0, 0>, mode = "wrap"} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  func.return %0 : tensor<2x4xf32>
+}
+// CHECK: 'ascend.PadV3D' op mode must be one of constant, reflect, edge, got 'wrap'
+
+// -----
+
+func.func @resize_channels(%a: tensor<1x2x3x4xf32>) -> tensor<1x3x6x8xf32> {
+  %0 = ascend.ResizeD %a : (tensor<1x2x3x4xf32>) -> tensor<1x3x6x8xf32>
+  func.return %0 : tensor<1x3x6x8xf32>
+}
+// CHECK: 'ascend.ResizeD' op resizes the spatial dimensions only: N and C of (1, 2, 3, 4) and (1, 3, 6, 8) differ
+
+// -----
+
+func.func @resize_mode(%a: tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32> {
+  %0 = ascend.ResizeD %a {mode = "cubic"} : (tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32>
+  func.return %0 : tensor<1x2x6x8xf32>
+}
+// CHECK: 'ascend.ResizeD' op mode must be one of nearest, linear, got 'cubic'
+
+// -----
+
+func.func @instance_norm_gamma(%x: tensor<2x3x4xf32>, %g: tensor<4xf32>) -> tensor<2x3x4xf32> {
+  %y, %m, %v = ascend.InstanceNorm %x, %g, %g : (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x1xf32>, tensor<2x3x1xf32>)
+  func.return %y : tensor<2x3x4xf32>
+}
+// CHECK: 'ascend.InstanceNorm' op expects gamma and beta of shape (3,), got (4,)
+
+// -----
+
+func.func @cumsum_axis(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  %y = ascend.CumsumD %x {axis = 2 : i64} : (tensor<2x5xf32>) -> tensor<2x5xf32>
+  func.return %y : tensor<2x5xf32>
+}
+// CHECK: 'ascend.CumsumD' op axis 2 is out of range for rank 2
+
+// -----
+
+func.func @scatter_updates(%x: tensor<4x3xf32>, %i: tensor<2x1xi32>, %u: tensor<2x4xf32>) -> tensor<4x3xf32> {
+  %y = ascend.ScatterNdUpdate %x, %i, %u : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x4xf32>) -> tensor<4x3xf32>
+  func.return %y : tensor<4x3xf32>
+}
+// CHECK: 'ascend.ScatterNdUpdate' op expects updates of shape (2, 3), got (2, 4)

@@ -46,3 +46,32 @@ func.func @norms(%x: tensor<2x4x3x3xf16>, %c: tensor<4xf32>, %l: tensor<4x8xf32>
   %ly, %lm, %lv = ascend.LayerNorm %l, %g, %g {begin_norm_axis = 1 : i64, begin_params_axis = 1 : i64} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
   func.return %y : tensor<2x4x3x3xf16>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @reduce_min_prod
+func.func @reduce_min_prod(%x: tensor<8x10xf32>) -> tensor<8x1xf32> {
+  // CHECK: ascend.ReduceMin %{{.*}} {axes = array<i64: -1>} : (tensor<8x10xf32>) -> tensor<8xf32>
+  %0 = ascend.ReduceMin %x {axes = array<i64: -1>} : (tensor<8x10xf32>) -> tensor<8xf32>
+  // CHECK: ascend.ReduceProd %{{.*}} {axes = array<i64: 1>, keep_dims = true} : (tensor<8x10xf32>) -> tensor<8x1xf32>
+  %1 = ascend.ReduceProd %x {axes = array<i64: 1>, keep_dims = true} : (tensor<8x10xf32>) -> tensor<8x1xf32>
+  func.return %1 : tensor<8x1xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @instance_norm
+func.func @instance_norm(%x: tensor<2x3x4xf32>, %g: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<2x3x4xf32> {
+  // CHECK: ascend.InstanceNorm %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 1.000000e-05 : f32} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x1xf32>, tensor<2x3x1xf32>)
+  %y, %m, %v = ascend.InstanceNorm %x, %g, %b {epsilon = 1.0e-05 : f32} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x1xf32>, tensor<2x3x1xf32>)
+  func.return %y : tensor<2x3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @cumsum
+func.func @cumsum(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  // CHECK: ascend.CumsumD %{{.*}} {axis = 1 : i64, exclusive = true, reverse = true} : (tensor<2x5xf32>) -> tensor<2x5xf32>
+  %y = ascend.CumsumD %x {axis = 1 : i64, exclusive = true, reverse = true} : (tensor<2x5xf32>) -> tensor<2x5xf32>
+  func.return %y : tensor<2x5xf32>
+}
