@@ -25,7 +25,8 @@ from ascend_mp.frontend.fold import axis_in, check_indices
 from ascend_mp.frontend.registry import Unsupported, converter
 
 if TYPE_CHECKING:
-    from ascend_mp.frontend.onnx_import import Converter, Node
+    from ascend_mp.frontend.onnx_import import Converter
+    from ascend_mp.frontend.registry import Node
 
 
 def _op(name: str) -> type[ascend.AscendOp]:

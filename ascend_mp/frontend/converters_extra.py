@@ -30,11 +30,11 @@ from xdsl.ir import SSAValue
 from ascend_mp.dialects import ascend
 from ascend_mp.dialects.ascend.shape import RESIZE_COORDINATES, RESIZE_MODES
 from ascend_mp.dtypes import tensor_dtype
-from ascend_mp.frontend.registry import Convert, Unsupported
+from ascend_mp.frontend.registry import Convert, Node, Unsupported
 from ascend_mp.frontend.registry import converter as _converter
 
 if TYPE_CHECKING:
-    from ascend_mp.frontend.onnx_import import Converter, Node
+    from ascend_mp.frontend.onnx_import import Converter
 
 
 def _unsupported(cx: Converter, node: Node, why: str) -> Unsupported:
@@ -295,8 +295,6 @@ def through_2d(base: Convert) -> Convert:
         proto = helper.make_node(
             node.op_type, inputs, [lifted, *node.outputs[1:]], name=node.name, **_lift_attrs(node.attrs)
         )
-        from ascend_mp.frontend.onnx_import import Node
-
         base(cx, Node(proto))
         cx.emit(ascend.ReshapeOp, [cx.value(lifted)], out)
 
@@ -521,8 +519,6 @@ def _depth_taps(cx: Converter, node: Node, base: Convert) -> None:
         lifted = f"{out}/tap{t}"
         elem_type = cx.graph.types[out][0]
         cx.graph.types[lifted] = (elem_type, list(flat_out.get_shape()))
-        from ascend_mp.frontend.onnx_import import Node
-
         base(cx, Node(helper.make_node(op, names, [lifted], name=node.name, **attrs2)))
         y = cx.value(lifted)
         if total is None:

@@ -34,7 +34,7 @@ from ascend_mp.errors import AscendError
 from ascend_mp.frontend import converters as _converters  # noqa: F401  (registers every converter)
 from ascend_mp.frontend.fold import ONNX_TO_DTYPE, Graph, ValueType, attrs_of, fold_graph, is_static, read_tensor
 from ascend_mp.frontend.model import InputShapes, check_arity, check_graph, check_opsets, load_model, parse_input_shape
-from ascend_mp.frontend.registry import CONVERTERS, Unsupported
+from ascend_mp.frontend.registry import CONVERTERS, Node, Unsupported
 from ascend_mp.frontend.tools import NAME_ATTR  # stated once, where the tools read it
 
 __all__ = ["Converter", "Node", "Unsupported", "import_onnx"]
@@ -164,25 +164,6 @@ def _check_supported(graph: Graph, label: str) -> None:
 # --------------------------------------------------------------------------------------
 # Conversion
 # --------------------------------------------------------------------------------------
-
-
-class Node:
-    """An ONNX node as a converter sees it."""
-
-    def __init__(self, proto: onnx.NodeProto):
-        self.proto = proto
-        self.op_type = proto.op_type
-        self.name = proto.name or f"{proto.op_type}_{proto.output[0]}"
-        self.inputs = list(proto.input)
-        self.outputs = list(proto.output)
-        self.attrs = attrs_of(proto)
-
-    def attr(self, key: str, default: Any = None) -> Any:
-        return self.attrs.get(key, default)
-
-    def input(self, i: int) -> str | None:
-        """The i-th input name, None when absent or empty (an omitted optional input)."""
-        return self.inputs[i] if i < len(self.inputs) and self.inputs[i] else None
 
 
 class Converter:
