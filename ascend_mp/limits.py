@@ -116,7 +116,7 @@ def module_values(module: Any, location_of: Callable[[Any], str]) -> Iterable[tu
             if op.is_declaration:
                 continue
             for i, arg in enumerate(op.args):
-                yield f"argument {i} of @{op.sym_name.data}", arg.type
+                yield f"{location_of(op)}: argument {i} of @{op.sym_name.data}", arg.type
             continue
         for r in op.results:
             yield location_of(op), r.type

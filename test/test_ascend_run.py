@@ -253,7 +253,7 @@ def test_huge_tensors_are_refused_before_allocating(tmp_path: Path, capsys: pyte
                     "  func.return %0 : tensor<1024x1024xf32>\n}\n")
     monkeypatch.setenv("ASCEND_MP_MAX_TENSOR_BYTES", str(1 << 20))
     assert error([str(path)], capsys) == (
-        "argument 0 of @f (tensor<1024x1024xf32>) needs 4.2 MB (1048576 elements of 4 bytes); "
+        f"{path}:1:1: argument 0 of @f (tensor<1024x1024xf32>) needs 4.2 MB (1048576 elements of 4 bytes); "
         "the limit is 1.0 MB (physical memory, or $ASCEND_MP_MAX_TENSOR_BYTES)"
     )
     monkeypatch.setenv("ASCEND_MP_MAX_TENSOR_BYTES", str(1 << 23))
