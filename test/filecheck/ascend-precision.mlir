@@ -1,42 +1,41 @@
 // The ascend-precision pass (docs/design.md §5): the CANN precision modes, the TF policy, the override files.
 // One check prefix per case group (`// ===== group PREFIX` below; functions named `@<prefix>_...`); every RUN line
-// reads every case and checks its groups' prefixes. The must_keep_origin_dtype runs use --verify-diagnostics
-// because the other groups' f32 convolutions have no kernel there (its errors: ascend-precision-invalid.mlir).
+// reads every case and checks its groups' prefixes. The cases are independent functions, so most runs read the
+// file as one module (a third of the time of --split-input-file); the must_keep_origin_dtype runs split it and use
+// --verify-diagnostics because the other groups' f32 convolutions have no kernel there (an error of the whole
+// module otherwise; that mode's errors: ascend-precision-invalid.mlir). The separator lines split the cases for them
+// and for test/passes/test_precision.py, which runs every case in every mode.
 // ascend-precision-torch.mlir and ascend-precision-mindspore.mlir: the framework policies.
-// RUN: ascend-opt %s --split-input-file -p 'ascend-precision{mode=allow_mix_precision}' | filecheck %s --check-prefix=MIX
-// RUN: ascend-opt %s --split-input-file --precision_mode_v2=mixed_float16 | filecheck %s --check-prefix=MIX
-// RUN: ascend-opt %s --split-input-file --precision_mode=allow_mix_precision_fp16 | ascend-opt --split-input-file --precision_mode=allow_mix_precision | filecheck %s --check-prefix=MIX
-// RUN: ascend-opt %s --split-input-file -p ascend-precision | filecheck %s --check-prefix=FP16
-// RUN: ascend-opt %s --split-input-file --precision_mode_v2=fp16 | filecheck %s --check-prefix=FP16
-// RUN: ascend-opt %s --split-input-file -p 'ascend-precision{mode=force_fp32}' | filecheck %s --check-prefixes=FP32,CUBE_FP32
-// RUN: ascend-opt %s --split-input-file -p 'ascend-precision{mode=allow_fp32_to_fp16}' | filecheck %s --check-prefix=TOFP16
+// RUN: ascend-opt %s -p 'ascend-precision{mode=allow_mix_precision}' | filecheck %s --check-prefixes=MIX,MIXLIST_LIB
+// RUN: ascend-opt %s --precision_mode_v2=mixed_float16 | filecheck %s --check-prefix=MIX
+// RUN: ascend-opt %s --precision_mode=allow_mix_precision_fp16 | ascend-opt --precision_mode=allow_mix_precision | filecheck %s --check-prefix=MIX
+// RUN: ascend-opt %s -p ascend-precision | filecheck %s --check-prefix=FP16
+// RUN: ascend-opt %s --precision_mode_v2=fp16 | filecheck %s --check-prefix=FP16
+// RUN: ascend-opt %s -p 'ascend-precision{mode=force_fp32}' | filecheck %s --check-prefixes=FP32,CUBE_FP32
+// RUN: ascend-opt %s -p 'ascend-precision{mode=allow_fp32_to_fp16}' | filecheck %s --check-prefix=TOFP16
 // RUN: ascend-opt %s --split-input-file -p 'ascend-precision{mode=must_keep_origin_dtype}' --verify-diagnostics | filecheck %s --check-prefix=ORIGIN
 // RUN: ascend-opt %s --split-input-file --precision_mode_v2=origin --verify-diagnostics | filecheck %s --check-prefix=ORIGIN
-// RUN: ascend-opt %s --split-input-file --precision_mode=cube_fp16in_fp32out | filecheck %s --check-prefix=CUBE
-// RUN: ascend-opt %s --split-input-file --precision_mode_v2=cube_fp16in_fp32out | filecheck %s --check-prefix=CUBE
-// RUN: ascend-opt %s --split-input-file -p 'ascend-precision{mode=allow_mix_precision_bf16 soc=ascend910b}' | filecheck %s --check-prefixes=BF16,CASTS,CASTS_BF16
-// RUN: ascend-opt %s --split-input-file --precision_mode_v2=mixed_bfloat16 --soc_version=ascend910b | filecheck %s --check-prefix=BF16
-// RUN: ascend-opt %s --split-input-file -p 'ascend-precision{mode=allow_fp32_to_bf16 soc=ascend910b}' | filecheck %s --check-prefix=BF16_TOBF
-// RUN: ascend-opt %s --split-input-file -p 'ascend-precision{mode=allow_mix_precision_bf16}' 2>/dev/null | filecheck %s --check-prefix=BF16_NOBF
-// RUN: ascend-opt %s --split-input-file -p 'ascend-precision{mode=allow_mix_precision soc=ascend910b}' | filecheck %s --check-prefixes=CASTS,CASTS_F16
-// RUN: ascend-opt %s --split-input-file -p 'ascend-precision{mode=allow_mix_precision soc=ascend910b}' | ascend-opt --split-input-file -p 'ascend-precision{mode=allow_mix_precision soc=ascend910b}' | filecheck %s --check-prefixes=CASTS,CASTS_F16
-// RUN: ascend-opt %s --split-input-file -p 'ascend-precision{mode=allow_mix_precision_bf16 soc=ascend910b}' | ascend-opt --split-input-file -p 'ascend-precision{mode=allow_mix_precision_bf16 soc=ascend910b}' | filecheck %s --check-prefixes=CASTS,CASTS_BF16
-// RUN: ascend-opt %s --split-input-file --precision_mode=allow_mix_precision | filecheck %s --check-prefix=MIXLIST_LIB
-// RUN: ascend-opt %s --split-input-file --precision_mode=allow_mix_precision --modify_mixlist=%S/Inputs/mixlist-black-add.json | filecheck %s --check-prefix=MIXLIST_BLACK
-// RUN: ascend-opt %s --split-input-file -p 'ascend-precision{mode=allow_mix_precision modify-mixlist="%S/Inputs/mixlist-black-add-white-remove.json"}' | filecheck %s --check-prefix=MIXLIST_BLACK
-// RUN: ascend-opt %s --split-input-file --precision_mode=allow_mix_precision --modify_mixlist=%S/Inputs/mixlist-white-remove.json | filecheck %s --check-prefix=MIXLIST_GRAY
-// RUN: ascend-opt %s --split-input-file --precision_mode_v2=mixed_float16 --modify_mixlist=%S/Inputs/mixlist-moves.json | filecheck %s --check-prefix=MIXLIST_MOVES
-// RUN: ascend-opt %s --split-input-file --precision_mode=allow_mix_precision --keep_dtype=%S/Inputs/keep_dtype.txt --customize_dtypes=%S/Inputs/customize_dtypes.cfg | filecheck %s --check-prefix=OVR
-// RUN: ascend-opt %s --split-input-file -p 'ascend-precision{mode=force_fp16 keep-dtype="%S/Inputs/keep_dtype.txt"}' | filecheck %s --check-prefix=OVR_KEEP
-// RUN: ascend-opt %s --split-input-file -p 'ascend-precision{policy=tf}' | filecheck %s --check-prefix=TF
-// RUN: ascend-opt %s --split-input-file -p 'ascend-precision{policy=tf}' | ascend-opt --split-input-file -p 'ascend-precision{policy=tf}' | filecheck %s --check-prefix=TF
-// RUN: ascend-opt %s --split-input-file -p 'ascend-precision{policy=tf amp_dtype=bf16 soc=ascend910b}' | filecheck %s --check-prefix=TFBF16
-// RUN: env TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL=TREAT_INFER_AS_DENY ascend-opt %s --split-input-file -p 'ascend-precision{policy=tf}' | filecheck %s --check-prefix=TFLEVEL_DENY
-// RUN: env TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL=tensor_cores_only ascend-opt %s --split-input-file -p 'ascend-precision{policy=tf}' | filecheck %s --check-prefix=TFLEVEL_TC
-// RUN: env TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL=UNSAFE_FORCE_ALL ascend-opt %s --split-input-file -p 'ascend-precision{policy=tf}' | filecheck %s --check-prefix=TFLEVEL_FORCE
-// RUN: env TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL=UNSAFE_FORCE_ALL ascend-opt %s --split-input-file -p 'ascend-precision{policy=tf}' | env TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL=UNSAFE_FORCE_ALL ascend-opt --split-input-file -p 'ascend-precision{policy=tf}' | filecheck %s --check-prefix=TFLEVEL_FORCE
-// RUN: ascend-opt %s --split-input-file --amp_policy=tf --keep_dtype=%S/Inputs/tf_fetches.txt | filecheck %s --check-prefix=TFKEEP
-// RUN: ascend-opt %s --split-input-file -p 'ascend-precision{policy=tf keep-dtype="%S/Inputs/tf_fetches.txt"}' | ascend-opt --split-input-file -p 'ascend-precision{policy=tf keep-dtype="%S/Inputs/tf_fetches.txt"}' | filecheck %s --check-prefix=TFKEEP
+// RUN: ascend-opt %s --precision_mode=cube_fp16in_fp32out | filecheck %s --check-prefix=CUBE
+// RUN: ascend-opt %s --precision_mode_v2=cube_fp16in_fp32out | filecheck %s --check-prefix=CUBE
+// RUN: ascend-opt %s -p 'ascend-precision{mode=allow_mix_precision_bf16 soc=ascend910b}' | filecheck %s --check-prefixes=BF16,CASTS,CASTS_BF16
+// RUN: ascend-opt %s --precision_mode_v2=mixed_bfloat16 --soc_version=ascend910b | filecheck %s --check-prefix=BF16
+// RUN: ascend-opt %s -p 'ascend-precision{mode=allow_fp32_to_bf16 soc=ascend910b}' | filecheck %s --check-prefix=BF16_TOBF
+// RUN: ascend-opt %s -p 'ascend-precision{mode=allow_mix_precision_bf16}' 2>/dev/null | filecheck %s --check-prefix=BF16_NOBF
+// RUN: ascend-opt %s -p 'ascend-precision{mode=allow_mix_precision soc=ascend910b}' | ascend-opt -p 'ascend-precision{mode=allow_mix_precision soc=ascend910b}' | filecheck %s --check-prefixes=CASTS,CASTS_F16
+// RUN: ascend-opt %s -p 'ascend-precision{mode=allow_mix_precision_bf16 soc=ascend910b}' | ascend-opt -p 'ascend-precision{mode=allow_mix_precision_bf16 soc=ascend910b}' | filecheck %s --check-prefixes=CASTS,CASTS_BF16
+// RUN: ascend-opt %s --precision_mode=allow_mix_precision --modify_mixlist=%S/Inputs/mixlist-black-add.json | filecheck %s --check-prefix=MIXLIST_BLACK
+// RUN: ascend-opt %s -p 'ascend-precision{mode=allow_mix_precision modify-mixlist="%S/Inputs/mixlist-black-add-white-remove.json"}' | filecheck %s --check-prefix=MIXLIST_BLACK
+// RUN: ascend-opt %s --precision_mode=allow_mix_precision --modify_mixlist=%S/Inputs/mixlist-white-remove.json | filecheck %s --check-prefix=MIXLIST_GRAY
+// RUN: ascend-opt %s --precision_mode_v2=mixed_float16 --modify_mixlist=%S/Inputs/mixlist-moves.json | filecheck %s --check-prefix=MIXLIST_MOVES
+// RUN: ascend-opt %s --precision_mode=allow_mix_precision --keep_dtype=%S/Inputs/keep_dtype.txt --customize_dtypes=%S/Inputs/customize_dtypes.cfg | filecheck %s --check-prefix=OVR
+// RUN: ascend-opt %s -p 'ascend-precision{mode=force_fp16 keep-dtype="%S/Inputs/keep_dtype.txt"}' | filecheck %s --check-prefix=OVR_KEEP
+// RUN: ascend-opt %s -p 'ascend-precision{policy=tf}' | ascend-opt -p 'ascend-precision{policy=tf}' | filecheck %s --check-prefix=TF
+// RUN: ascend-opt %s -p 'ascend-precision{policy=tf amp_dtype=bf16 soc=ascend910b}' | filecheck %s --check-prefix=TFBF16
+// RUN: env TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL=TREAT_INFER_AS_DENY ascend-opt %s -p 'ascend-precision{policy=tf}' | filecheck %s --check-prefix=TFLEVEL_DENY
+// RUN: env TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL=tensor_cores_only ascend-opt %s -p 'ascend-precision{policy=tf}' | filecheck %s --check-prefix=TFLEVEL_TC
+// RUN: env TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL=UNSAFE_FORCE_ALL ascend-opt %s -p 'ascend-precision{policy=tf}' | env TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL=UNSAFE_FORCE_ALL ascend-opt -p 'ascend-precision{policy=tf}' | filecheck %s --check-prefix=TFLEVEL_FORCE
+// RUN: ascend-opt %s --amp_policy=tf --keep_dtype=%S/Inputs/tf_fetches.txt | filecheck %s --check-prefix=TFKEEP
+// RUN: ascend-opt %s -p 'ascend-precision{policy=tf keep-dtype="%S/Inputs/tf_fetches.txt"}' | ascend-opt -p 'ascend-precision{policy=tf keep-dtype="%S/Inputs/tf_fetches.txt"}' | filecheck %s --check-prefix=TFKEEP
 
 // ===== group MIX (allow_mix_precision (v2 mixed_float16)) =====
 // COM: allow_mix_precision (= allow_mix_precision_fp16 = v2 mixed_float16): fp32 ops are decided by list:
@@ -796,7 +795,7 @@ func.func @bf16_train(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %t: tensor<8x4
 // COM: LOW -> f32 -> LOW (f16 or bf16), which vanishes (docs/design.md §5): no cast back to f32 is inserted for it,
 // COM: and the user's cast, now an identity, is erased (its uses read the value). Not folded: a user cast whose
 // COM: input stays f32, bf16 into an f32 -> f16 cast (kept, fed through f32), f32 -> f16 -> f32.
-// COM: The last two RUN lines check that the pass is idempotent.
+// COM: The CASTS RUN lines run the pass twice: it is idempotent.
 
 // CASTS-LABEL: func.func @casts_to_f16
 // CASTS_F16:         %[[M:.*]] = ascend.MatMulV2 {{.*}} -> tensor<8x8xf16>
@@ -944,7 +943,7 @@ func.func @ovr_overrides(%x: tensor<8x16xf32>, %w1: tensor<16x16xf32>, %w2: tens
 // COM: TensorFlow's own tests of grappler's AutoMixedPrecision (auto_mixed_precision_test.cc, AutoMixedPrecisionTest),
 // COM: each graph the dialect can express, with TF's expected dtypes (fp16 = DT_HALF) and cast counts.
 // COM: TF's fetch nodes are the function results (a fetched Identity: its producer is painted normally);
-// COM: TF's preserved fetched nodes are ops marked keep_dtype. The second RUN checks that a second run changes nothing.
+// COM: TF's preserved fetched nodes are ops marked keep_dtype. The TF RUN line runs the pass twice: a second run changes nothing.
 
 // COM: NoOp: no allow op, nothing changes.
 // TF-LABEL: func.func @tf_no_op
