@@ -30,7 +30,7 @@ lint: setup
 # The edit-test loop: everything in-process, stop at the first failure; leaves out the random-graph
 # fuzzing, training runs and the few tests that start real processes (make test runs them all).
 quick: setup
-	$(BIN)/python -m pytest -x -q --ignore=test/test_fuzz.py --ignore=test/test_train.py \
+	$(BIN)/python -m pytest -x -q --ignore=test/test_fuzz.py --ignore=test/train/test_train.py \
 	    -k "not console_script and not real_process and not cli_entry_point and not does_not_import"
 
 lit: setup

@@ -1,7 +1,7 @@
 """Runs the lit/FileCheck suite (test/filecheck) inside pytest, in this process.
 
-Each `// RUN:` line of each test file is a pipeline of ascend-opt, ascend-run and filecheck, with
-`not`, `2>&1`, `2>/dev/null` and `>/dev/null`. Those run in-process (the tools' `main(argv)`, filecheck's
+Each `// RUN:` line of each test file is a pipeline of ascend-opt, ascend-run, xdsl-opt and filecheck, with
+`not`, `env VAR=value`, `2>&1`, `2>/dev/null` and `>/dev/null`. Those run in-process (the tools' `main(argv)`, filecheck's
 `main`), which saves a Python start per command (most of the suite's time); the substitutions come from
 test/filecheck/lit.cfg and lit's own (%s, %S). A line using anything else (another command, a file
 redirection, `;`, `&&`) runs in a real shell, as lit would run it. lit semantics kept: pipefail, `not`
@@ -31,6 +31,7 @@ TOOLS = {
     "ascend-run": "ascend_mp.tools.ascend_run",
     "ascend-train": "ascend_mp.tools.ascend_train",
     "filecheck": "filecheck.main",
+    "xdsl-opt": "xdsl.xdsl_opt_main",
 }
 REDIRECTS = {"2>&1", "2>/dev/null", ">/dev/null", "1>/dev/null"}
 
@@ -74,6 +75,7 @@ class Stage:
     argv: list[str]
     negate: bool = False
     redirects: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
 
 
 def parse_pipeline(command: str) -> list[Stage] | None:
@@ -91,10 +93,16 @@ def parse_pipeline(command: str) -> list[Stage] | None:
         negate = False
         while current and current[0] == "not":
             negate, current = not negate, current[1:]
+        env: dict[str, str] = {}
+        if current and current[0] == "env":
+            current = current[1:]
+            while current and re.match(r"^[A-Za-z_]\w*=", current[0]):
+                name, _, value = current[0].partition("=")
+                env[name], current = value, current[1:]
         argv = [t for t in current if t not in REDIRECTS]
         if not argv or argv[0] not in TOOLS or any(re.match(r"^\d?[<>]", t) or t in (";", "&&", "||") for t in argv):
             return None
-        stages.append(Stage(argv, negate, [t for t in current if t in REDIRECTS]))
+        stages.append(Stage(argv, negate, [t for t in current if t in REDIRECTS], env))
         current = []
     return stages
 
@@ -108,19 +116,24 @@ def fresh_process_state() -> contextlib.ExitStack:
     return stack
 
 
-def call_tool(argv: list[str], stdin: bytes, out: io.StringIO, err: io.StringIO) -> int:
-    """Run one command in-process; its status as a process would have it."""
+def call_tool(argv: list[str], stdin: bytes, out: io.StringIO, err: io.StringIO, env: dict[str, str] | None = None) -> int:
+    """Run one command in-process (with `env`'s variables set for it); its status as a process would have it."""
     import importlib
 
     module = importlib.import_module(TOOLS[argv[0]])
     saved_stdin = sys.stdin
+    saved_env = {name: os.environ.get(name) for name in env or {}}
+    os.environ.update(env or {})
     fresh = fresh_process_state()
     sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
     code: Any = 0
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                result = module.main(argv) if argv[0] == "filecheck" else module.main(argv[1:])
+                if argv[0] == "xdsl-opt":
+                    result = module.xDSLOptMain(args=argv[1:]).run()
+                else:
+                    result = module.main(argv) if argv[0] == "filecheck" else module.main(argv[1:])
                 code = result or 0
             except SystemExit as e:
                 code = e.code
@@ -130,6 +143,11 @@ def call_tool(argv: list[str], stdin: bytes, out: io.StringIO, err: io.StringIO)
     finally:
         sys.stdin = saved_stdin
         fresh.close()
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     return 0 if code is None else int(code)
 
 
@@ -143,7 +161,7 @@ def run_in_process(stages: list[Stage]) -> tuple[bool, str]:
         stdout_dropped = ">/dev/null" in stage.redirects or "1>/dev/null" in stage.redirects
         if merged and not stdout_dropped:
             err = out  # one stream, in the order it was written
-        code = call_tool(stage.argv, data, out, err)
+        code = call_tool(stage.argv, data, out, err, stage.env)
         if merged and stdout_dropped:
             data = err.getvalue().encode()
         elif stdout_dropped:
@@ -151,7 +169,8 @@ def run_in_process(stages: list[Stage]) -> tuple[bool, str]:
         else:
             data = out.getvalue().encode()
         status_ok = (code != 0) if stage.negate else (code == 0)
-        log.append(f"$ {'not ' if stage.negate else ''}{shlex.join(stage.argv)} -> exit {code}\n{err.getvalue() if err is not out else ''}")
+        env = "".join(f"env {k}={v} " for k, v in stage.env.items())
+        log.append(f"$ {'not ' if stage.negate else ''}{env}{shlex.join(stage.argv)} -> exit {code}\n{err.getvalue() if err is not out else ''}")
         ok = ok and status_ok  # pipefail
     return ok, "\n".join(log) + "\n" + data.decode(errors="replace")
 
@@ -189,4 +208,6 @@ def test_in_process_runner_sees_failures(tmp_path: Path) -> None:
     assert not run("ascend-opt %s -p nope | filecheck %s")  # pipefail: the first command failed
     assert run("not ascend-opt %s -p nope 2>&1 | filecheck %s --check-prefix=ERR")
     assert not run("not ascend-opt %s | filecheck %s")
+    assert not run("env TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL=fast ascend-opt %s -p 'ascend-precision{policy=tf}'")
+    assert "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL" not in os.environ  # set for that one command only
     assert parse_pipeline("ascend-opt x > out.txt") is None and parse_pipeline("cat x | filecheck y") is None

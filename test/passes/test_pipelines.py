@@ -20,7 +20,7 @@ from ascend_mp.interpreter import Program
 from ascend_mp.ir import print_module, read_module
 from ascend_mp.passes.loss_scale import initial_state
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CLEAN = "canonicalize,cse"
 
 

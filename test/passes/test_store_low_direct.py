@@ -23,7 +23,7 @@ from ascend_mp.passes.precision import PrecisionPlan, apply_plan, decide_precisi
 from ascend_mp.passes.store_weights import store_low_weights
 from ascend_mp.resources import isolated_store, resource_array, storage, store_blob
 
-ZOO = Path(__file__).resolve().parent.parent / "models" / "out"
+ZOO = Path(__file__).resolve().parents[2] / "models" / "out"
 
 
 def _blob(values: list[float], fmt: str) -> str:
@@ -173,7 +173,7 @@ def test_store_blob_writes_mlir_blob_format(dtype: str, shape: tuple[int, ...]) 
         assert back.tobytes() == array.tobytes() and back.shape == shape
 
 
-FIXTURES = Path(__file__).parent / "fixtures" / "onnx"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "onnx"
 
 
 def _zoo(name: str) -> Path:

@@ -23,7 +23,7 @@ from ascend_mp.ir import make_context
 from ascend_mp.modes import V1_MODES
 from onnx_util import rel_err
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "test" / "fixtures" / "onnx"
 ZOO = ROOT / "models" / "out"
 TOL = 1e-5

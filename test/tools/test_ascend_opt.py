@@ -258,7 +258,7 @@ def test_readme_first_commands_work_as_written(tmp_path: Path, capsys: pytest.Ca
 
     from ascend_mp.tools import ascend_run
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     readme = (root / "README.md").read_text()
     section = readme.split("## First commands", 1)[1].split("\n## ", 1)[0]
     shell, python = re.findall(r"```(?:sh|python)\n(.*?)```", section, re.S)

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-CORPUS = Path(__file__).parent / "errors"
+CORPUS = Path(__file__).parents[1] / "errors"
 CASES: list[dict[str, Any]] = json.loads((CORPUS / "manifest.json").read_text())["cases"]
 BIN = Path(sys.executable).parent
 MODULES = {

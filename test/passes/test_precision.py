@@ -887,7 +887,7 @@ def test_random_graphs_casts_sit_right_before_their_first_consumer(graph: tuple[
         assert_right_before_first_consumer(inserted, inserted)
 
 
-FILECHECK = Path(__file__).parent / "filecheck"
+FILECHECK = Path(__file__).parents[1] / "filecheck"
 
 
 @pytest.mark.parametrize("path", sorted(FILECHECK.glob("ascend-precision*.mlir")), ids=lambda p: p.name)

@@ -645,7 +645,7 @@ def test_mindspore_o2_keeps_the_loss_not_the_backward_in_fp32() -> None:
 
     from ascend_mp.ir import read_module
 
-    example = Path(__file__).resolve().parent.parent / "examples" / "run_mlp_train.mlir"
+    example = Path(__file__).resolve().parents[2] / "examples" / "run_mlp_train.mlir"
     report = run_precision(read_module(str(example)), policy="mindspore", level="O2")
     got = {d.name: d.chosen.outputs[0] for d in report.ops if d.name}
     assert got["xent"] == "f32" and got["loss"] == "f32"  # the loss and its mean

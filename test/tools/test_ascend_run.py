@@ -14,7 +14,7 @@ import pytest
 
 from ascend_mp.tools.ascend_run import main
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MLP = str(EXAMPLES / "mlp.mlir")
 SMALL = """func.func @f(%x: tensor<2x3xf32>, %n: tensor<3xi32>) -> (tensor<2x3xf32>, tensor<3xi32>) {
   %y = ascend.Relu %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
