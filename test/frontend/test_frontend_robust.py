@@ -20,7 +20,7 @@ from ascend_mp.frontend import fold, import_onnx
 from ascend_mp.interpreter.runner import Program
 
 Array = np.ndarray[Any, Any]
-FRONTEND = Path(__file__).resolve().parent.parent / "ascend_mp" / "frontend"
+FRONTEND = Path(__file__).resolve().parents[2] / "ascend_mp" / "frontend"
 
 
 def model(nodes: list[onnx.NodeProto], inits: dict[str, Array] | None = None, x_shape: list[int] | None = None,
