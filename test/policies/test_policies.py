@@ -851,6 +851,6 @@ def test_conformance_runner_in_a_real_process_rejects_bad_arguments_in_one_line(
     import subprocess
     import sys
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, str(root / "conformance" / "run.py"), *args], capture_output=True, text=True, check=False)
     assert done.returncode == 2 and done.stderr.strip().splitlines()[-1] == message and "Traceback" not in done.stderr
