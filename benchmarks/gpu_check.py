@@ -68,7 +68,9 @@ def _model(name: str) -> tuple[Any, str, list[Array]]:
     zoo = ROOT / "models" / "out"
     path = zoo / f"{name}.onnx"
     if not path.exists():
-        raise SystemExit(f"gpu_check: no model '{name}' (built-in: {', '.join(MODELS)}; zoo: {zoo}/<name>.onnx, `make models`)")
+        raise SystemExit(
+            f"gpu_check: no model '{name}' (built-in: {', '.join(MODELS)}; zoo: {zoo}/<name>.onnx, `make models`)"
+        )
     saved = np.load(zoo / f"{name}.inputs.npz")
     return import_onnx(str(path)), "main", [saved[k] for k in saved.files]
 
@@ -115,11 +117,20 @@ def prepare(out: Path, models: list[str], cuda_target: str) -> None:
             (d / f"{mode}.cuda.vmfb").write_bytes(compile_text(text, "cuda", cuda_target=cuda_target))
             (d / f"{mode}.cpu.vmfb").write_bytes(compile_text(text, "cpu", cpu_target=CPU_TARGET))
             compile_s = time.perf_counter() - start
-            entries.append({
-                "model": name, "function": fn, "mode": mode, "inputs": len(inputs),
-                "interpreter_err": rel_err(y, ref), "interpreter_ms": interp_ms,
-            })
-            print(f"prepared {name:<16} {mode:<20} interpreter err {rel_err(y, ref):.3g}  compiled in {compile_s:.1f} s", flush=True)
+            entries.append(
+                {
+                    "model": name,
+                    "function": fn,
+                    "mode": mode,
+                    "inputs": len(inputs),
+                    "interpreter_err": rel_err(y, ref),
+                    "interpreter_ms": interp_ms,
+                }
+            )
+            print(
+                f"prepared {name:<16} {mode:<20} interpreter err {rel_err(y, ref):.3g}  compiled in {compile_s:.1f} s",
+                flush=True,
+            )
     (out / "manifest.json").write_text(json.dumps({"cuda_target": cuda_target, "entries": entries}, indent=1))
 
 
@@ -137,26 +148,38 @@ def _flags(out: Path, e: dict[str, Any], vmfb: Path, device: str) -> list[str]:
 
 def _time_ms(out: Path, e: dict[str, Any], vmfb: Path, device: str) -> float:
     proc = subprocess.run(
-        [str(out / "bin" / "iree-benchmark-module"), *_flags(out, e, vmfb, device), "--benchmark_format=json", "--benchmark_min_time=0.3s"],
-        capture_output=True, text=True, check=False,
+        [
+            str(out / "bin" / "iree-benchmark-module"),
+            *_flags(out, e, vmfb, device),
+            "--benchmark_format=json",
+            "--benchmark_min_time=0.3s",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0:
         raise RuntimeError(_first_error(proc.stderr))
-    runs = json.loads(proc.stdout[proc.stdout.index("{"):])["benchmarks"]
+    runs = json.loads(proc.stdout[proc.stdout.index("{") :])["benchmarks"]
     scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
     return min(float(r["real_time"]) * scale[r["time_unit"]] for r in runs)
 
 
 def _first_error(text: str) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    picked = next((ln for ln in lines if re.search(r"error|UNAVAILABLE|INVALID|NOT_FOUND", ln, re.I)), lines[-1] if lines else "failed")
+    picked = next(
+        (ln for ln in lines if re.search(r"error|UNAVAILABLE|INVALID|NOT_FOUND", ln, re.I)),
+        lines[-1] if lines else "failed",
+    )
     return picked[:200]
 
 
 def run(out: Path, device: str) -> int:
     manifest = json.loads((out / "manifest.json").read_text())
     driver = "cuda" if device == "cuda" else "local-task"
-    print(f"{'model':<16} {'mode':<20} {device + ' err':>10} {'interp err':>10} {'ratio':>7} {device + ' ms':>9} {'cpu ms':>9} {'speedup':>8}")
+    print(
+        f"{'model':<16} {'mode':<20} {device + ' err':>10} {'interp err':>10} {'ratio':>7} {device + ' ms':>9} {'cpu ms':>9} {'speedup':>8}"
+    )
     failures = 0
     for e in manifest["entries"]:
         d = out / e["model"]
@@ -164,7 +187,9 @@ def run(out: Path, device: str) -> int:
         result = d / f"{e['mode']}.{device}.out.npy"
         proc = subprocess.run(
             [str(out / "bin" / "iree-run-module"), *_flags(out, e, vmfb, driver), f"--output=@{result}"],
-            capture_output=True, text=True, check=False,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if proc.returncode != 0 or not result.exists():
             print(f"{e['model']:<16} {e['mode']:<20} failed: {_first_error(proc.stderr + proc.stdout)}")
@@ -175,7 +200,10 @@ def run(out: Path, device: str) -> int:
         ratio = err / interp if interp > 0 else (0.0 if err == 0 else float("inf"))
         dev_ms = _time_ms(out, e, vmfb, driver)
         cpu_ms = dev_ms if device == "cpu" else _time_ms(out, e, d / f"{e['mode']}.cpu.vmfb", "local-task")
-        print(f"{e['model']:<16} {e['mode']:<20} {err:>10.3g} {interp:>10.3g} {ratio:>7.2f} {dev_ms:>9.3f} {cpu_ms:>9.3f} {cpu_ms / dev_ms:>7.1f}x", flush=True)
+        print(
+            f"{e['model']:<16} {e['mode']:<20} {err:>10.3g} {interp:>10.3g} {ratio:>7.2f} {dev_ms:>9.3f} {cpu_ms:>9.3f} {cpu_ms / dev_ms:>7.1f}x",
+            flush=True,
+        )
     return 1 if failures else 0
 
 
@@ -183,7 +211,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="gpu_check", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="step", required=True)
     pp = sub.add_parser("prepare", help="compile and record references (no GPU needed)")
-    pp.add_argument("--models", default=",".join(MODELS), help=f"comma-separated (default {','.join(MODELS)}; zoo names from models/out)")
+    pp.add_argument(
+        "--models",
+        default=",".join(MODELS),
+        help=f"comma-separated (default {','.join(MODELS)}; zoo names from models/out)",
+    )
     pp.add_argument("--cuda-target", default="sm_90")
     pr = sub.add_parser("run", help="run the prepared modules and print the table")
     pr.add_argument("--device", choices=("cuda", "cpu"), default="cuda")

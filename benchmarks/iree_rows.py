@@ -12,7 +12,10 @@ from typing import Any
 import numpy as np
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-SHAPES = {"mlp": [(64, 64), (64, 128), (128,), (128, 10), (10,)], "cnn": [(16, 1, 8, 8), (8, 1, 3, 3), (8,), (128, 10), (10,)]}
+SHAPES = {
+    "mlp": [(64, 64), (64, 128), (128,), (128, 10), (10,)],
+    "cnn": [(16, 1, 8, 8), (8, 1, 3, 3), (8,), (128, 10), (10,)],
+}
 
 
 def bench_iree(quick: bool, report: Callable[[Any], None], row: Callable[..., Any]) -> None:
@@ -37,7 +40,9 @@ def _rows(quick: bool, report: Callable[[Any], None], row: Callable[..., Any]) -
     from ascend_mp.ir import make_context, read_module
     from ascend_mp.passes import PASSES
 
-    print("IREE backend: examples on llvm-cpu (compile wall time without the cache; CPU time per call, interleaved, medians)")
+    print(
+        "IREE backend: examples on llvm-cpu (compile wall time without the cache; CPU time per call, interleaved, medians)"
+    )
     reps, rounds = (20, 5) if quick else (100, 11)
     rng = np.random.default_rng(0)
     for name, shapes in SHAPES.items():
@@ -59,4 +64,10 @@ def _rows(quick: bool, report: Callable[[Any], None], row: Callable[..., Any]) -
                     program.run(name, *args)
                 times[label].append((time.process_time() - t) / reps)
         for label, values in times.items():
-            report(row(f"iree {name} allow_mix_precision: CPU time per call, {label}", statistics.median(values) * 1e3, "ms"))
+            report(
+                row(
+                    f"iree {name} allow_mix_precision: CPU time per call, {label}",
+                    statistics.median(values) * 1e3,
+                    "ms",
+                )
+            )

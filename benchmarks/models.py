@@ -54,7 +54,9 @@ def _rounding() -> str:
     """How the interpreter rounds float16 results in this (the default) configuration."""
     from ascend_mp.interpreter.compiled import _COMPILED_ON, _KERNEL
 
-    return "(compiled rounding, numba: the default)" if _COMPILED_ON[0] and _KERNEL and _KERNEL[0] else "(numpy rounding)"
+    return (
+        "(compiled rounding, numba: the default)" if _COMPILED_ON[0] and _KERNEL and _KERNEL[0] else "(numpy rounding)"
+    )
 
 
 def bench_models(quick: bool, report: Callable[[Any], None], row: Callable[..., Any]) -> None:
@@ -104,8 +106,15 @@ def bench_models(quick: bool, report: Callable[[Any], None], row: Callable[..., 
         report(row(f"{label}: import", t_import, "s"))
         report(row(f"{label}: import + allow_mix_precision", t_import + t_pass, "s", budget_compile))
         report(row(f"{label}: onnxruntime (1 thread)", t_ort * 1e3, "ms"))
-        report(row(f"{label}: interpreter fp32 / onnxruntime", ratio_fp32, "x", budget_interp,
-                   note=f"(median of {pairs} paired CPU-time rounds; best {t_fp32 * 1e3:.1f} ms vs {t_ort * 1e3:.1f} ms)"))
+        report(
+            row(
+                f"{label}: interpreter fp32 / onnxruntime",
+                ratio_fp32,
+                "x",
+                budget_interp,
+                note=f"(median of {pairs} paired CPU-time rounds; best {t_fp32 * 1e3:.1f} ms vs {t_ort * 1e3:.1f} ms)",
+            )
+        )
         report(row(f"{label}: interpreter mixed / onnxruntime", t_mixed / t_ort, "x", note=f"({t_mixed * 1e3:.1f} ms)"))
         report(row(f"{label}: interpreter mixed / fp32", t_mixed / t_fp32, "x", budget_mixed, note=_rounding()))
         report(row(f"{label}: fp32 error vs onnxruntime", _err(y, ref), "rel", 1e-5))
@@ -113,5 +122,11 @@ def bench_models(quick: bool, report: Callable[[Any], None], row: Callable[..., 
             report(row(f"{label}: fp32 error vs float64 (same graph)", _err(y, exact), "rel"))
             report(row(f"{label}: onnxruntime error vs float64 (same graph)", _err(ref, exact), "rel"))
         report(row(f"{label}: allow_mix_precision error vs onnxruntime", _err(y_mixed, ref), "rel"))
-        report(row(f"{label}: weight MB fp32 -> mixed (fp16 stored)", stored.weight_bytes_after / 1e6, "MB",
-                   note=f"(from {stored.weight_bytes_before / 1e6:.2f} MB, {stored.constants_stored_low} constants stored in fp16)"))
+        report(
+            row(
+                f"{label}: weight MB fp32 -> mixed (fp16 stored)",
+                stored.weight_bytes_after / 1e6,
+                "MB",
+                note=f"(from {stored.weight_bytes_before / 1e6:.2f} MB, {stored.constants_stored_low} constants stored in fp16)",
+            )
+        )

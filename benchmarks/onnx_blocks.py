@@ -12,12 +12,16 @@ from onnx import helper, numpy_helper
 Array = np.ndarray[Any, Any]
 
 
-def graph_model(nodes: list[onnx.NodeProto], inputs: dict[str, Array], outputs: list[str], inits: dict[str, Array]) -> onnx.ModelProto:
+def graph_model(
+    nodes: list[onnx.NodeProto], inputs: dict[str, Array], outputs: list[str], inits: dict[str, Array]
+) -> onnx.ModelProto:
     """An opset-17 model with float32 inputs of the given arrays' shapes (output types inferred)."""
     ins = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, list(a.shape)) for n, a in inputs.items()]
     outs = [helper.make_tensor_value_info(n, onnx.TensorProto.UNDEFINED, None) for n in outputs]
     init = [numpy_helper.from_array(np.asarray(a), n) for n, a in inits.items()]
-    model = helper.make_model(helper.make_graph(nodes, "block", ins, outs, init), opset_imports=[helper.make_opsetid("", 17)])
+    model = helper.make_model(
+        helper.make_graph(nodes, "block", ins, outs, init), opset_imports=[helper.make_opsetid("", 17)]
+    )
     model.ir_version = min(model.ir_version, 10)
     return onnx.shape_inference.infer_shapes(model)
 

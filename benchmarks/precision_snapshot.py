@@ -61,8 +61,9 @@ def sources(small: bool = False) -> list[tuple[str, str]]:
             text = f.read()
         for i, chunk in enumerate(text.split("// -----")):
             out.append((f"{os.path.relpath(path, ROOT)}#{i}", chunk))
-    from ascend_mp.builder import mlp, small_cnn
     from graphs import chain_module  # benchmarks/graphs.py (this script's folder)
+
+    from ascend_mp.builder import mlp, small_cnn
 
     for name, model in (("mlp", mlp), ("cnn", small_cnn)):
         out.append((f"builder:{name}", print_module(model().forward_module(4))))
@@ -73,7 +74,6 @@ def sources(small: bool = False) -> list[tuple[str, str]]:
 
 def random_graphs(n: int) -> list[tuple[str, str]]:
     from hypothesis.internal.conjecture.data import ConjectureData
-
     from strategies import graphs
 
     out: list[tuple[str, str]] = []
@@ -125,15 +125,25 @@ def one(text: str, opts: dict[str, str], how: str) -> str:
             AscendPrecisionPass(**opts).apply(make_context(), module)
             return print_module(module)
         config = load_config(
-            opts.get("mode"), opts.get("mode_v2"), opts.get("modify_mixlist"), opts.get("keep_dtype"),
-            opts.get("customize_dtypes"), opts.get("soc", "ascend910"), None, None,
-            policy=opts.get("policy"), level=opts.get("level"), amp_dtype_name=opts.get("amp_dtype"),
+            opts.get("mode"),
+            opts.get("mode_v2"),
+            opts.get("modify_mixlist"),
+            opts.get("keep_dtype"),
+            opts.get("customize_dtypes"),
+            opts.get("soc", "ascend910"),
+            None,
+            None,
+            policy=opts.get("policy"),
+            level=opts.get("level"),
+            amp_dtype_name=opts.get("amp_dtype"),
         )
         plan = decide_precision(module, config)
         if how == "plan":
             apply_plan(module, plan)
         else:
-            PatternRewriteWalker(GreedyRewritePatternApplier(populate_precision_patterns(plan), dce_enabled=False)).rewrite_module(module)
+            PatternRewriteWalker(
+                GreedyRewritePatternApplier(populate_precision_patterns(plan), dce_enabled=False)
+            ).rewrite_module(module)
         return print_module(module) + "\n" + json.dumps(plan.report().to_json())
     except AscendError as e:
         return f"error: {e}"

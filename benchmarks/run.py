@@ -96,7 +96,10 @@ def budget_text(row: Row) -> str:
 def report(row: Row) -> None:
     row.section = row.section or SECTION[0]
     ROWS.append(row)
-    print(f"  {row.name:<62} {row.value:>10.4g} {row.unit:<6} {budget_text(row):<14} {row.verdict()} {row.note}", flush=True)
+    print(
+        f"  {row.name:<62} {row.value:>10.4g} {row.unit:<6} {budget_text(row):<14} {row.verdict()} {row.note}",
+        flush=True,
+    )
 
 
 def cpu() -> float:
@@ -145,8 +148,10 @@ def bench_precision(quick: bool) -> None:
     from ascend_mp.ir import make_context
     from ascend_mp.passes import PASSES
 
-    print("precision pass (in-process, allow_mix_precision), interleaved with a bare walk() of the same module and "
-          "across the sizes")
+    print(
+        "precision pass (in-process, allow_mix_precision), interleaved with a bare walk() of the same module and "
+        "across the sizes"
+    )
     sizes = (1000, 10000) if quick else (10000, 50000)
     ctx = make_context()
     pass_ = PASSES["ascend-precision"]()(mode="allow_mix_precision")
@@ -167,11 +172,24 @@ def bench_precision(quick: bool) -> None:
         big = n == max(sizes)
         report(Row(f"precision pass, {n} ops: total", medians[n], "s", 0.4 if n == 50000 else None))
         report(Row(f"precision pass, {n} ops: time per op", medians[n] / n * 1e6, "us/op", 8.0 if big else None))
-        report(Row(f"precision pass, {n} ops: / bare walk() of the same module", median_ratio(pass_times[n], walk_times[n]),
-                   "x", 8.0 if big else None))
+        report(
+            Row(
+                f"precision pass, {n} ops: / bare walk() of the same module",
+                median_ratio(pass_times[n], walk_times[n]),
+                "x",
+                8.0 if big else None,
+            )
+        )
     a, b = sizes
-    report(Row(f"precision pass scaling exponent {a} -> {b} ops", math.log(median_ratio(pass_times[b], pass_times[a])) / math.log(b / a),
-               "", 1.05, note="(from the median of the rounds' paired time ratios)"))
+    report(
+        Row(
+            f"precision pass scaling exponent {a} -> {b} ops",
+            math.log(median_ratio(pass_times[b], pass_times[a])) / math.log(b / a),
+            "",
+            1.05,
+            note="(from the median of the rounds' paired time ratios)",
+        )
+    )
     _bench_precision_imported()
 
 
@@ -192,7 +210,9 @@ def _bench_precision_imported() -> None:
         if not path.exists():
             print(f"  (no {path.name} in models/out: no figure for {name}; make models)")
             continue
-        done = subprocess.run([sys.executable, __file__, "--imported", str(path)], check=True, capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, __file__, "--imported", str(path)], check=True, capture_output=True, text=True
+        )
         for row in json.loads(done.stdout.splitlines()[-1]):
             report(Row(**row))
 
@@ -220,17 +240,36 @@ def _imported_rows(path: Path) -> list[Row]:
         converting.append(plan.stored.seconds)  # measured inside the same call (CPU seconds too)
         converted, distinct = plan.stored.converted, plan.distinct
     rest = statistics.median(t - c for t, c in zip(totals, converting))
-    rows = [Row(f"precision pass, imported {name} ({n} ops): time per op", rest / n * 1e6, "us/op", 8.0,
-                note=f"(all but converting the weight payloads: options, decide, rewrite, constants retyped; "
-                     f"{distinct} distinct decisions, each computed once; a process of its own; median of {rounds} "
-                     f"rounds after a warm-up)")]
+    rows = [
+        Row(
+            f"precision pass, imported {name} ({n} ops): time per op",
+            rest / n * 1e6,
+            "us/op",
+            8.0,
+            note=f"(all but converting the weight payloads: options, decide, rewrite, constants retyped; "
+            f"{distinct} distinct decisions, each computed once; a process of its own; median of {rounds} "
+            f"rounds after a warm-up)",
+        )
+    ]
     conv = statistics.median(converting)
     if converted:
-        rows.append(Row(f"precision pass, imported {name}: weight conversion", converted / conv / 1e6, "MB/s",
-                        note=f"({converted / 1e6:.3g} MB of fp32 weights read, rounded to fp16, stored as blobs: "
-                             f"{conv * 1e3:.3g} ms)"))
-    rows.append(Row(f"precision pass, imported {name}: whole pass", statistics.median(totals) * 1e3, "ms",
-                    note="(weight conversion included)"))
+        rows.append(
+            Row(
+                f"precision pass, imported {name}: weight conversion",
+                converted / conv / 1e6,
+                "MB/s",
+                note=f"({converted / 1e6:.3g} MB of fp32 weights read, rounded to fp16, stored as blobs: "
+                f"{conv * 1e3:.3g} ms)",
+            )
+        )
+    rows.append(
+        Row(
+            f"precision pass, imported {name}: whole pass",
+            statistics.median(totals) * 1e3,
+            "ms",
+            note="(weight conversion included)",
+        )
+    )
     return rows
 
 
@@ -242,32 +281,80 @@ def bench_text(quick: bool) -> None:
     for n in (1000, 10000):
         module = chain_module(n)
         text = print_module(module)
-        report(Row(f"print {n} ops", statistics.median(interleaved({"p": timed(lambda: print_module(module))}, 3)["p"]), "s"))
-        report(Row(f"parse + verify {n} ops", statistics.median(interleaved({"p": timed(lambda: parse_module(text, "bench", ctx))}, 3)["p"]), "s"))
+        report(
+            Row(
+                f"print {n} ops",
+                statistics.median(interleaved({"p": timed(lambda: print_module(module))}, 3)["p"]),
+                "s",
+            )
+        )
+        report(
+            Row(
+                f"parse + verify {n} ops",
+                statistics.median(interleaved({"p": timed(lambda: parse_module(text, "bench", ctx))}, 3)["p"]),
+                "s",
+            )
+        )
     _compile_bytecode()  # the tools below start as installed ones do
     with tempfile.TemporaryDirectory() as tmp:
         n = 2000 if quick else 10000
         src = Path(tmp) / "chain.mlir"
         src.write_text(print_module(chain_module(n)))
         out = str(Path(tmp) / "out.mlir")
-        runs = interleaved({
-            "xdsl": lambda: child_cpu([str(BIN / "xdsl-opt"), str(src), "-o", out]),
-            "ascend": lambda: child_cpu([str(BIN / "ascend-opt"), str(src), "--precision_mode=allow_mix_precision", "-o", out]),
-        }, 3)
-        report(Row(f"ascend-opt end to end, {n} ops, allow_mix_precision", statistics.median(runs["ascend"]), "s",
-                   note=f"(plain xdsl-opt parse+print {statistics.median(runs['xdsl']):.2f} s)"))
-        report(Row(f"ascend-opt end to end / xdsl-opt parse+print, {n} ops", median_ratio(runs["ascend"], runs["xdsl"]), "x", 0.6))
+        runs = interleaved(
+            {
+                "xdsl": lambda: child_cpu([str(BIN / "xdsl-opt"), str(src), "-o", out]),
+                "ascend": lambda: child_cpu(
+                    [str(BIN / "ascend-opt"), str(src), "--precision_mode=allow_mix_precision", "-o", out]
+                ),
+            },
+            3,
+        )
+        report(
+            Row(
+                f"ascend-opt end to end, {n} ops, allow_mix_precision",
+                statistics.median(runs["ascend"]),
+                "s",
+                note=f"(plain xdsl-opt parse+print {statistics.median(runs['xdsl']):.2f} s)",
+            )
+        )
+        report(
+            Row(
+                f"ascend-opt end to end / xdsl-opt parse+print, {n} ops",
+                median_ratio(runs["ascend"], runs["xdsl"]),
+                "x",
+                0.6,
+            )
+        )
         small = Path(tmp) / "small.mlir"
         small.write_text(SMALL)
-        starts = interleaved({
-            "xdsl": lambda: child_cpu([str(BIN / "xdsl-opt"), str(small)]),
-            "ascend": lambda: child_cpu([str(BIN / "ascend-opt"), str(small)]),
-            "run": lambda: child_cpu([str(BIN / "ascend-run"), str(small), "--seed", "0"]),
-        }, 5)
+        starts = interleaved(
+            {
+                "xdsl": lambda: child_cpu([str(BIN / "xdsl-opt"), str(small)]),
+                "ascend": lambda: child_cpu([str(BIN / "ascend-opt"), str(small)]),
+                "run": lambda: child_cpu([str(BIN / "ascend-run"), str(small), "--seed", "0"]),
+            },
+            5,
+        )
         t_xdsl, t_ascend, t_run = (statistics.median(starts[k]) for k in ("xdsl", "ascend", "run"))
-        report(Row("startup on a small file: ascend-opt minus xdsl-opt", t_ascend - t_xdsl, "s", 0.1, note=f"(xdsl-opt {t_xdsl:.3f} s)"))
-        report(Row("startup on a small file: ascend-run minus ascend-opt", t_run - t_ascend, "s", 0.15,
-                   note="(both with compiled byte code, as installed)"))
+        report(
+            Row(
+                "startup on a small file: ascend-opt minus xdsl-opt",
+                t_ascend - t_xdsl,
+                "s",
+                0.1,
+                note=f"(xdsl-opt {t_xdsl:.3f} s)",
+            )
+        )
+        report(
+            Row(
+                "startup on a small file: ascend-run minus ascend-opt",
+                t_run - t_ascend,
+                "s",
+                0.15,
+                note="(both with compiled byte code, as installed)",
+            )
+        )
 
 
 def bench_scaling(quick: bool) -> None:
@@ -278,8 +365,8 @@ def bench_scaling(quick: bool) -> None:
 
     from ascend_mp.blob_names import print_module_text
     from ascend_mp.ir import make_context
-    from ascend_mp.tools.cli import parse_text
     from ascend_mp.ir.compat import bulk_ir
+    from ascend_mp.tools.cli import parse_text
 
     print("scaling: parse + print of plain MLIR text, as ascend-opt does it (in-process CPU time)")
     sizes = (2000, 20000) if quick else (10000, 100000)
@@ -315,14 +402,18 @@ def _training_step(model: str, precision_mode: str | None, loss_scale: str):  # 
     from ascend_mp.passes.loss_scale import initial_state
     from ascend_mp.train import TrainConfig, compile_training
 
-    cfg = TrainConfig(model=model, batch=64, optimizer="momentum", lr=0.05, precision_mode=precision_mode, loss_scale=loss_scale)
+    cfg = TrainConfig(
+        model=model, batch=64, optimizer="momentum", lr=0.05, precision_mode=precision_mode, loss_scale=loss_scale
+    )
     compiled = compile_training(cfg)
     state = initial_state(compiled.step_fn, compiled.model.init_params(0))
     specs = compiled.program.signature("train_step")[0]
     n = len(state.args())
     rng = np.random.default_rng(0)
     x = rng.standard_normal(specs[n].shape).astype(np.float32)
-    labels = np.eye(specs[n + 1].shape[1], dtype=np.float32)[rng.integers(0, specs[n + 1].shape[1], specs[n + 1].shape[0])]
+    labels = np.eye(specs[n + 1].shape[1], dtype=np.float32)[
+        rng.integers(0, specs[n + 1].shape[1], specs[n + 1].shape[0])
+    ]
     return compiled, [*state.args(), x, labels, state.loss_scale, state.good_steps, state.step]
 
 
@@ -358,7 +449,9 @@ def bench_step(quick: bool) -> None:
         "mixed": _training_step("mlp", "allow_mix_precision", "dynamic"),  # the default configuration
     }
     compiled_rounding = bool(_COMPILED_ON[0]) and use_compiled_rounding(True)
-    default = "compiled rounding (numba), the default" if compiled_rounding else "numpy rounding (numba is not installed)"
+    default = (
+        "compiled rounding (numba), the default" if compiled_rounding else "numpy rounding (numba is not installed)"
+    )
     if compiled_rounding:  # the same graph compiled and run with the numpy rounding only
         use_compiled_rounding(False)
         steps["mixed, numpy rounding"] = _training_step("mlp", "allow_mix_precision", "dynamic")
@@ -367,6 +460,7 @@ def bench_step(quick: bool) -> None:
     def run(label: str) -> Callable[[], float]:
         compiled, args = steps[label]
         if label == "mixed, numpy rounding":
+
             def numpy_rounding() -> None:
                 use_compiled_rounding(False)
                 compiled.program.run("train_step", *args)
@@ -386,15 +480,40 @@ def bench_step(quick: bool) -> None:
     t = interleaved(measures, rounds)
     for label, (compiled, _) in steps.items():
         n_ops = len(list(compiled.step_fn.body.ops))
-        report(Row(f"interpreter step, {label} ({n_ops} ops)", statistics.median(t[label]) * 1e3, "ms",
-                   note=f"({default})" if label == "mixed" else ""))
+        report(
+            Row(
+                f"interpreter step, {label} ({n_ops} ops)",
+                statistics.median(t[label]) * 1e3,
+                "ms",
+                note=f"({default})" if label == "mixed" else "",
+            )
+        )
     report(Row("plain numpy step, fp32", statistics.median(t["numpy"]) * 1e3, "ms"))
     report(Row("overhead: interpreter fp32 step / numpy step", median_ratio(t["fp32"], t["numpy"]), "x", 1.3))
-    report(Row("mixed (dynamic loss scaling) / fp32 step", median_ratio(t["mixed"], t["fp32"]), "x", 1.3, note=f"({default})"))
-    report(Row("  the same graph's cost: mixed / fp32 with dynamic loss scaling", median_ratio(t["mixed"], t["fp32+dynamic"]), "x"))
+    report(
+        Row(
+            "mixed (dynamic loss scaling) / fp32 step",
+            median_ratio(t["mixed"], t["fp32"]),
+            "x",
+            1.3,
+            note=f"({default})",
+        )
+    )
+    report(
+        Row(
+            "  the same graph's cost: mixed / fp32 with dynamic loss scaling",
+            median_ratio(t["mixed"], t["fp32+dynamic"]),
+            "x",
+        )
+    )
     if compiled_rounding:
-        report(Row("  mixed / fp32 step with numpy rounding only (ASCEND_MP_COMPILED_ROUNDING=0)",
-                   median_ratio(t["mixed, numpy rounding"], t["fp32"]), "x"))
+        report(
+            Row(
+                "  mixed / fp32 step with numpy rounding only (ASCEND_MP_COMPILED_ROUNDING=0)",
+                median_ratio(t["mixed, numpy rounding"], t["fp32"]),
+                "x",
+            )
+        )
     else:
         print("  (numba is not installed: float16 rounding in numpy; pip install numba)")
     try:
@@ -413,7 +532,13 @@ def bench_step(quick: bool) -> None:
         loss.backward()
         opt.step()
 
-    report(Row("PyTorch CPU eager step, fp32 (for reference)", statistics.median(interleaved({"t": timed(torch_step, reps)}, 5)["t"]) * 1e3, "ms"))
+    report(
+        Row(
+            "PyTorch CPU eager step, fp32 (for reference)",
+            statistics.median(interleaved({"t": timed(torch_step, reps)}, 5)["t"]) * 1e3,
+            "ms",
+        )
+    )
 
 
 def bench_memory(quick: bool) -> None:
@@ -434,27 +559,65 @@ def bench_memory(quick: bool) -> None:
             args = [rng.standard_normal(s.shape).astype(np.float32) for s in prog.signature(name)[0]]
             prog.run(name, *args, track_memory=True)
             peaks[label] = (prog.peak_bytes, prog.peak_activation_bytes)
-        report(Row(f"{name} forward (examples/{name}.mlir): mixed / fp32 peak", peaks["mixed"][0] / peaks["fp32"][0], "x", 0.6,
-                   note=f"({peaks['fp32'][0]} -> {peaks['mixed'][0]} bytes)"))
-        report(Row(f"{name} forward: mixed / fp32 activations", peaks["mixed"][1] / peaks["fp32"][1], "x",
-                   note=f"({peaks['fp32'][1]} -> {peaks['mixed'][1]} bytes)"))
+        report(
+            Row(
+                f"{name} forward (examples/{name}.mlir): mixed / fp32 peak",
+                peaks["mixed"][0] / peaks["fp32"][0],
+                "x",
+                0.6,
+                note=f"({peaks['fp32'][0]} -> {peaks['mixed'][0]} bytes)",
+            )
+        )
+        report(
+            Row(
+                f"{name} forward: mixed / fp32 activations",
+                peaks["mixed"][1] / peaks["fp32"][1],
+                "x",
+                note=f"({peaks['fp32'][1]} -> {peaks['mixed'][1]} bytes)",
+            )
+        )
     from ascend_mp.train.trainer import donating_program
 
-    print("  training steps as the trainer runs them: parameters and optimizer state donated (updated in place);"
-          " activations: buffers the step allocates (argument buffers, donated ones included, excluded)")
+    print(
+        "  training steps as the trainer runs them: parameters and optimizer state donated (updated in place);"
+        " activations: buffers the step allocates (argument buffers, donated ones included, excluded)"
+    )
     for model in ("mlp", "cnn"):
         peaks = {}
-        for label, mode, scale in (("fp32", None, "none"), ("fp32+dynamic", None, "dynamic"), ("mixed", "allow_mix_precision", "dynamic")):
+        for label, mode, scale in (
+            ("fp32", None, "none"),
+            ("fp32+dynamic", None, "dynamic"),
+            ("mixed", "allow_mix_precision", "dynamic"),
+        ):
             compiled, args = _training_step(model, mode, scale)
             program = donating_program(compiled)
             program.run("train_step", *args, track_memory=True)
             peaks[label] = (program.peak_bytes, program.peak_activation_bytes)
-        report(Row(f"{model} training step (batch 64): mixed / fp32 peak", peaks["mixed"][0] / peaks["fp32"][0], "x",
-                   note=f"({peaks['fp32'][0]} -> {peaks['mixed'][0]} bytes)"))
-        report(Row(f"{model} training step (batch 64): mixed / fp32 activations", peaks["mixed"][1] / peaks["fp32"][1], "x", 0.55,
-                   note=f"({peaks['fp32'][1]} -> {peaks['mixed'][1]} bytes)"))
-        report(Row("  the same graph: mixed / fp32 with dynamic loss scaling, activations", peaks["mixed"][1] / peaks["fp32+dynamic"][1], "x",
-                   note=f"({peaks['fp32+dynamic'][1]} -> {peaks['mixed'][1]} bytes)"))
+        report(
+            Row(
+                f"{model} training step (batch 64): mixed / fp32 peak",
+                peaks["mixed"][0] / peaks["fp32"][0],
+                "x",
+                note=f"({peaks['fp32'][0]} -> {peaks['mixed'][0]} bytes)",
+            )
+        )
+        report(
+            Row(
+                f"{model} training step (batch 64): mixed / fp32 activations",
+                peaks["mixed"][1] / peaks["fp32"][1],
+                "x",
+                0.55,
+                note=f"({peaks['fp32'][1]} -> {peaks['mixed'][1]} bytes)",
+            )
+        )
+        report(
+            Row(
+                "  the same graph: mixed / fp32 with dynamic loss scaling, activations",
+                peaks["mixed"][1] / peaks["fp32+dynamic"][1],
+                "x",
+                note=f"({peaks['fp32+dynamic'][1]} -> {peaks['mixed'][1]} bytes)",
+            )
+        )
 
 
 def bench_accuracy(quick: bool) -> None:
@@ -465,8 +628,15 @@ def bench_accuracy(quick: bool) -> None:
     result = accuracy_comparison(seeds=(0,) if quick else (0, 1, 2), epochs=5 if quick else 30)
     report(Row("test accuracy, fp32", 100 * result["fp32_accuracy"], "%"))
     report(Row("test accuracy, mixed", 100 * result["mixed_accuracy"], "%"))
-    report(Row("|fp32 - mixed| accuracy", abs(result["difference_pt"]), "pt", 0.5,
-               note=f"(skipped steps {result['mixed_skipped_steps']}, final scales {result['mixed_final_scale']}, {time.perf_counter() - start:.0f} s)"))
+    report(
+        Row(
+            "|fp32 - mixed| accuracy",
+            abs(result["difference_pt"]),
+            "pt",
+            0.5,
+            note=f"(skipped steps {result['mixed_skipped_steps']}, final scales {result['mixed_final_scale']}, {time.perf_counter() - start:.0f} s)",
+        )
+    )
 
 
 def bench_models(quick: bool) -> None:
@@ -504,8 +674,10 @@ def main() -> None:
         return
     started = datetime.now(timezone.utc)
     load = os.getloadavg()[0]
-    print(f"ascend-mp benchmarks on {os.cpu_count()} CPU(s), load average {load:.1f}; "
-          "times are CPU seconds, medians of interleaved runs")
+    print(
+        f"ascend-mp benchmarks on {os.cpu_count()} CPU(s), load average {load:.1f}; "
+        "times are CPU seconds, medians of interleaved runs"
+    )
     failed: list[str] = []
     ran = list(args.only or SECTIONS)
     for name in ran:
@@ -528,9 +700,11 @@ def main() -> None:
 def summary_line(ran: list[str], failed: list[str]) -> str:
     missed = sum(1 for r in ROWS if r.verdict().startswith("NOT"))
     empty = [name for name in ran if name not in failed and not any(r.section == name for r in ROWS)]
-    return (f"{len(ROWS)} figures, {sum(1 for r in ROWS if r.budget is not None)} with budgets, {missed} budgets not met"
-            + (f"; sections that could not run: {', '.join(failed)}" if failed else "")
-            + (f"; sections without figures: {', '.join(empty)}" if empty else ""))
+    return (
+        f"{len(ROWS)} figures, {sum(1 for r in ROWS if r.budget is not None)} with budgets, {missed} budgets not met"
+        + (f"; sections that could not run: {', '.join(failed)}" if failed else "")
+        + (f"; sections without figures: {', '.join(empty)}" if empty else "")
+    )
 
 
 def _cell(text: str) -> str:
@@ -547,12 +721,15 @@ def _host() -> str:
     except OSError:
         pass
     return f"{platform.node() or 'unknown host'} ({platform.system()} {platform.machine()}, {os.cpu_count()} CPU(s)" + (
-        f", {model})" if model else ")")
+        f", {model})" if model else ")"
+    )
 
 
 def _commit() -> str:
     try:
-        done = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            ["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True, text=True, check=True
+        )
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return done.stdout.strip()
@@ -582,7 +759,9 @@ def write_page(path: Path, started: datetime, load: float, summary: str) -> None
     ]
     for r in ROWS:
         verdict = r.verdict().replace("NOT met", "not met")
-        lines.append(f"| {r.section} | {_cell(r.name)} | {r.value:.4g} {r.unit} | {_cell(budget_text(r))} | {verdict} | {_cell(r.note)} |")
+        lines.append(
+            f"| {r.section} | {_cell(r.name)} | {r.value:.4g} {r.unit} | {_cell(budget_text(r))} | {verdict} | {_cell(r.note)} |"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text("\n".join(lines) + "\n")

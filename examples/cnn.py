@@ -12,11 +12,14 @@ from ascend_mp.builder import Conv2D, Dense, Flatten, MaxPool, Relu, Sequential,
 
 
 def build() -> Sequential:
-    return Sequential([Conv2D(1, 8, 3, pad=1), Relu(), MaxPool(2), Flatten(), Dense(8 * 4 * 4, 10)], input_shape=(1, 8, 8))
+    return Sequential(
+        [Conv2D(1, 8, 3, pad=1), Relu(), MaxPool(2), Flatten(), Dense(8 * 4 * 4, 10)], input_shape=(1, 8, 8)
+    )
 
 
 def main() -> None:
     example_main(build(), __doc__.splitlines()[0])
+
 
 if __name__ == "__main__":
     main()

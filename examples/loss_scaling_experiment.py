@@ -74,7 +74,9 @@ RUNS = {
 def experiment(divisor: float, seeds: tuple[int, ...], epochs: int) -> dict[str, dict[str, float]]:
     """Mean accuracy and flushed fractions of each run over `seeds`."""
     data = load_digits()
-    out: dict[str, dict[str, list[float]]] = {name: {"accuracy": [], "flushed_unscaled": [], "flushed_scaled": []} for name in RUNS}
+    out: dict[str, dict[str, list[float]]] = {
+        name: {"accuracy": [], "flushed_unscaled": [], "flushed_scaled": []} for name in RUNS
+    }
     for seed in seeds:
         for name, opts in RUNS.items():
             model = SmallLossMLP(divisor)

@@ -1,7 +1,7 @@
 """The digits MLP (64-128-10) built with ascend_mp.builder; prints its IR.
 
-    python examples/mlp.py                # @forward and @predict
-    python examples/mlp.py --train        # plus @forward_grad and @train_step (autodiff, loss scaling)
+python examples/mlp.py                # @forward and @predict
+python examples/mlp.py --train        # plus @forward_grad and @train_step (autodiff, loss scaling)
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ def build() -> Sequential:
 
 def main() -> None:
     example_main(build(), __doc__.splitlines()[0])
+
 
 if __name__ == "__main__":
     main()

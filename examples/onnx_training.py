@@ -39,18 +39,27 @@ def digits_cnn(seed: int) -> object:
 
     def bn(c: int, prefix: str) -> dict[str, np.ndarray]:
         f = np.float32
-        return {f"{prefix}_scale": np.ones(c, f), f"{prefix}_bias": np.zeros(c, f), f"{prefix}_mean": np.zeros(c, f), f"{prefix}_var": np.ones(c, f)}
+        return {
+            f"{prefix}_scale": np.ones(c, f),
+            f"{prefix}_bias": np.zeros(c, f),
+            f"{prefix}_mean": np.zeros(c, f),
+            f"{prefix}_var": np.ones(c, f),
+        }
 
     inits = {"c1_w": he(16, 1, 3, 3), **bn(16, "bn1"), "dw_w": he(16, 1, 3, 3), "pw_w": he(32, 16, 1, 1), **bn(32, "bn2"),
              "fc_w": (r.normal(0, np.sqrt(1 / 32), (10, 32))).astype(np.float32), "fc_b": np.zeros(10, np.float32)}  # fmt: skip
     nodes = [
         helper.make_node("Conv", ["image", "c1_w"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
-        helper.make_node("BatchNormalization", ["c1", "bn1_scale", "bn1_bias", "bn1_mean", "bn1_var"], ["b1"], name="bn1"),
+        helper.make_node(
+            "BatchNormalization", ["c1", "bn1_scale", "bn1_bias", "bn1_mean", "bn1_var"], ["b1"], name="bn1"
+        ),
         helper.make_node("Relu", ["b1"], ["r1"], name="relu1"),
         helper.make_node("MaxPool", ["r1"], ["p1"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
         helper.make_node("Conv", ["p1", "dw_w"], ["d1"], name="depthwise", group=16, pads=[1, 1, 1, 1]),
         helper.make_node("Conv", ["d1", "pw_w"], ["c2"], name="pointwise"),
-        helper.make_node("BatchNormalization", ["c2", "bn2_scale", "bn2_bias", "bn2_mean", "bn2_var"], ["b2"], name="bn2"),
+        helper.make_node(
+            "BatchNormalization", ["c2", "bn2_scale", "bn2_bias", "bn2_mean", "bn2_var"], ["b2"], name="bn2"
+        ),
         helper.make_node("Relu", ["b2"], ["r2"], name="relu2"),
         helper.make_node("GlobalAveragePool", ["r2"], ["g"], name="gap"),
         helper.make_node("Flatten", ["g"], ["f"], name="flatten"),
@@ -81,14 +90,24 @@ def run(seed: int, mode: str | None, epochs: int, folder: Path) -> dict[str, flo
     onnx.save(digits_cnn(seed), path)  # pyright: ignore[reportArgumentType]
     batch = 32
     model = OnnxModel(path, batch=batch, example_shape=(1, 8, 8))
-    cfg = TrainConfig(precision_mode=mode, loss_scale="dynamic" if mode else "none", optimizer="adam", lr=0.003, epochs=epochs, batch=batch, seed=seed)
+    cfg = TrainConfig(
+        precision_mode=mode,
+        loss_scale="dynamic" if mode else "none",
+        optimizer="adam",
+        lr=0.003,
+        epochs=epochs,
+        batch=batch,
+        seed=seed,
+    )
     result = train(cfg, progress=False, model=model, data=data)  # pyright: ignore[reportArgumentType]
     trained = folder / f"trained_{seed}_{mode or 'fp32'}.onnx"
     model.save_onnx(result.params, trained)
     n = len(data.x_test) // batch * batch
     theirs = onnxruntime_logits(trained, data.x_test[:n])
     predict = Program.from_module(model.forward_module(batch))
-    ours = np.concatenate([predict.run("predict", *result.params, data.x_test[i : i + batch])[0] for i in range(0, n, batch)])
+    ours = np.concatenate(
+        [predict.run("predict", *result.params, data.x_test[i : i + batch])[0] for i in range(0, n, batch)]
+    )
     return {
         "accuracy": result.test_accuracy,
         "onnxruntime_accuracy": float(np.mean(theirs.argmax(1) == data.y_test[:n])),
@@ -113,7 +132,13 @@ def main() -> None:
                 print(f"seed {seed} {label:<30} {r['precision']}: accuracy {100 * r['accuracy']:.2f}% "
                       f"(onnxruntime on the exported model: {100 * r['onnxruntime_accuracy']:.2f}%, "
                       f"max |logit difference| {r['max_logit_difference']:.2e}), step {r['step_ms']:.1f} ms", flush=True)  # fmt: skip
-    means = {label: {k: float(np.mean([r[k] for r in rs])) for k in ("accuracy", "onnxruntime_accuracy", "max_logit_difference", "step_ms")} for label, rs in rows.items()}
+    means = {
+        label: {
+            k: float(np.mean([r[k] for r in rs]))
+            for k in ("accuracy", "onnxruntime_accuracy", "max_logit_difference", "step_ms")
+        }
+        for label, rs in rows.items()
+    }
     print(json.dumps({"seeds": list(seeds), "epochs": epochs, "mean": means}, indent=1))
 
 

@@ -61,11 +61,20 @@ class LeNet5(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.features = nn.Sequential(
-            nn.Conv2d(1, 6, 5, padding=2), nn.Tanh(), nn.AvgPool2d(2),
-            nn.Conv2d(6, 16, 5), nn.Tanh(), nn.AvgPool2d(2),
+            nn.Conv2d(1, 6, 5, padding=2),
+            nn.Tanh(),
+            nn.AvgPool2d(2),
+            nn.Conv2d(6, 16, 5),
+            nn.Tanh(),
+            nn.AvgPool2d(2),
         )
         self.classifier = nn.Sequential(
-            nn.Flatten(), nn.Linear(16 * 5 * 5, 120), nn.Tanh(), nn.Linear(120, 84), nn.Tanh(), nn.Linear(84, 10),
+            nn.Flatten(),
+            nn.Linear(16 * 5 * 5, 120),
+            nn.Tanh(),
+            nn.Linear(120, 84),
+            nn.Tanh(),
+            nn.Linear(84, 10),
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -75,7 +84,9 @@ class LeNet5(nn.Module):
 class ViT(nn.Module):
     """A small vision transformer on 3x32x32: 8x8 patch conv, class token, 2 pre-norm encoder layers."""
 
-    def __init__(self, dim: int = 64, depth: int = 2, heads: int = 4, patch: int = 8, size: int = 32, classes: int = 10) -> None:
+    def __init__(
+        self, dim: int = 64, depth: int = 2, heads: int = 4, patch: int = 8, size: int = 32, classes: int = 10
+    ) -> None:
         super().__init__()
         self.heads = heads
         self.patch = nn.Conv2d(3, dim, patch, stride=patch)
@@ -147,12 +158,18 @@ def build_sequence(name: str) -> tuple[nn.Module, dict[str, np.ndarray]]:
         return Recurrent(name), {"input": torch.randn((2, SEQ_LEN, 16), generator=g).numpy()}
     ids = torch.randint(0, VOCAB, (2, SEQ_LEN), generator=g).numpy()
     mask = np.ones((2, SEQ_LEN), np.int64)
-    mask[1, SEQ_LEN - 5:] = 0  # a padded second sequence
+    mask[1, SEQ_LEN - 5 :] = 0  # a padded second sequence
     if name.startswith("bert"):
         from transformers import BertConfig, BertModel
 
-        cfg = BertConfig(vocab_size=VOCAB, hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=256,
-                         attn_implementation=name.split("_")[1])
+        cfg = BertConfig(
+            vocab_size=VOCAB,
+            hidden_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=256,
+            attn_implementation=name.split("_")[1],
+        )
         model: nn.Module = BertModel(cfg, add_pooling_layer=False)
     else:
         from transformers import GPT2Config, GPT2Model
@@ -172,7 +189,11 @@ def export_sequence(name: str, out: str, exporters: list[str], seed: int = 0) ->
     for exporter in exporters:
         path = os.path.join(out, f"{name}.{exporter}.onnx")
         start = time.perf_counter()
-        kwargs: dict[str, object] = {"input_names": list(inputs), "output_names": ["output"], "opset_version": OPSETS[exporter]}
+        kwargs: dict[str, object] = {
+            "input_names": list(inputs),
+            "output_names": ["output"],
+            "opset_version": OPSETS[exporter],
+        }
         with torch.no_grad():
             if exporter == "dynamo":
                 torch.onnx.export(model, args, path, dynamo=True, external_data=False, **kwargs)  # pyright: ignore[reportArgumentType]
@@ -183,7 +204,9 @@ def export_sequence(name: str, out: str, exporters: list[str], seed: int = 0) ->
 
 def build(name: str) -> tuple[nn.Module, tuple[int, ...]]:
     if name == "mlp":
-        return nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10)), (1, 1, 28, 28)
+        return nn.Sequential(
+            nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10)
+        ), (1, 1, 28, 28)
     if name == "lenet":
         return LeNet5(), (1, 1, 28, 28)
     tv = _torchvision()
@@ -215,7 +238,11 @@ def export(name: str, out: str, exporters: list[str], seed: int = 0) -> None:
     for exporter in exporters:
         path = os.path.join(out, f"{name}.{exporter}.onnx")
         start = time.perf_counter()
-        kwargs: dict[str, object] = {"input_names": ["input"], "output_names": ["logits"], "opset_version": OPSETS[exporter]}
+        kwargs: dict[str, object] = {
+            "input_names": ["input"],
+            "output_names": ["logits"],
+            "opset_version": OPSETS[exporter],
+        }
         if exporter == "dynamo":
             torch.onnx.export(model, (x,), path, dynamo=True, external_data=False, **kwargs)  # pyright: ignore[reportArgumentType]
         else:

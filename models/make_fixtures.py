@@ -34,7 +34,9 @@ def main() -> None:
         for exporter in EXPORTERS:
             options = ort.SessionOptions()
             options.intra_op_num_threads = 1
-            session = ort.InferenceSession(os.path.join(OUT, f"{name}.{exporter}.onnx"), options, providers=["CPUExecutionProvider"])
+            session = ort.InferenceSession(
+                os.path.join(OUT, f"{name}.{exporter}.onnx"), options, providers=["CPUExecutionProvider"]
+            )
             refs[exporter] = session.run(None, {session.get_inputs()[0].name: x})[0]
         np.savez(os.path.join(OUT, f"{name}.npz"), **refs)
     total = sum(os.path.getsize(os.path.join(OUT, f)) for f in os.listdir(OUT))

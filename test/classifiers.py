@@ -16,9 +16,12 @@ def cnn(batch: int | str = "N", seed: int = 0, opset: int = 17) -> onnx.ModelPro
     """x[batch,1,8,8] -> Conv 3x3 -> Relu -> MaxPool 2 -> Flatten -> Gemm 64x16 -> Relu -> Gemm 16x5 -> Softmax: probs."""
     rng = np.random.default_rng(seed)
     inits = {
-        "conv_w": rng.normal(0, 0.5, (4, 1, 3, 3)), "conv_b": rng.normal(0, 0.1, (4,)),
-        "fc1_w": rng.normal(0, 0.2, (64, 16)), "fc1_b": rng.normal(0, 0.1, (16,)),
-        "fc2_w": rng.normal(0, 0.4, (16, CLASSES)), "fc2_b": rng.normal(0, 0.1, (CLASSES,)),
+        "conv_w": rng.normal(0, 0.5, (4, 1, 3, 3)),
+        "conv_b": rng.normal(0, 0.1, (4,)),
+        "fc1_w": rng.normal(0, 0.2, (64, 16)),
+        "fc1_b": rng.normal(0, 0.1, (16,)),
+        "fc2_w": rng.normal(0, 0.4, (16, CLASSES)),
+        "fc2_b": rng.normal(0, 0.1, (CLASSES,)),
     }
     nodes = [
         helper.make_node("Conv", ["x", "conv_w", "conv_b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
@@ -41,8 +44,10 @@ def mlp(batch: int | str = "N", seed: int = 0, hot: float = 1.0, opset: int = 17
     (65504), so allow_mix_precision's fp16 MatMul overflows to inf and the argmax is lost."""
     rng = np.random.default_rng(seed)
     inits = {
-        "w1": rng.normal(0, 0.5, (16, 32)) * hot, "b1": rng.normal(0, 0.1, (32,)) * hot,
-        "w2": rng.normal(0, 0.4, (32, CLASSES)) / hot, "b2": rng.normal(0, 0.1, (CLASSES,)),
+        "w1": rng.normal(0, 0.5, (16, 32)) * hot,
+        "b1": rng.normal(0, 0.1, (32,)) * hot,
+        "w2": rng.normal(0, 0.4, (32, CLASSES)) / hot,
+        "b2": rng.normal(0, 0.1, (CLASSES,)),
     }
     nodes = [
         helper.make_node("MatMul", ["x", "w1"], ["m1"], name="mm1"),
@@ -54,11 +59,15 @@ def mlp(batch: int | str = "N", seed: int = 0, hot: float = 1.0, opset: int = 17
     return _model(nodes, {"x": [batch, 16]}, ["logits"], inits, opset)
 
 
-def _model(nodes: list[onnx.NodeProto], inputs: dict[str, list[Any]], outputs: list[str], inits: dict[str, Array], opset: int) -> onnx.ModelProto:
+def _model(
+    nodes: list[onnx.NodeProto], inputs: dict[str, list[Any]], outputs: list[str], inits: dict[str, Array], opset: int
+) -> onnx.ModelProto:
     ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs.items()]
     outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [inputs["x"][0], CLASSES]) for n in outputs]
     init = [numpy_helper.from_array(np.asarray(a, np.float32), n) for n, a in inits.items()]
-    model = helper.make_model(helper.make_graph(nodes, "classifier", ins, outs, init), opset_imports=[helper.make_opsetid("", opset)])
+    model = helper.make_model(
+        helper.make_graph(nodes, "classifier", ins, outs, init), opset_imports=[helper.make_opsetid("", opset)]
+    )
     model.ir_version = 9
     onnx.checker.check_model(model)
     return model
@@ -95,8 +104,10 @@ def deep_hot(batch: int | str = "N", seed: int = 0, hot: float = 3e4, opset: int
     rng = np.random.default_rng(seed)
     inits = {
         "w0": rng.normal(0, 0.3, (16, 16)),
-        "w1": rng.normal(0, 0.5, (16, 32)) * hot, "b1": rng.normal(0, 0.1, (32,)) * hot,
-        "w2": rng.normal(0, 0.4, (32, CLASSES)) / hot, "b2": rng.normal(0, 0.1, (CLASSES,)),
+        "w1": rng.normal(0, 0.5, (16, 32)) * hot,
+        "b1": rng.normal(0, 0.1, (32,)) * hot,
+        "w2": rng.normal(0, 0.4, (32, CLASSES)) / hot,
+        "b2": rng.normal(0, 0.1, (CLASSES,)),
     }
     nodes = [
         helper.make_node("MatMul", ["x", "w0"], ["m0"], name="mm0"),

@@ -8,7 +8,9 @@ from collections.abc import Callable, Sequence
 import pytest
 
 
-def run_main(main: Callable[[list[str]], None], argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+def run_main(
+    main: Callable[[list[str]], None], argv: Sequence[str], capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, str]:
     """(exit status as a process would have it, stdout, stderr) of `main(argv)`."""
     try:
         main(list(argv))

@@ -24,7 +24,10 @@ def graph_model(
     opset: int = 17,
 ) -> onnx.ModelProto:
     """A model whose inputs have the given arrays' shapes; output types are left to shape inference."""
-    ins = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)) for n, a in inputs.items()]
+    ins = [
+        helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape))
+        for n, a in inputs.items()
+    ]
     outs = [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None) for n in outputs]
     init = [numpy_helper.from_array(np.asarray(a), n) for n, a in (inits or {}).items()]
     g = helper.make_graph(list(nodes), "test", ins, outs, init)

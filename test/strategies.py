@@ -7,26 +7,44 @@ BatchNorm, LayerNorm, Transpose, Reshape, ConcatV2D, ArgMax, user casts and cast
 
 from __future__ import annotations
 
-from ascend_mp.dialects import ascend
-from ascend_mp.dialects.ascend import AscendOp, CastOp, Kernel, operand_groups
-from ascend_mp.passes.precision import PrecisionReport, run_precision
 from hypothesis import strategies as st
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
+from ascend_mp.dialects import ascend
+from ascend_mp.dialects.ascend import AscendOp, CastOp, Kernel, operand_groups
 from ascend_mp.dtypes import element_type, tensor_dtype
 from ascend_mp.errors import AscendError
 from ascend_mp.ir import print_module
 from ascend_mp.modes import V1_MODES
 from ascend_mp.opinfo import load_library
+from ascend_mp.passes.precision import PrecisionReport, run_precision
 
 SOCS = ("ascend910", "ascend910b")
 MODES = V1_MODES
 UNARY = (ascend.ReluOp, ascend.ExpOp, ascend.LogOp, ascend.TanhOp, ascend.SqrtOp, ascend.SigmoidOp, ascend.GeluOp)
 BINARY = (ascend.AddOp, ascend.MulOp, ascend.SubOp, ascend.MaximumOp)
 N = 4
-KINDS = ("unary", "binary", "matmul", "softmax", "reduce", "cast", "conv", "bn", "argmax", "select", "bias", "transpose", "reshape", "concat", "layernorm", "avgpool", "cast_chain")
+KINDS = (
+    "unary",
+    "binary",
+    "matmul",
+    "softmax",
+    "reduce",
+    "cast",
+    "conv",
+    "bn",
+    "argmax",
+    "select",
+    "bias",
+    "transpose",
+    "reshape",
+    "concat",
+    "layernorm",
+    "avgpool",
+    "cast_chain",
+)
 
 
 def _t(shape: tuple[int, ...], dtype: str) -> TensorType:
@@ -117,16 +135,30 @@ def graphs(draw: st.DrawFn) -> tuple[str, ModuleOp]:
         elif kind == "layernorm":
             stat = _t((N, 1), d)
             g, b = pick((N,), d), pick((N,), d)
-            add(ascend.LayerNormOp(pick(mat, d), g, b, result_types=[t, stat, stat], begin_norm_axis=1, begin_params_axis=1))
+            add(
+                ascend.LayerNormOp(
+                    pick(mat, d), g, b, result_types=[t, stat, stat], begin_norm_axis=1, begin_params_axis=1
+                )
+            )
         elif kind == "avgpool":
-            add(ascend.AvgPoolOp(pick(img, d), result_types=[_t(img, d)], ksize=[1, 1, 2, 2], strides=[1, 1, 1, 1], padding="SAME"))
+            add(
+                ascend.AvgPoolOp(
+                    pick(img, d), result_types=[_t(img, d)], ksize=[1, 1, 2, 2], strides=[1, 1, 1, 1], padding="SAME"
+                )
+            )
         elif kind == "conv":
-            c = ascend.Conv2DOp(pick(img, d), pick((N, N, 1, 1), d), None, result_types=[_t(img, d)], strides=[1, 1, 1, 1])
+            c = ascend.Conv2DOp(
+                pick(img, d), pick((N, N, 1, 1), d), None, result_types=[_t(img, d)], strides=[1, 1, 1, 1]
+            )
             add(c)
             add(ascend.MaxPoolOp(c.results[0], result_types=[_t(img, d)], ksize=[1, 1, 1, 1], strides=[1, 1, 1, 1]))
         elif kind == "bn":
             s = pool[((N,), "f32")][0]
-            add(ascend.BatchNormOp(pick(img, d), s, s, s, s, result_types=[_t(img, d), _t((N,), "f32"), _t((N,), "f32")]))
+            add(
+                ascend.BatchNormOp(
+                    pick(img, d), s, s, s, s, result_types=[_t(img, d), _t((N,), "f32"), _t((N,), "f32")]
+                )
+            )
         elif kind == "select":  # a bool mask from Greater (or an earlier one) picks between two tensors
             if (mat, "i1") not in pool or draw(st.booleans()):
                 add(ascend.GreaterOp(pick(mat, d), pick(mat, d), result_types=[_t(mat, "i1")]))
@@ -135,7 +167,9 @@ def graphs(draw: st.DrawFn) -> tuple[str, ModuleOp]:
         else:
             add(ascend.ArgMaxV2Op(pick(mat, d), result_types=[_t((N,), "i32")]))
     produced = [r for op in block.ops for r in op.results]
-    outs = draw(st.lists(st.sampled_from(produced), min_size=1, max_size=3, unique=True)) if produced else [block.args[0]]
+    outs = (
+        draw(st.lists(st.sampled_from(produced), min_size=1, max_size=3, unique=True)) if produced else [block.args[0]]
+    )
     block.add_op(func.ReturnOp(*outs))
     fn = func.FuncOp("g", (arg_types, [v.type for v in outs]), Region(block))
     module = ModuleOp([fn])
@@ -169,7 +203,11 @@ def check_invariants(soc: str, module: ModuleOp, mode: str) -> PrecisionReport |
     user_casts = {id(op) for op in user_ops if isinstance(op, CastOp)}
     # What each user cast reads and makes: it may vanish only as the exact round trip docs/design.md §5 folds
     # (its input, fp32 in the input IR, retyped to the cast's own low output dtype).
-    cast_io = {id(op): (op.operands[0], tensor_dtype(op.operands[0].type), op.results[0].type) for op in user_ops if isinstance(op, CastOp)}
+    cast_io = {
+        id(op): (op.operands[0], tensor_dtype(op.operands[0].type), op.results[0].type)
+        for op in user_ops
+        if isinstance(op, CastOp)
+    }
     before = print_module(module)
     try:
         report = run_precision(module, mode=mode, soc=soc)
@@ -186,10 +224,15 @@ def check_invariants(soc: str, module: ModuleOp, mode: str) -> PrecisionReport |
     for op in folded:
         assert id(op) in user_casts, f"{op.name} deleted"
         source, was, made = cast_io[id(op)]
-        assert was == "f32" and tensor_dtype(made) in ("f16", "bf16") and source.type == made, (mode, "folded a cast that changes the dtype")
+        assert was == "f32" and tensor_dtype(made) in ("f16", "bf16") and source.type == made, (
+            mode,
+            "folded a cast that changes the dtype",
+        )
     assert report.casts_folded >= len(folded)
     kept = [op for op in user_ops if id(op) in survivors]
-    assert [op for op in after_ops if not isinstance(op, CastOp) or id(op) in user_casts] == kept  # none other deleted or reordered
+    assert [
+        op for op in after_ops if not isinstance(op, CastOp) or id(op) in user_casts
+    ] == kept  # none other deleted or reordered
     assert len(report.ops) == len(user_ops)
     for op in after_ops:
         assert matches_a_kernel(op, library.kernels(op)), (mode, print_module(op))

@@ -48,7 +48,13 @@ def test_mlp_forward_and_predict() -> None:
     assert outs == ["tensor<f32>"]
     assert signature(module, "predict") == (ins[:-1], ["tensor<16x10xf32>"])
     text = print_module(module)
-    for name in ("dense_0/MatMulV2", "dense_0/BiasAdd", "relu_0", "loss/SoftmaxCrossEntropyWithLogits", "loss/ReduceMean"):
+    for name in (
+        "dense_0/MatMulV2",
+        "dense_0/BiasAdd",
+        "relu_0",
+        "loss/SoftmaxCrossEntropyWithLogits",
+        "loss/ReduceMean",
+    ):
         assert f'name = "{name}"' in text
     assert parse_module(text) is not None  # round trip
 
@@ -140,7 +146,9 @@ def test_errors(make, message: str) -> None:
 
 @pytest.mark.parametrize("example", ["mlp.py", "cnn.py"])
 def test_examples_print_their_ir(example: str) -> None:
-    out = subprocess.run([sys.executable, str(EXAMPLES / example), "--batch", "4", "--train"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, str(EXAMPLES / example), "--batch", "4", "--train"], capture_output=True, text=True, check=True
+    ).stdout
     module = parse_module(out)
     names = [op.sym_name.data for op in module.ops]
     assert names == ["forward", "forward_grad", "train_step", "predict"]
@@ -149,10 +157,19 @@ def test_examples_print_their_ir(example: str) -> None:
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda: Sequential([LayerNorm(5), Dense(4, 2)]).forward_module(1), r"Dense\(4, 2\) expects inputs of shape \(4,\), got \(5,\)"),
+        (
+            lambda: Sequential([LayerNorm(5), Dense(4, 2)]).forward_module(1),
+            r"Dense\(4, 2\) expects inputs of shape \(4,\), got \(5,\)",
+        ),
         (lambda: Sequential([Dense(4, 3), LayerNorm(2)]), r"LayerNorm\(2\) expects inputs of shape \(2,\), got \(3,\)"),
-        (lambda: Sequential([MaxPool(2), Flatten(), Dense(4, 2)], input_shape=(16,)), r"MaxPool expects \(C, H, W\) inputs, got \(16,\)"),
-        (lambda: Sequential([AvgPool(3), Flatten(), Dense(4, 2)], input_shape=(1, 2, 2)), r"AvgPool window 3 does not fit an input of shape \(1, 2, 2\)"),
+        (
+            lambda: Sequential([MaxPool(2), Flatten(), Dense(4, 2)], input_shape=(16,)),
+            r"MaxPool expects \(C, H, W\) inputs, got \(16,\)",
+        ),
+        (
+            lambda: Sequential([AvgPool(3), Flatten(), Dense(4, 2)], input_shape=(1, 2, 2)),
+            r"AvgPool window 3 does not fit an input of shape \(1, 2, 2\)",
+        ),
     ],
 )
 def test_layer_shape_errors(make, message: str) -> None:

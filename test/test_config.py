@@ -45,9 +45,22 @@ def error_of(load, path: str) -> str:
 
 @pytest.mark.parametrize(
     "name, mlir",
-    [("float16", "f16"), ("float", "f32"), ("float32", "f32"), ("bfloat16", "bf16"), ("double", "f64"),
-     ("int8", "i8"), ("int16", "i16"), ("int32", "i32"), ("int64", "i64"), ("uint8", "ui8"), ("bool", "i1"),
-     ("f16", "f16"), ("f32", "f32"), ("bf16", "bf16")],
+    [
+        ("float16", "f16"),
+        ("float", "f32"),
+        ("float32", "f32"),
+        ("bfloat16", "bf16"),
+        ("double", "f64"),
+        ("int8", "i8"),
+        ("int16", "i16"),
+        ("int32", "i32"),
+        ("int64", "i64"),
+        ("uint8", "ui8"),
+        ("bool", "i1"),
+        ("f16", "f16"),
+        ("f32", "f32"),
+        ("bf16", "bf16"),
+    ],
 )
 def test_parse_dtype_normalises_to_mlir_names(name: str, mlir: str) -> None:
     assert parse_dtype(name) == mlir
@@ -148,16 +161,22 @@ def test_mixlist_rejects_unknown_library_kind(tmp_path: Path) -> None:
         ('{"white-list": {"to-add": ["Sqrt",]}}', ":1:35: invalid JSON: "),
         ("[]", ": expected a JSON object at top level, got an array"),
         ('{"whitelist": {}}', ": key 'whitelist': unknown key; expected 'black-list', 'white-list' or 'gray-list'"),
-        ('{"black-list": ["Log"]}',
-         ": key 'black-list': expected an object with 'to-add' and/or 'to-remove', got an array"),
+        (
+            '{"black-list": ["Log"]}',
+            ": key 'black-list': expected an object with 'to-add' and/or 'to-remove', got an array",
+        ),
         ('{"black-list": {"to-ad": []}}', ": key 'black-list.to-ad': unknown key; expected 'to-add' or 'to-remove'"),
         ('{"gray-list": {"to-add": "Relu"}}', ": key 'gray-list.to-add': expected an array of op types, got \"Relu\""),
-        ('{"white-list": {"to-add": ["Sqrt", "Exp", 3]}}',
-         ": key 'white-list.to-add[2]': expected a string op type, got 3"),
+        (
+            '{"white-list": {"to-add": ["Sqrt", "Exp", 3]}}',
+            ": key 'white-list.to-add[2]': expected a string op type, got 3",
+        ),
         ('{"white-list": {"to-add": [""]}}', ": key 'white-list.to-add[0]': expected an op type"),
         ('{"white-list": {"to-add": [" Relu"]}}', ": key 'white-list.to-add[0]': expected an op type"),
-        ('{"white-list": {"to-add": ["Relu"], "to-remove": ["Add", "Relu"]}}',
-         ": 'Relu' is in both 'white-list.to-add[0]' and 'white-list.to-remove[1]'"),
+        (
+            '{"white-list": {"to-add": ["Relu"], "to-remove": ["Add", "Relu"]}}',
+            ": 'Relu' is in both 'white-list.to-add[0]' and 'white-list.to-remove[1]'",
+        ),
         ('{"white-list": {}, "white-list": {}}', ": invalid JSON: duplicate key 'white-list'"),
     ],
 )
@@ -221,9 +240,7 @@ def test_keep_dtype_unknown_op_name_is_not_checked_here(tmp_path: Path) -> None:
 @pytest.mark.parametrize("entry", ["OpType::", "conv 1", "OpType::Mat Mul", "foo::bar", "OpType::a::b", "::conv1"])
 def test_keep_dtype_bad_entry_is_an_error_with_line(tmp_path: Path, entry: str) -> None:
     path = write(tmp_path, f"# header\nconv1\n{entry}\n")
-    assert error_of(load_keep_dtype, path) == (
-        f"{path}:3: expected an op name or OpType::<type>, got '{entry}'"
-    )
+    assert error_of(load_keep_dtype, path) == (f"{path}:3: expected an op name or OpType::<type>, got '{entry}'")
 
 
 # ------------------------------------------------------------------------------------------------ customize_dtypes
@@ -255,8 +272,11 @@ def test_customize_dtypes_output_before_input_is_accepted(tmp_path: Path) -> Non
 
 def test_customize_dtypes_lookup_name_beats_type(tmp_path: Path) -> None:
     cd = load_customize_dtypes(
-        write(tmp_path, "OpType::MatMulV2:InputDtype:float16,float16,OutputDtype:float16\n"
-                        "fc1::InputDtype:float,float,OutputDtype:float\n")
+        write(
+            tmp_path,
+            "OpType::MatMulV2:InputDtype:float16,float16,OutputDtype:float16\n"
+            "fc1::InputDtype:float,float,OutputDtype:float\n",
+        )
     )
     assert cd.lookup("fc1", "MatMulV2") == KernelDtypes(("f32", "f32"), ("f32",), 2)
     assert cd.lookup("fc2", "MatMulV2") == KernelDtypes(("f16", "f16"), ("f16",), 1)
@@ -275,23 +295,35 @@ def test_customize_dtypes_unknown_op_type_warns_with_line(tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     "line, expected",
     [
-        ("conv1:InputDtype:float16,OutputDtype:float16",
-         ":2: expected '<op name>::InputDtype:<dtypes>,OutputDtype:<dtypes>' or 'OpType::<type>:InputDtype:"),
-        ("conv 1::InputDtype:float16,OutputDtype:float16",
-         ":2: expected an op name or OpType::<type> before the dtypes, got 'conv 1'"),
-        ("OpType:::InputDtype:float16,OutputDtype:float16",
-         ":2: expected an op name or OpType::<type> before the dtypes, got 'OpType::'"),
+        (
+            "conv1:InputDtype:float16,OutputDtype:float16",
+            ":2: expected '<op name>::InputDtype:<dtypes>,OutputDtype:<dtypes>' or 'OpType::<type>:InputDtype:",
+        ),
+        (
+            "conv 1::InputDtype:float16,OutputDtype:float16",
+            ":2: expected an op name or OpType::<type> before the dtypes, got 'conv 1'",
+        ),
+        (
+            "OpType:::InputDtype:float16,OutputDtype:float16",
+            ":2: expected an op name or OpType::<type> before the dtypes, got 'OpType::'",
+        ),
         ("OpType::MatMulV2", ":2: expected '<op name>::InputDtype"),
-        ("conv1::Inputs:float16,OutputDtype:float16",
-         ":2:8: expected InputDtype:<dtypes> or OutputDtype:<dtypes>, got 'Inputs:float16'"),
-        ("conv1::float16,OutputDtype:float16",
-         ":2:8: expected InputDtype:<dtypes> or OutputDtype:<dtypes>, got 'float16'"),
+        (
+            "conv1::Inputs:float16,OutputDtype:float16",
+            ":2:8: expected InputDtype:<dtypes> or OutputDtype:<dtypes>, got 'Inputs:float16'",
+        ),
+        (
+            "conv1::float16,OutputDtype:float16",
+            ":2:8: expected InputDtype:<dtypes> or OutputDtype:<dtypes>, got 'float16'",
+        ),
         ("conv1::InputDtype:float16;InputDtype:float16,OutputDtype:float16", ":2:27: InputDtype given twice"),
         ("conv1::OutputDtype:float16", ":2: missing InputDtype:<dtypes>"),
         ("OpType::Add:InputDtype:float16,float16", ":2: missing OutputDtype:<dtypes>"),
-        ("conv1::InputDtype:float16,flaot16,OutputDtype:float16",
-         ":2:27: expected a dtype (one of float16, float, float32, bfloat16, double, int8, int16, int32, int64, "
-         "uint8, bool), got 'flaot16'"),
+        (
+            "conv1::InputDtype:float16,flaot16,OutputDtype:float16",
+            ":2:27: expected a dtype (one of float16, float, float32, bfloat16, double, int8, int16, int32, int64, "
+            "uint8, bool), got 'flaot16'",
+        ),
         ("conv1::InputDtype:fp16,OutputDtype:float16", ":2:19: expected a dtype (one of "),
         ("conv1::InputDtype:float16,,OutputDtype:float16", ":2:27: expected a dtype (one of "),
         ("conv1::InputDtype:,OutputDtype:float16", ":2:19: expected a dtype (one of "),
@@ -306,21 +338,21 @@ def test_customize_dtypes_errors_name_file_line_and_column(tmp_path: Path, line:
     "first, second, label",
     [
         ("conv1::InputDtype:float16,OutputDtype:float16", "conv1::InputDtype:float,OutputDtype:float", "conv1"),
-        ("OpType::Add:InputDtype:float16,float16,OutputDtype:float16",
-         "OpType::Add:InputDtype:float,float,OutputDtype:float", "OpType::Add"),
+        (
+            "OpType::Add:InputDtype:float16,float16,OutputDtype:float16",
+            "OpType::Add:InputDtype:float,float,OutputDtype:float",
+            "OpType::Add",
+        ),
     ],
 )
-def test_customize_dtypes_duplicate_entry_names_both_lines(
-    tmp_path: Path, first: str, second: str, label: str
-) -> None:
+def test_customize_dtypes_duplicate_entry_names_both_lines(tmp_path: Path, first: str, second: str, label: str) -> None:
     path = write(tmp_path, f"{first}\n# other\n{second}\n")
     assert error_of(load_customize_dtypes, path) == f"{path}:3: '{label}' is already given on line 1"
 
 
 def test_customize_dtypes_same_key_as_name_and_type_is_not_a_duplicate(tmp_path: Path) -> None:
     cd = load_customize_dtypes(
-        write(tmp_path, "Add::InputDtype:float16,OutputDtype:float16\n"
-                        "OpType::Add:InputDtype:float,OutputDtype:float\n")
+        write(tmp_path, "Add::InputDtype:float16,OutputDtype:float16\nOpType::Add:InputDtype:float,OutputDtype:float\n")
     )
     assert cd.by_name["Add"].inputs == ("f16",) and cd.by_type["Add"].inputs == ("f32",)
 
@@ -338,7 +370,9 @@ def test_line_numbers_count_newlines_only(tmp_path: Path) -> None:
     path = write(tmp_path, "relu1 \f\nrelu2\u2028\nrelu3\v\nfc 2\n")
     with pytest.raises(AscendError, match=r":4: expected an op name or OpType::<type>, got 'fc 2'$"):
         load_keep_dtype(path)
-    path = write(tmp_path, "a::InputDtype:float16,OutputDtype:float16\f\n\u2028b::InputDtype:float16,OutputDtype:flaot16\n")
+    path = write(
+        tmp_path, "a::InputDtype:float16,OutputDtype:float16\f\n\u2028b::InputDtype:float16,OutputDtype:flaot16\n"
+    )
     with pytest.raises(AscendError, match=r":2:\d+: expected a dtype .* got 'flaot16'$"):
         load_customize_dtypes(path)
 
@@ -356,7 +390,10 @@ def test_invisible_characters_are_refused_and_shown_escaped(tmp_path: Path) -> N
 
 def test_byte_order_mark_is_accepted_in_every_file(tmp_path: Path) -> None:
     assert load_keep_dtype(write(tmp_path, "\ufeffrelu1\n")).names == {"relu1"}
-    assert "relu1" in load_customize_dtypes(write(tmp_path, "\ufeffrelu1::InputDtype:float16,OutputDtype:float16\n")).by_name
+    assert (
+        "relu1"
+        in load_customize_dtypes(write(tmp_path, "\ufeffrelu1::InputDtype:float16,OutputDtype:float16\n")).by_name
+    )
     assert load_mixlist(write(tmp_path, '\ufeff{"black-list": {"to-add": ["Relu"]}}')).adds == {"Relu": "black"}
 
 

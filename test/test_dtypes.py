@@ -59,8 +59,13 @@ def test_every_dtype_of_the_builtin_operator_tables_has_a_record_or_is_declared_
 def test_every_builtin_kernel_dtype_has_a_record() -> None:
     from ascend_mp.opinfo import SOCS, builtin_library
 
-    used = {d for soc in SOCS for info in builtin_library(soc).ops.values() for k in info.kernels
-            for d in (*k.inputs, *k.outputs)}
+    used = {
+        d
+        for soc in SOCS
+        for info in builtin_library(soc).ops.values()
+        for k in info.kernels
+        for d in (*k.inputs, *k.outputs)
+    }
     assert {"f16", "bf16", "f32"} <= used
     assert sorted(used - set(BY_NAME)) == []
 
@@ -128,9 +133,12 @@ def _round_trip_exact(narrow: np.dtype, wide: np.dtype) -> bool:
         values = np.arange(2**16, dtype=np.uint16).view(narrow)
     else:
         info = ml_dtypes.finfo(narrow)
-        sample = np.random.default_rng(0).standard_normal(1000) * 10.0 ** np.random.default_rng(1).integers(-30, 30, 1000)
-        values = np.concatenate([np.array([info.max, info.min, info.tiny, info.smallest_subnormal], narrow),
-                                 sample.astype(narrow)])
+        sample = np.random.default_rng(0).standard_normal(1000) * 10.0 ** np.random.default_rng(1).integers(
+            -30, 30, 1000
+        )
+        values = np.concatenate(
+            [np.array([info.max, info.min, info.tiny, info.smallest_subnormal], narrow), sample.astype(narrow)]
+        )
     with np.errstate(all="ignore"):
         back = values.astype(wide).astype(narrow)
         same = (back == values) | (np.isnan(values.astype(np.float64)) & np.isnan(back.astype(np.float64)))
@@ -175,7 +183,14 @@ def test_the_low_dtype_of_each_mode() -> None:
 
 
 def test_reports_words() -> None:
-    assert [dtypes.short(n) for n in ("f16", "bf16", "f32", "f64", "i32", "x")] == ["fp16", "bf16", "fp32", "fp64", "i32", "x"]
+    assert [dtypes.short(n) for n in ("f16", "bf16", "f32", "f64", "i32", "x")] == [
+        "fp16",
+        "bf16",
+        "fp32",
+        "fp64",
+        "i32",
+        "x",
+    ]
     assert dtypes.cann_name("f32") == "float32" and dtypes.cann_name(None) is None and dtypes.cann_name("x") == "x"
     assert [dtypes.itemsize(n) for n in ("f16", "bf16", "f32", "i1", "i64")] == [2, 2, 4, 1, 8]
 

@@ -234,7 +234,9 @@ def test_tool_output_to_a_named_pipe(tool: str, src: Path, tmp_path: Path, capsy
 
 
 @pytest.mark.parametrize("tool", OUTPUTS)
-def test_tool_output_through_a_symlink(tool: str, src: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_tool_output_through_a_symlink(
+    tool: str, src: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     target = tmp_path / "target.out"
     target.write_bytes(b"old")
     target.chmod(0o644)
@@ -247,7 +249,9 @@ def test_tool_output_through_a_symlink(tool: str, src: Path, tmp_path: Path, cap
 
 
 @pytest.mark.parametrize("tool", OUTPUTS)
-def test_tool_output_modes(tool: str, src: Path, tmp_path: Path, umask_027: None, capsys: pytest.CaptureFixture[str]) -> None:
+def test_tool_output_modes(
+    tool: str, src: Path, tmp_path: Path, umask_027: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     old, new = tmp_path / "old.out", tmp_path / "new.out"
     old.write_bytes(b"old")
     old.chmod(0o644)
@@ -270,21 +274,36 @@ def test_failed_run_leaves_the_output_alone(tool: str, tmp_path: Path, capsys: p
     assert leftovers(tmp_path) == []
 
 
-def test_precision_report_and_output_commit_together(src: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_precision_report_and_output_commit_together(
+    src: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """-o and --precision-report are written only when the whole run succeeded (and then both)."""
     report, out = tmp_path / "report.json", tmp_path / "out.mlir"
     # A pass after the ATC flags' precision pass fails: neither output is written.
-    argv = [str(src), "--precision_mode", "force_fp16", "--precision-report", str(report), "-o", str(out),
-            "-p", "ascend-loss-scale"]
+    argv = [
+        str(src),
+        "--precision_mode",
+        "force_fp16",
+        "--precision-report",
+        str(report),
+        "-o",
+        str(out),
+        "-p",
+        "ascend-loss-scale",
+    ]
     assert _call("ascend-opt", argv) == 1
     assert not report.exists() and not out.exists() and leftovers(tmp_path) == []
     assert _call("ascend-opt", argv[:-2]) == 0, capsys.readouterr().err
     assert report.exists() and out.exists()
 
 
-def test_precision_report_to_a_pipe_and_a_symlink(src: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_precision_report_to_a_pipe_and_a_symlink(
+    src: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     reader = PipeReader(tmp_path / "fifo")
-    assert _call("ascend-opt", [str(src), "--precision_mode", "force_fp16", "--precision-report", str(reader.path)]) == 0
+    assert (
+        _call("ascend-opt", [str(src), "--precision_mode", "force_fp16", "--precision-report", str(reader.path)]) == 0
+    )
     assert b'"ops"' in reader.join() or b"relu" in reader.data
     target = tmp_path / "r.json"
     target.write_text("{}")
@@ -292,7 +311,13 @@ def test_precision_report_to_a_pipe_and_a_symlink(src: Path, tmp_path: Path, cap
     link = tmp_path / "link.json"
     link.symlink_to(target)
     device = make_device(tmp_path)
-    assert _call("ascend-opt", [str(src), "--precision_mode", "force_fp16", "--precision-report", str(link), "-o", str(device)]) == 0
+    assert (
+        _call(
+            "ascend-opt",
+            [str(src), "--precision_mode", "force_fp16", "--precision-report", str(link), "-o", str(device)],
+        )
+        == 0
+    )
     assert link.is_symlink() and "relu" in target.read_text() and stat.S_IMODE(target.stat().st_mode) == 0o644
     assert stat.S_ISCHR(os.stat(device).st_mode)
 

@@ -88,11 +88,15 @@ def _run(module: ModuleOp, inputs: list[np.ndarray[Any, Any]], label: str) -> li
     assert program.float_status == status and program.peak_bytes > 0, label
     unanalysed = Program.from_module(module, status_analysis=False)
     unanalysed.run("g", *inputs)
-    assert unanalysed.float_status == status, f"{label}: float status {status} with the analysis, {unanalysed.float_status} without"
+    assert unanalysed.float_status == status, (
+        f"{label}: float status {status} with the analysis, {unanalysed.float_status} without"
+    )
     return outputs
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(graph=graphs(), seed=st.integers(0, 2**32 - 1), scale=st.sampled_from((1.0, 1000.0)))
 def test_every_mode_and_the_interpreter(graph: tuple[str, ModuleOp], seed: int, scale: float) -> None:
     soc, module = graph
@@ -124,7 +128,9 @@ def test_every_mode_and_the_interpreter(graph: tuple[str, ModuleOp], seed: int, 
         kept = {i for i, op in enumerate(user_ops) if _types(op) == before[i]}
         for i, (cone, want, got) in enumerate(zip(cones, reference, outputs)):
             if cone <= kept:
-                event(f"{'fp32-preserving' if mode in FP32_PRESERVING else 'other'} mode: result with unchanged producers")
+                event(
+                    f"{'fp32-preserving' if mode in FP32_PRESERVING else 'other'} mode: result with unchanged producers"
+                )
                 assert _same(want, got), f"{mode}: result {i} differs although its producers kept their dtypes\n{text}"
 
         if mode == "must_keep_origin_dtype":

@@ -5,9 +5,10 @@ nor through imports deferred into functions."""
 from __future__ import annotations
 
 import ast
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = "ascend_mp.tools"

@@ -39,7 +39,10 @@ REDIRECTS = {"2>&1", "2>/dev/null", ">/dev/null", "1>/dev/null"}
 def _config_substitutions() -> list[tuple[str, str]]:
     """The substitutions lit.cfg adds (run with a stand-in for lit's config object)."""
     config = types.SimpleNamespace(substitutions=[], environment={}, suffixes=[], excludes=[])
-    exec(compile((SUITE / "lit.cfg").read_text(), str(SUITE / "lit.cfg"), "exec"), {"config": config, "__file__": str(SUITE / "lit.cfg")})
+    exec(
+        compile((SUITE / "lit.cfg").read_text(), str(SUITE / "lit.cfg"), "exec"),
+        {"config": config, "__file__": str(SUITE / "lit.cfg")},
+    )
     return list(config.substitutions)
 
 
@@ -116,7 +119,9 @@ def fresh_process_state() -> contextlib.ExitStack:
     return stack
 
 
-def call_tool(argv: list[str], stdin: bytes, out: io.StringIO, err: io.StringIO, env: dict[str, str] | None = None) -> int:
+def call_tool(
+    argv: list[str], stdin: bytes, out: io.StringIO, err: io.StringIO, env: dict[str, str] | None = None
+) -> int:
     """Run one command in-process (with `env`'s variables set for it); its status as a process would have it."""
     import importlib
 
@@ -170,15 +175,22 @@ def run_in_process(stages: list[Stage]) -> tuple[bool, str]:
             data = out.getvalue().encode()
         status_ok = (code != 0) if stage.negate else (code == 0)
         env = "".join(f"env {k}={v} " for k, v in stage.env.items())
-        log.append(f"$ {'not ' if stage.negate else ''}{env}{shlex.join(stage.argv)} -> exit {code}\n{err.getvalue() if err is not out else ''}")
+        log.append(
+            f"$ {'not ' if stage.negate else ''}{env}{shlex.join(stage.argv)} -> exit {code}\n{err.getvalue() if err is not out else ''}"
+        )
         ok = ok and status_ok  # pipefail
     return ok, "\n".join(log) + "\n" + data.decode(errors="replace")
 
 
 def run_in_shell(command: str) -> tuple[bool, str]:
     env = dict(os.environ, PATH=str(BIN) + os.pathsep + os.environ.get("PATH", ""), PYTHONHASHSEED="0")
-    proc = subprocess.run(["bash", "-o", "pipefail", "-c", command.replace("not ", "! ", 1) if command.startswith("not ") else command],
-                          capture_output=True, text=True, env=env, timeout=600)
+    proc = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command.replace("not ", "! ", 1) if command.startswith("not ") else command],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     return proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -195,8 +207,10 @@ def test_lit_file(path: Path) -> None:
 def test_in_process_runner_sees_failures(tmp_path: Path) -> None:
     """The runner itself: a wrong CHECK fails, `not` inverts, pipefail holds, `2>&1` carries errors."""
     src = tmp_path / "t.mlir"
-    src.write_text("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n  func.return %x : tensor<4xf32>\n}\n"
-                   "// CHECK: func.func @f\n// WRONG: no such line\n// ERR: error: {{.*}}unknown pass\n")
+    src.write_text(
+        "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n  func.return %x : tensor<4xf32>\n}\n"
+        "// CHECK: func.func @f\n// WRONG: no such line\n// ERR: error: {{.*}}unknown pass\n"
+    )
 
     def run(command: str) -> bool:
         stages = parse_pipeline(substitute(command, src))
@@ -208,6 +222,8 @@ def test_in_process_runner_sees_failures(tmp_path: Path) -> None:
     assert not run("ascend-opt %s -p nope | filecheck %s")  # pipefail: the first command failed
     assert run("not ascend-opt %s -p nope 2>&1 | filecheck %s --check-prefix=ERR")
     assert not run("not ascend-opt %s | filecheck %s")
-    assert not run("env TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL=fast ascend-opt %s -p 'ascend-precision{policy=tf}'")
+    assert not run(
+        "env TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL=fast ascend-opt %s -p 'ascend-precision{policy=tf}'"
+    )
     assert "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL" not in os.environ  # set for that one command only
     assert parse_pipeline("ascend-opt x > out.txt") is None and parse_pipeline("cat x | filecheck y") is None

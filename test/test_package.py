@@ -37,9 +37,18 @@ def test_demo_runs_from_the_installed_layout(tmp_path: Path) -> None:
     (blocker / "sklearn.py").write_text("raise ImportError('scikit-learn must not be needed')\n")
     env = os.environ | {"PYTHONPATH": os.pathsep.join([str(lib), str(blocker)])}
     probe = "import ascend_mp, ascend_mp.demo as d; print(ascend_mp.__file__); print(d.EXAMPLES)"
-    where = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, check=True, capture_output=True, text=True, timeout=60)
+    where = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, env=env, check=True, capture_output=True, text=True, timeout=60
+    )
     assert where.stdout.splitlines() == [str(lib / "ascend_mp" / "__init__.py"), str(lib / "ascend_mp" / "examples")]
-    demo = subprocess.run([sys.executable, "-m", "ascend_mp.demo", "--epochs", "1"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    demo = subprocess.run(
+        [sys.executable, "-m", "ascend_mp.demo", "--epochs", "1"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert demo.returncode == 0, demo.stderr
     assert "// ===== mlp.mlir: operator capabilities" in demo.stdout
     assert "after ascend-precision{mode=allow_mix_precision}" in demo.stdout

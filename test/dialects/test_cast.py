@@ -54,8 +54,11 @@ def test_identity_round_trips_and_constants_fold_and_lossy_trips_stay() -> None:
 
 def test_canonicalize_keeps_what_the_program_computes() -> None:
     rng = np.random.default_rng(0)
-    args = [rng.standard_normal(4).astype(np.float16), rng.standard_normal(4).astype(ml_dtypes.bfloat16),
-            (rng.standard_normal(4) * 1000).astype(np.float32)]
+    args = [
+        rng.standard_normal(4).astype(np.float16),
+        rng.standard_normal(4).astype(ml_dtypes.bfloat16),
+        (rng.standard_normal(4) * 1000).astype(np.float32),
+    ]
     before = Program.from_module(parse_module(CASTS)).run("f", *args)
     after = Program.from_module(_canonicalize(CASTS)).run("f", *args)  # type: ignore[arg-type]
     for a, b in zip(before, after):

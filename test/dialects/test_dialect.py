@@ -47,7 +47,9 @@ def test_python_construction_and_defaults() -> None:
     from xdsl.ir import Block
 
     block = Block(arg_types=[x, w])
-    op = ascend.MatMulV2Op(block.args[0], block.args[1], None, result_types=[TensorType(f32, [4, 16])], transpose_x1=False, name="fc")
+    op = ascend.MatMulV2Op(
+        block.args[0], block.args[1], None, result_types=[TensorType(f32, [4, 16])], transpose_x1=False, name="fc"
+    )
     block.add_op(op)
     op.verify()
     assert op.transpose_x2 is False
@@ -67,7 +69,9 @@ def test_cann_port_names() -> None:
     assert ascend.cann_outputs(ascend.SoftmaxCrossEntropyWithLogitsOp) == ("loss", "backprop")
 
 
-@pytest.mark.parametrize("path", sorted(p for p in DIALECT_TESTS.glob("*.mlir") if "invalid" not in p.name), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", sorted(p for p in DIALECT_TESTS.glob("*.mlir") if "invalid" not in p.name), ids=lambda p: p.name
+)
 def test_generic_round_trip_is_lossless(path: Path) -> None:
     ctx = make_context()
     for i, chunk in enumerate(path.read_text().split("// -----")):
@@ -90,7 +94,10 @@ def test_verifier_accepts_fp32_graph_with_fp16_only_conv() -> None:
 
 def test_parse_and_verify_errors_are_one_line_with_location() -> None:
     with pytest.raises(AscendError) as info:
-        parse_module("func.func @f(%x: tensor<4xf32>) {\n  %0 = ascend.Relu %x : (tensor<4xf32>) -> tensor<5xf32>\n  func.return\n}", "m.mlir")
+        parse_module(
+            "func.func @f(%x: tensor<4xf32>) {\n  %0 = ascend.Relu %x : (tensor<4xf32>) -> tensor<5xf32>\n  func.return\n}",
+            "m.mlir",
+        )
     assert str(info.value) == "m.mlir:2:3: 'ascend.Relu' op expects the result shape to equal the operand shape"
     with pytest.raises(AscendError) as info:
         parse_module("func.func @f(%x: tensor<4xf32>) {\n  %0 = ascend.Relu %x : tensor<4xf32>\n}", "m.mlir")

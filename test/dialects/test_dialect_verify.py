@@ -172,7 +172,7 @@ CASES: dict[str, tuple[str, str, str]] = {
     ),
     "avg_pool_v2_padding_mode": (
         "%x: tensor<1x1x4x4xf32>",
-        "ascend.AvgPoolV2 %x {ksize = array<i64: 1, 1, 2, 2>, strides = array<i64: 1, 1, 1, 1>, padding_mode = \"FULL\"} : (tensor<1x1x4x4xf32>) -> tensor<1x1x3x3xf32>",
+        'ascend.AvgPoolV2 %x {ksize = array<i64: 1, 1, 2, 2>, strides = array<i64: 1, 1, 1, 1>, padding_mode = "FULL"} : (tensor<1x1x4x4xf32>) -> tensor<1x1x3x3xf32>',
         "'ascend.AvgPoolV2' op padding_mode must be one of CALCULATED, SAME, VALID, got 'FULL'",
     ),
     "avg_pool_v2_result_shape_ceil": (
@@ -356,8 +356,14 @@ def test_verifier_error(case: str) -> None:
 
 
 VALID = {
-    "reduce_sum_of_empty": ("%x: tensor<3x0xf32>", "ascend.ReduceSum %x {axes = array<i64: 1>} : (tensor<3x0xf32>) -> tensor<3xf32>"),
-    "reduce_max_keeps_empty_axis": ("%x: tensor<0x4xf32>", "ascend.ReduceMax %x {axes = array<i64: 1>} : (tensor<0x4xf32>) -> tensor<0xf32>"),
+    "reduce_sum_of_empty": (
+        "%x: tensor<3x0xf32>",
+        "ascend.ReduceSum %x {axes = array<i64: 1>} : (tensor<3x0xf32>) -> tensor<3xf32>",
+    ),
+    "reduce_max_keeps_empty_axis": (
+        "%x: tensor<0x4xf32>",
+        "ascend.ReduceMax %x {axes = array<i64: 1>} : (tensor<0x4xf32>) -> tensor<0xf32>",
+    ),
     "one_hot_one_element_values": (
         "%i: tensor<8xi32>, %on: tensor<1xf32>, %off: tensor<1x1xf32>",
         "ascend.OneHot %i, %on, %off {depth = 10 : i64} : (tensor<8xi32>, tensor<1xf32>, tensor<1x1xf32>) -> tensor<8x10xf32>",

@@ -60,13 +60,24 @@ def test_defaults_are_the_declared_ones() -> None:
 
 
 def test_interpreter_states_no_attribute_default_of_its_own() -> None:
-    source = "".join(p.read_text() for p in sorted(Path(interp.__file__).parents[1].rglob("*.py")))  # the whole interpreter
+    source = "".join(
+        p.read_text() for p in sorted(Path(interp.__file__).parents[1].rglob("*.py"))
+    )  # the whole interpreter
     assert "attrs.get(" not in source, "read attributes with spec.attr(name): the default is the op's"
 
 
 def test_cube_ops_are_the_matmuls_and_convolutions() -> None:
     cube = {op_type(c) for c in OPS if c.UNIT == Unit.CUBE}
-    assert cube == {"MatMul", "MatMulV2", "BatchMatMul", "BatchMatMulV2", "Conv2D", "DepthwiseConv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"}
+    assert cube == {
+        "MatMul",
+        "MatMulV2",
+        "BatchMatMul",
+        "BatchMatMulV2",
+        "Conv2D",
+        "DepthwiseConv2D",
+        "Conv2DBackpropInput",
+        "Conv2DBackpropFilter",
+    }
 
 
 def test_a_misspelt_same_dtype_name_is_refused() -> None:

@@ -29,6 +29,7 @@ FAMILIES = {
 }
 """The op families (the interpreter's kernel modules use the same names)."""
 
+
 def _type(cls: type[AscendOp]) -> str:
     return cls.name.removeprefix("ascend.")
 

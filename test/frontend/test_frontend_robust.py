@@ -23,10 +23,18 @@ Array = np.ndarray[Any, Any]
 FRONTEND = Path(__file__).resolve().parents[2] / "ascend_mp" / "frontend"
 
 
-def model(nodes: list[onnx.NodeProto], inits: dict[str, Array] | None = None, x_shape: list[int] | None = None,
-          outputs: list[str] | None = None, out_type: int = TensorProto.FLOAT, opset: int = 17) -> onnx.ModelProto:
+def model(
+    nodes: list[onnx.NodeProto],
+    inits: dict[str, Array] | None = None,
+    x_shape: list[int] | None = None,
+    outputs: list[str] | None = None,
+    out_type: int = TensorProto.FLOAT,
+    opset: int = 17,
+) -> onnx.ModelProto:
     g = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape or [2, 3])],
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape or [2, 3])],
         [helper.make_tensor_value_info(o, out_type, None) for o in (outputs or ["y"])],
         [numpy_helper.from_array(v, k) for k, v in (inits or {}).items()],
     )
@@ -52,6 +60,7 @@ def i64(*values: int) -> Array:
 # --------------------------------------------------------------------------------------
 # Layering
 # --------------------------------------------------------------------------------------
+
 
 def _imports(path: Path) -> set[str]:
     """Modules of ascend_mp.frontend that `path` imports at run time (TYPE_CHECKING blocks excluded)."""
@@ -93,6 +102,7 @@ def test_frontend_modules_import_no_cycle() -> None:
 # Folding: one topological pass, sizes checked first
 # --------------------------------------------------------------------------------------
 
+
 def _reversed_chain(n: int) -> onnx.ModelProto:
     """n foldable Add nodes on a constant, listed last-first; the result is added to x."""
     nodes = [helper.make_node("Add", [f"c{i}", "one"], [f"c{i + 1}"], name=f"add{i}") for i in range(n)]
@@ -128,23 +138,39 @@ def test_topological_order_is_stable_and_finds_cycles() -> None:
         fold.topological_order([p, q])
 
 
-@pytest.mark.parametrize(("nodes", "inits", "needs"), [
-    ([helper.make_node("ConstantOfShape", ["s"], ["y"], name="big")], {"s": i64(600_000_000)}, "2.4 GB"),
-    ([helper.make_node("ConstantOfShape", ["s"], ["y"], name="big")], {"s": i64(40_000, 1_000_000)}, "160.0 GB"),
-    ([helper.make_node("Range", ["a", "b", "c"], ["y"], name="big")],
-     {"a": np.array(0, np.int64), "b": np.array(10**11, np.int64), "c": np.array(1, np.int64)}, "800.0 GB"),
-    ([helper.make_node("Expand", ["v", "s"], ["y"], name="big")],
-     {"v": np.ones(1, np.float32), "s": i64(2**20, 2**20)}, "4.4 TB"),
-], ids=["constant-of-shape", "constant-of-shape-160g", "range", "expand"])
-def test_folding_checks_the_tensor_limit_first(nodes: list[onnx.NodeProto], inits: dict[str, Array], needs: str,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("nodes", "inits", "needs"),
+    [
+        ([helper.make_node("ConstantOfShape", ["s"], ["y"], name="big")], {"s": i64(600_000_000)}, "2.4 GB"),
+        ([helper.make_node("ConstantOfShape", ["s"], ["y"], name="big")], {"s": i64(40_000, 1_000_000)}, "160.0 GB"),
+        (
+            [helper.make_node("Range", ["a", "b", "c"], ["y"], name="big")],
+            {"a": np.array(0, np.int64), "b": np.array(10**11, np.int64), "c": np.array(1, np.int64)},
+            "800.0 GB",
+        ),
+        (
+            [helper.make_node("Expand", ["v", "s"], ["y"], name="big")],
+            {"v": np.ones(1, np.float32), "s": i64(2**20, 2**20)},
+            "4.4 TB",
+        ),
+    ],
+    ids=["constant-of-shape", "constant-of-shape-160g", "range", "expand"],
+)
+def test_folding_checks_the_tensor_limit_first(
+    nodes: list[onnx.NodeProto], inits: dict[str, Array], needs: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ASCEND_MP_MAX_TENSOR_BYTES", "100000000")
     refused(model(nodes, inits), "node 'big'", f"needs {needs}", "the limit is 100.0 MB")
 
 
 def test_folding_warnings_are_one_line_warnings(caplog: pytest.LogCaptureFixture) -> None:
-    m = model([helper.make_node("Div", ["one", "zero"], ["q"], name="div"), helper.make_node("Add", ["x", "q"], ["y"], name="add")],
-              {"one": np.ones((2, 3), np.float32), "zero": np.zeros((2, 3), np.float32)})
+    m = model(
+        [
+            helper.make_node("Div", ["one", "zero"], ["q"], name="div"),
+            helper.make_node("Add", ["x", "q"], ["y"], name="add"),
+        ],
+        {"one": np.ones((2, 3), np.float32), "zero": np.zeros((2, 3), np.float32)},
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no raw RuntimeWarning may escape
         with caplog.at_level(logging.WARNING, logger="ascend_mp"):
@@ -156,10 +182,13 @@ def test_folding_warnings_are_one_line_warnings(caplog: pytest.LogCaptureFixture
 # Invalid models: one line each
 # --------------------------------------------------------------------------------------
 
+
 def _scalar_const(op: str, **attrs: Any) -> onnx.ModelProto:
     extra = {"Squeeze": ["ax"], "Slice": ["s", "e", "ax"], "GatherElements": ["i"]}[op]
     node = helper.make_node(op, ["k", *extra], ["y"], name="bad", **attrs)
-    return model([node], {"k": np.array(1.0, np.float32), "ax": i64(0), "s": i64(0), "e": i64(1), "i": np.array(0, np.int64)})
+    return model(
+        [node], {"k": np.array(1.0, np.float32), "ax": i64(0), "s": i64(0), "e": i64(1), "i": np.array(0, np.int64)}
+    )
 
 
 @pytest.mark.parametrize("op", ["Squeeze", "Slice", "GatherElements"])
@@ -168,7 +197,10 @@ def test_axis_of_a_scalar_constant(op: str) -> None:
 
 
 def test_unsqueeze_axis_out_of_range_does_not_wrap() -> None:
-    m = model([helper.make_node("Unsqueeze", ["k", "ax"], ["y"], name="bad")], {"k": np.ones((2, 3), np.float32), "ax": i64(10)})
+    m = model(
+        [helper.make_node("Unsqueeze", ["k", "ax"], ["y"], name="bad")],
+        {"k": np.ones((2, 3), np.float32), "ax": i64(10)},
+    )
     refused(m, "node 'bad'", "axis 10 is out of range for rank 3")
 
 
@@ -179,8 +211,14 @@ def test_gather_with_constant_indices_out_of_range() -> None:
     refused(m, "node 'bad'", "indices must lie in [-4, 3]")
 
 
-@pytest.mark.parametrize(("inputs", "says"), [(["x"], "input 1 ('B') is required"), (["x", ""], "input 1 ('B') is required"),
-                                              (["x", "x", "x"], "has 3 inputs; Add takes at most 2")])
+@pytest.mark.parametrize(
+    ("inputs", "says"),
+    [
+        (["x"], "input 1 ('B') is required"),
+        (["x", ""], "input 1 ('B') is required"),
+        (["x", "x", "x"], "has 3 inputs; Add takes at most 2"),
+    ],
+)
 def test_node_with_the_wrong_inputs(inputs: list[str], says: str) -> None:
     refused(model([helper.make_node("Add", inputs, ["y"], name="bad")]), "node 'bad' (Add)", says)
 
@@ -190,16 +228,30 @@ def test_node_without_outputs() -> None:
     refused(m, "node 'bad' (Relu) has no outputs")
 
 
-@pytest.mark.parametrize(("build", "says"), [
-    (lambda: model([helper.make_node("Relu", ["x"], ["y"], name="a"), helper.make_node("Relu", ["x"], ["y"], name="b")]),
-     "'y' is defined twice (as an output of node 'a' (Relu) and as an output of node 'b' (Relu))"),
-    (lambda: model([helper.make_node("Relu", ["x"], ["y"], name="a")], outputs=["y", "y"]), "graph output 'y' is listed twice"),
-    (lambda: model([helper.make_node("Relu", ["w"], ["y"], name="a")], {"w": np.ones(2, np.float32)} | {}),
-     None),
-    (lambda: model([helper.make_node("Relu", ["x"], ["w"], name="a"), helper.make_node("Relu", ["w"], ["y"], name="b")],
-                   {"w": np.ones((2, 3), np.float32)}),
-     "'w' is defined twice (as an initializer and as an output of node 'a' (Relu))"),
-], ids=["node-outputs", "graph-outputs", "valid", "initializer-shadows-output"])
+@pytest.mark.parametrize(
+    ("build", "says"),
+    [
+        (
+            lambda: model(
+                [helper.make_node("Relu", ["x"], ["y"], name="a"), helper.make_node("Relu", ["x"], ["y"], name="b")]
+            ),
+            "'y' is defined twice (as an output of node 'a' (Relu) and as an output of node 'b' (Relu))",
+        ),
+        (
+            lambda: model([helper.make_node("Relu", ["x"], ["y"], name="a")], outputs=["y", "y"]),
+            "graph output 'y' is listed twice",
+        ),
+        (lambda: model([helper.make_node("Relu", ["w"], ["y"], name="a")], {"w": np.ones(2, np.float32)} | {}), None),
+        (
+            lambda: model(
+                [helper.make_node("Relu", ["x"], ["w"], name="a"), helper.make_node("Relu", ["w"], ["y"], name="b")],
+                {"w": np.ones((2, 3), np.float32)},
+            ),
+            "'w' is defined twice (as an initializer and as an output of node 'a' (Relu))",
+        ),
+    ],
+    ids=["node-outputs", "graph-outputs", "valid", "initializer-shadows-output"],
+)
 def test_names_defined_once(build: Any, says: str | None) -> None:
     if says is None:
         import_onnx(build())
@@ -225,8 +277,11 @@ def test_attribute_without_type() -> None:
 
 def test_tensor_attribute_of_undefined_type() -> None:
     node = helper.make_node("Constant", [], ["c"], name="bad", value=onnx.TensorProto(dims=[1]))
-    refused(model([node, helper.make_node("Add", ["x", "c"], ["y"], name="add")]), "node 'bad' (Constant) attribute 'value'",
-            "element type UNDEFINED is not supported")
+    refused(
+        model([node, helper.make_node("Add", ["x", "c"], ["y"], name="add")]),
+        "node 'bad' (Constant) attribute 'value'",
+        "element type UNDEFINED is not supported",
+    )
 
 
 @pytest.mark.parametrize("data_type", [77, 99])
@@ -237,8 +292,11 @@ def test_initializer_of_unknown_data_type(data_type: int) -> None:
 
 
 def test_cast_of_a_constant_to_string() -> None:
-    m = model([helper.make_node("Cast", ["k"], ["y"], name="bad", to=TensorProto.STRING)], {"k": np.ones(2, np.float32)},
-              out_type=TensorProto.STRING)
+    m = model(
+        [helper.make_node("Cast", ["k"], ["y"], name="bad", to=TensorProto.STRING)],
+        {"k": np.ones(2, np.float32)},
+        out_type=TensorProto.STRING,
+    )
     refused(m, "node 'bad' (Cast)", "cast to STRING is not supported")
 
 
@@ -249,10 +307,18 @@ def test_op_type_that_is_not_utf8() -> None:
 
 
 def test_a_model_with_local_functions_imports() -> None:
-    f = helper.make_function("local", "Twice", ["a"], ["b"], [helper.make_node("Add", ["a", "a"], ["b"])], [helper.make_opsetid("", 17)])
-    g = helper.make_graph([helper.make_node("Twice", ["x"], ["y"], domain="local", name="t")], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)], functions=[f])
+    f = helper.make_function(
+        "local", "Twice", ["a"], ["b"], [helper.make_node("Add", ["a", "a"], ["b"])], [helper.make_opsetid("", 17)]
+    )
+    g = helper.make_graph(
+        [helper.make_node("Twice", ["x"], ["y"], domain="local", name="t")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    m = helper.make_model(
+        g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)], functions=[f]
+    )
     (y,) = Program.from_module(import_onnx(m)).run("main", np.array([1.5, -2], np.float32))
     np.testing.assert_array_equal(y, [3.0, -4.0])
 
@@ -260,8 +326,10 @@ def test_a_model_with_local_functions_imports() -> None:
 def test_non_ascii_names_print_and_parse_back() -> None:
     from ascend_mp.ir import parse_module, print_module
 
-    m = model([helper.make_node("Relu", ["x"], ["ü"], name="relu"), helper.make_node("Neg", ["ü"], ["выход"], name="neg")],
-              outputs=["выход"])
+    m = model(
+        [helper.make_node("Relu", ["x"], ["ü"], name="relu"), helper.make_node("Neg", ["ü"], ["выход"], name="neg")],
+        outputs=["выход"],
+    )
     m.graph.input[0].name = "入力"
     m.graph.node[0].input[0] = "入力"
     text = print_module(import_onnx(m))
@@ -278,6 +346,7 @@ def test_non_ascii_names_print_and_parse_back() -> None:
 # External data
 # --------------------------------------------------------------------------------------
 
+
 def _external(tmp_path: Path, **entries: str) -> Path:
     m = model([helper.make_node("Add", ["x", "w"], ["y"], name="a")], {"w": np.ones((2, 3), np.float32)})
     (tmp_path / "w.bin").write_bytes(np.ones((2, 3), np.float32).tobytes())
@@ -292,13 +361,17 @@ def _external(tmp_path: Path, **entries: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("entries", "says"), [
-    ({"location": "../w.bin"}, "must be a path inside the model's folder"),
-    ({"location": "/etc/passwd"}, "must be a path inside the model's folder"),
-    ({"offset": "-5"}, "'offset' must be a non-negative integer, got '-5'"),
-    ({"offset": "abc"}, "'offset' must be a non-negative integer, got 'abc'"),
-    ({"length": "4"}, "'length' is 4 bytes, but the tensor needs 24"),
-], ids=["dotdot", "absolute", "negative-offset", "text-offset", "length"])
+@pytest.mark.parametrize(
+    ("entries", "says"),
+    [
+        ({"location": "../w.bin"}, "must be a path inside the model's folder"),
+        ({"location": "/etc/passwd"}, "must be a path inside the model's folder"),
+        ({"offset": "-5"}, "'offset' must be a non-negative integer, got '-5'"),
+        ({"offset": "abc"}, "'offset' must be a non-negative integer, got 'abc'"),
+        ({"length": "4"}, "'length' is 4 bytes, but the tensor needs 24"),
+    ],
+    ids=["dotdot", "absolute", "negative-offset", "text-offset", "length"],
+)
 def test_bad_external_data(entries: dict[str, str], says: str, tmp_path: Path) -> None:
     refused(str(_external(tmp_path, **entries)), "tensor 'w'", says)
 
@@ -323,6 +396,7 @@ def test_valid_external_data_and_an_unknown_key(tmp_path: Path, caplog: pytest.L
 # --------------------------------------------------------------------------------------
 # ir.compat.bulk_ir: the collector paused for bulk IR work, always resumed
 # --------------------------------------------------------------------------------------
+
 
 def test_bulk_ir_pauses_and_resumes_the_collector() -> None:
     import gc

@@ -11,6 +11,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from onnx_util import check, graph_model, rel_err, run_ort
 from xdsl.printer import Printer
 
 from ascend_mp.dialects.ascend import ConstOp
@@ -18,7 +19,6 @@ from ascend_mp.errors import AscendError
 from ascend_mp.frontend import import_onnx, parse_input_shape
 from ascend_mp.interpreter.runner import Program
 from ascend_mp.ir import make_context, parse_module, print_module
-from onnx_util import check, graph_model, rel_err, run_ort
 
 pytest.importorskip("onnxruntime")
 RNG = np.random.default_rng(1)
@@ -37,9 +37,17 @@ def small_cnn(batch: int | str = 1, opset: int = 17) -> onnx.ModelProto:
         helper.make_node("Flatten", ["g"], ["f"], name="/Flatten"),
         helper.make_node("Gemm", ["f", "fc.weight", "fc.bias"], ["logits"], name="/fc/Gemm", transB=1),
     ]
-    inits = [numpy_helper.from_array(a, n) for n, a in (("conv.weight", w), ("conv.bias", b), ("fc.weight", fc), ("fc.bias", fb))]
-    g = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, 3, 8, 8])],
-                          [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, 10])], inits)
+    inits = [
+        numpy_helper.from_array(a, n)
+        for n, a in (("conv.weight", w), ("conv.bias", b), ("fc.weight", fc), ("fc.bias", fb))
+    ]
+    g = helper.make_graph(
+        nodes,
+        "cnn",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, 3, 8, 8])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, 10])],
+        inits,
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8
     return m
@@ -59,14 +67,17 @@ def test_input_shape_syntax() -> None:
     assert parse_input_shape("1,3,8,8;2,5").by_index == ((1, 3, 8, 8), (2, 5))
 
 
-@pytest.mark.parametrize("text,says", [
-    ("x:1,a", "bad dimension 'a'"),
-    ("x:1,,2", "bad dimension ''"),
-    ("x:1;1,2", "mixes named and unnamed"),
-    ("x:1;x:2", "'x' is given twice"),
-    (":1,2", "no input name"),
-    ("", "empty value"),
-])
+@pytest.mark.parametrize(
+    "text,says",
+    [
+        ("x:1,a", "bad dimension 'a'"),
+        ("x:1,,2", "bad dimension ''"),
+        ("x:1;1,2", "mixes named and unnamed"),
+        ("x:1;x:2", "'x' is given twice"),
+        (":1,2", "no input name"),
+        ("", "empty value"),
+    ],
+)
 def test_input_shape_malformed(text: str, says: str) -> None:
     with pytest.raises(AscendError, match="--input_shape") as e:
         parse_input_shape(text)
@@ -75,7 +86,10 @@ def test_input_shape_malformed(text: str, says: str) -> None:
 
 def test_input_shape_fixes_dynamic_batch() -> None:
     m = small_cnn("N")
-    with pytest.raises(AscendError, match=r"input 'input' has a dynamic shape \[N, 3, 8, 8\], so the shape of node '/conv/Conv' is unknown"):
+    with pytest.raises(
+        AscendError,
+        match=r"input 'input' has a dynamic shape \[N, 3, 8, 8\], so the shape of node '/conv/Conv' is unknown",
+    ):
         import_onnx(m)
     x = RNG.standard_normal((3, 3, 8, 8)).astype(np.float32)
     fixed = import_onnx(m, "input:3,3,8,8")
@@ -96,9 +110,15 @@ def test_graph_that_stays_dynamic_names_the_node() -> None:
     """A Reshape whose target is computed at run time leaves its output shape unknown."""
     x = RNG.standard_normal((2, 6)).astype(np.float32)
     nodes = [helper.make_node("Reshape", ["x", "s"], ["y"], name="runtime_reshape")]
-    g = helper.make_graph(nodes, "d", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6]),
-                                      helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    g = helper.make_graph(
+        nodes,
+        "d",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6]),
+            helper.make_tensor_value_info("s", TensorProto.INT64, [2]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     with pytest.raises(AscendError, match="output of node 'runtime_reshape'.* stays dynamic") as e:
         import_onnx(m)
@@ -135,7 +155,9 @@ def test_constant_of_shape_range_where_expand_fold() -> None:
     x = RNG.standard_normal((3, 4)).astype(np.float32)
     nodes = [
         helper.make_node("Shape", ["x"], ["s"]),
-        helper.make_node("ConstantOfShape", ["s"], ["ones"], value=numpy_helper.from_array(np.array([1.0], np.float32))),
+        helper.make_node(
+            "ConstantOfShape", ["s"], ["ones"], value=numpy_helper.from_array(np.array([1.0], np.float32))
+        ),
         helper.make_node("Range", ["start", "limit", "delta"], ["r"]),
         helper.make_node("Cast", ["r"], ["rf"], to=TensorProto.FLOAT),
         helper.make_node("Equal", ["r", "two"], ["eq"]),
@@ -143,7 +165,12 @@ def test_constant_of_shape_range_where_expand_fold() -> None:
         helper.make_node("Expand", ["w", "s"], ["e"]),
         helper.make_node("Add", ["x", "e"], ["y"], name="add"),
     ]
-    inits = {"start": np.array(0, np.int64), "limit": np.array(4, np.int64), "delta": np.array(1, np.int64), "two": np.array(2, np.int64)}
+    inits = {
+        "start": np.array(0, np.int64),
+        "limit": np.array(4, np.int64),
+        "delta": np.array(1, np.int64),
+        "two": np.array(2, np.int64),
+    }
     model = graph_model(nodes, {"x": x}, ["y"], inits, opset=17)
     check(model, {"x": x})
     ops = [op.name for op in import_onnx(model).walk() if op.name.startswith("ascend.")]
@@ -161,7 +188,15 @@ def test_names_and_order_are_kept() -> None:
     assert '%input: tensor<2x3x8x8xf32> {onnx.name = "input"}' in text
     assert '(tensor<2x10xf32> {onnx.name = "logits"})' in text
     names = {op.properties["name"].data for op in module.walk() if op.name.startswith("ascend.")}  # pyright: ignore[reportAttributeAccessIssue]
-    assert {"/conv/Conv", "/relu/Relu", "/pool/GlobalAveragePool", "/Flatten", "/fc/Gemm", "conv.weight", "fc.weight"} <= names
+    assert {
+        "/conv/Conv",
+        "/relu/Relu",
+        "/pool/GlobalAveragePool",
+        "/Flatten",
+        "/fc/Gemm",
+        "conv.weight",
+        "fc.weight",
+    } <= names
 
 
 def test_weights_are_blobs_not_decimals() -> None:
@@ -210,20 +245,33 @@ def test_external_data(tmp_path: Path) -> None:
     path = tmp_path / "cnn.onnx"
     saved = onnx.ModelProto()
     saved.CopyFrom(m)
-    onnx.save(saved, str(path), save_as_external_data=True, all_tensors_to_one_file=True, location="cnn.weights", size_threshold=0)
+    onnx.save(
+        saved,
+        str(path),
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location="cnn.weights",
+        size_threshold=0,
+    )
     assert (tmp_path / "cnn.weights").exists()
     x = RNG.standard_normal((1, 3, 8, 8)).astype(np.float32)
     (y,) = Program.from_module(import_onnx(str(path))).run("main", x)
     assert rel_err(y, run_ort(m, {"input": x})[0]) < 1e-5
     (tmp_path / "cnn.weights").write_bytes(b"\0" * 16)
-    with pytest.raises(AscendError, match="external data of tensor 'conv.weight' in 'cnn.weights' has .* bytes|cannot read external data"):
+    with pytest.raises(
+        AscendError,
+        match="external data of tensor 'conv.weight' in 'cnn.weights' has .* bytes|cannot read external data",
+    ):
         import_onnx(str(path))
 
 
 def test_unsupported_ops_are_listed_together() -> None:
     x = RNG.standard_normal((2, 3)).astype(np.float32)
-    nodes = [helper.make_node("Cos", ["x"], ["a"], name="c1"), helper.make_node("Sin", ["a"], ["b"], name="s1"),
-             helper.make_node("Cos", ["b"], ["y"], name="c2")]
+    nodes = [
+        helper.make_node("Cos", ["x"], ["a"], name="c1"),
+        helper.make_node("Sin", ["a"], ["b"], name="s1"),
+        helper.make_node("Cos", ["b"], ["y"], name="c2"),
+    ]
     with pytest.raises(AscendError, match=r"unsupported ONNX ops: Cos x2 \(first: 'c1'\), Sin x1 \(first: 's1'\)$"):
         import_onnx(graph_model(nodes, {"x": x}, ["y"]))
 
@@ -244,7 +292,9 @@ def test_not_onnx_and_truncated(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("mode", ["allow_fp32_to_fp16", "force_fp16", "allow_mix_precision", "force_fp32", "must_keep_origin_dtype"])
+@pytest.mark.parametrize(
+    "mode", ["allow_fp32_to_fp16", "force_fp16", "allow_mix_precision", "force_fp32", "must_keep_origin_dtype"]
+)
 def test_precision_modes_on_an_imported_cnn(mode: str) -> None:
     from ascend_mp.passes import PASSES
 
@@ -279,7 +329,7 @@ def test_store_low_weights_halves_weight_bytes_and_keeps_results() -> None:
     assert stored.tobytes() == cast_at_run_time.tobytes()
     assert report.constants_stored_low >= 1 and report.weight_bytes_after < report.weight_bytes_before
     assert report.to_json()["totals"]["weight_bytes_before"] == report.weight_bytes_before
-    assert "tensor<8x3x3x3xf16> {name = \"conv.weight\"}" in str(module)
+    assert 'tensor<8x3x3x3xf16> {name = "conv.weight"}' in str(module)
     assert store_low_weights(module).narrowed == []  # nothing left to store: idempotent
     standalone = store_low_weights(plain)  # the pass on its own does the same
     assert "conv.weight" in standalone.narrowed and standalone.after == report.weight_bytes_after
@@ -316,7 +366,15 @@ def test_ascend_opt_reads_onnx_with_atc_flags(tmp_path: Path, capsys: pytest.Cap
     path = tmp_path / "cnn.onnx"
     onnx.save(small_cnn("N"), str(path))
     report = tmp_path / "r.json"
-    main([str(path), "--input_shape=input:1,3,8,8", "--precision_mode=allow_mix_precision", "--precision-report", str(report)])
+    main(
+        [
+            str(path),
+            "--input_shape=input:1,3,8,8",
+            "--precision_mode=allow_mix_precision",
+            "--precision-report",
+            str(report),
+        ]
+    )
     out = capsys.readouterr().out
     assert "ascend.Conv2D" in out and "tensor<1x3x8x8xf16>" in out and "dialect_resources" in out
     ops = json.loads(report.read_text())["ops"]
@@ -330,9 +388,12 @@ def test_ascend_opt_reads_onnx_with_atc_flags(tmp_path: Path, capsys: pytest.Cap
 def test_malformed_node_is_one_line_error() -> None:
     """A node the ONNX checker would reject (MaxPool without kernel_shape) fails in one line."""
     x = RNG.standard_normal((1, 2, 4, 4)).astype(np.float32)
-    g = helper.make_graph([helper.make_node("MaxPool", ["x"], ["y"], name="pool")], "bad",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 2, 2])])
+    g = helper.make_graph(
+        [helper.make_node("MaxPool", ["x"], ["y"], name="pool")],
+        "bad",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 2, 2])],
+    )
     with pytest.raises(AscendError, match=r"node 'pool' \(MaxPool\) cannot be converted") as e:
         import_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
     assert "\n" not in str(e.value)
@@ -340,11 +401,18 @@ def test_malformed_node_is_one_line_error() -> None:
 
 
 def test_constant_that_cannot_fold_is_one_line_error() -> None:
-    nodes = [helper.make_node("Reshape", ["c", "shape"], ["r"], name="bad_reshape"), helper.make_node("Add", ["x", "r"], ["y"])]
+    nodes = [
+        helper.make_node("Reshape", ["c", "shape"], ["r"], name="bad_reshape"),
+        helper.make_node("Add", ["x", "r"], ["y"]),
+    ]
     inits = {"c": np.ones(6, np.float32), "shape": np.array([4, 2], np.int64)}
-    g = helper.make_graph(nodes, "bad", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 2])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 2])],
-                          [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    g = helper.make_graph(
+        nodes,
+        "bad",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 2])],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()],
+    )
     with pytest.raises(AscendError, match=r"node 'bad_reshape' \(Reshape\) on constants cannot be folded"):
         import_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
 
@@ -381,7 +449,8 @@ def test_non_finite_constants_round_trip_bit_exactly() -> None:
     assert y.tolist() == [-np.inf, 1.0, 2.0, np.inf]  # float16(-3.4e38) = -inf, float16(70000) = inf
 
     graph = onnx.helper.make_graph(
-        [onnx.helper.make_node("Add", ["x", "m"], ["y"], name="add")], "g",
+        [onnx.helper.make_node("Add", ["x", "m"], ["y"], name="add")],
+        "g",
         [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])],
         [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])],
         [onnx.numpy_helper.from_array(np.array([-np.inf, np.nan], np.float32), "m")],
@@ -392,21 +461,43 @@ def test_non_finite_constants_round_trip_bit_exactly() -> None:
     assert z[0] == -np.inf and np.isnan(z[1])
 
 
-def _bad_node_model(node: onnx.NodeProto, xshape: list[int], yshape: list[int], inits: dict[str, np.ndarray]) -> onnx.ModelProto:
-    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, xshape)],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, yshape)],
-                          [numpy_helper.from_array(v, k) for k, v in inits.items()])
+def _bad_node_model(
+    node: onnx.NodeProto, xshape: list[int], yshape: list[int], inits: dict[str, np.ndarray]
+) -> onnx.ModelProto:
+    g = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, xshape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, yshape)],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()],
+    )
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
 
 
-@pytest.mark.parametrize(("node", "inits", "inputs"), [
-    (helper.make_node("Softmax", ["x"], ["y"], axis=3, name="bad"), {}, "'x': [2, 4]"),
-    (helper.make_node("ReduceMean", ["x", "ax"], ["y"], name="bad"), {"ax": np.array([5], np.int64)}, "'x': [2, 4], 'ax': [1]"),
-    (helper.make_node("Add", ["x", "b"], ["y"], name="bad"), {"b": np.ones(3, np.float32)}, "'x': [2, 4], 'b': [3]"),
-    (helper.make_node("Concat", ["x", "x"], ["y"], axis=4, name="bad"), {}, "'x': [2, 4], 'x': [2, 4]"),
-    (helper.make_node("Transpose", ["x"], ["y"], perm=[0, 0], name="bad"), {}, "'x': [2, 4]"),
-    (helper.make_node("Gather", ["x", "i"], ["y"], axis=2, name="bad"), {"i": np.array([0], np.int64)}, "'x': [2, 4], 'i': [1]"),
-], ids=["softmax-axis", "reduce-axes", "broadcast", "concat-axis", "transpose-perm", "gather-axis"])
+@pytest.mark.parametrize(
+    ("node", "inits", "inputs"),
+    [
+        (helper.make_node("Softmax", ["x"], ["y"], axis=3, name="bad"), {}, "'x': [2, 4]"),
+        (
+            helper.make_node("ReduceMean", ["x", "ax"], ["y"], name="bad"),
+            {"ax": np.array([5], np.int64)},
+            "'x': [2, 4], 'ax': [1]",
+        ),
+        (
+            helper.make_node("Add", ["x", "b"], ["y"], name="bad"),
+            {"b": np.ones(3, np.float32)},
+            "'x': [2, 4], 'b': [3]",
+        ),
+        (helper.make_node("Concat", ["x", "x"], ["y"], axis=4, name="bad"), {}, "'x': [2, 4], 'x': [2, 4]"),
+        (helper.make_node("Transpose", ["x"], ["y"], perm=[0, 0], name="bad"), {}, "'x': [2, 4]"),
+        (
+            helper.make_node("Gather", ["x", "i"], ["y"], axis=2, name="bad"),
+            {"i": np.array([0], np.int64)},
+            "'x': [2, 4], 'i': [1]",
+        ),
+    ],
+    ids=["softmax-axis", "reduce-axes", "broadcast", "concat-axis", "transpose-perm", "gather-axis"],
+)
 def test_an_invalid_node_with_static_inputs_is_named_not_blamed_on_dynamic_shapes(
     node: onnx.NodeProto, inits: dict[str, np.ndarray], inputs: str
 ) -> None:
@@ -415,7 +506,10 @@ def test_an_invalid_node_with_static_inputs_is_named_not_blamed_on_dynamic_shape
     with pytest.raises(AscendError) as e:
         import_onnx(_bad_node_model(node, [2, 4], [2, 4], inits))
     message = str(e.value)
-    assert f"node 'bad' ({node.op_type}): the shape of its output 'y' cannot be inferred from its static inputs ({inputs})" in message
+    assert (
+        f"node 'bad' ({node.op_type}): the shape of its output 'y' cannot be inferred from its static inputs ({inputs})"
+        in message
+    )
     assert "--input_shape" not in message and "\n" not in message
 
 

@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from onnx_util import rel_err
 
 from ascend_mp.errors import AscendError
 from ascend_mp.frontend import import_onnx
 from ascend_mp.interpreter.runner import Program
 from ascend_mp.ir import make_context
 from ascend_mp.modes import V1_MODES
-from onnx_util import rel_err
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "test" / "fixtures" / "onnx"
@@ -56,7 +56,9 @@ def test_fixture_compiles_under_every_mode(name: str, exporter: str, mode: str) 
     module = import_onnx(str(FIXTURES / f"{name}.{exporter}.onnx"))
     precision = PASSES["ascend-precision"]()(mode=mode)  # pyright: ignore[reportCallIssue]
     if mode == "must_keep_origin_dtype" and name == "lenet":
-        with pytest.raises(AscendError, match="Conv2D '.*' .*no kernel for its original dtype float32 under must_keep_origin_dtype"):
+        with pytest.raises(
+            AscendError, match="Conv2D '.*' .*no kernel for its original dtype float32 under must_keep_origin_dtype"
+        ):
             precision.apply(make_context(), module)
         return
     precision.apply(make_context(), module)

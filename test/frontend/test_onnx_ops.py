@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 import pytest
 from onnx import helper
+from onnx_util import check, graph_model
 
 from ascend_mp.dialects.ascend import OPS_BY_TYPE
 from ascend_mp.frontend import import_onnx
-from onnx_util import check, graph_model
 
 pytest.importorskip("onnxruntime")
 
@@ -22,7 +22,9 @@ def f32(*shape: int, positive: bool = False) -> np.ndarray[Any, Any]:
     return np.abs(a) + 0.1 if positive else a
 
 
-def one_node(op: str, inputs: dict[str, Any], inits: dict[str, Any] | None = None, opset: int = 17, n_out: int = 1, **attrs: Any):
+def one_node(
+    op: str, inputs: dict[str, Any], inits: dict[str, Any] | None = None, opset: int = 17, n_out: int = 1, **attrs: Any
+):
     names = list(inputs) + list(inits or {})
     node = helper.make_node(op, names, [f"y{i}" for i in range(n_out)], name=f"{op.lower()}_node", **attrs)
     return graph_model([node], inputs, [f"y{i}" for i in range(n_out)], inits, opset)
@@ -57,7 +59,9 @@ def test_leaky_relu() -> None:
 
 
 @pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div", "Max", "Min"])
-@pytest.mark.parametrize("shapes", [((2, 3, 4), (2, 3, 4)), ((2, 3, 4), (4,)), ((2, 1, 4), (3, 1)), ((1, 3, 1, 1), (2, 3, 5, 5))])
+@pytest.mark.parametrize(
+    "shapes", [((2, 3, 4), (2, 3, 4)), ((2, 3, 4), (4,)), ((2, 1, 4), (3, 1)), ((1, 3, 1, 1), (2, 3, 5, 5))]
+)
 def test_binary_broadcasting(op: str, shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
     a, b = f32(*shapes[0]), f32(*shapes[1])
     if op == "Div":
@@ -77,11 +81,16 @@ def test_pow() -> None:
 
 def test_silu_pattern() -> None:
     x = f32(2, 4, 3, 3)
-    nodes = [helper.make_node("Sigmoid", ["x"], ["s"], name="sig"), helper.make_node("Mul", ["x", "s"], ["y"], name="mul")]
+    nodes = [
+        helper.make_node("Sigmoid", ["x"], ["s"], name="sig"),
+        helper.make_node("Mul", ["x", "s"], ["y"], name="mul"),
+    ]
     check(graph_model(nodes, {"x": x}, ["y"]), {"x": x})
 
 
-@pytest.mark.parametrize("opset,low,high", [(11, 0.0, 6.0), (13, -0.5, 0.5), (13, None, 0.3), (13, 0.1, None), (7, -1.0, 2.0)])
+@pytest.mark.parametrize(
+    "opset,low,high", [(11, 0.0, 6.0), (13, -0.5, 0.5), (13, None, 0.3), (13, 0.1, None), (7, -1.0, 2.0)]
+)
 def test_clip(opset: int, low: float | None, high: float | None) -> None:
     x = f32(2, 3, 4) * 4
     if opset < 11:
@@ -112,7 +121,10 @@ def test_hard_swish() -> None:
 
 @pytest.mark.parametrize("trans_a", [0, 1])
 @pytest.mark.parametrize("trans_b", [0, 1])
-@pytest.mark.parametrize("alpha,beta,c_shape", [(1.0, 1.0, (5,)), (0.5, 2.0, (5,)), (1.0, 1.0, (3, 5)), (1.0, 1.0, (1, 5)), (2.0, 1.0, None), (1.0, 1.0, None)])
+@pytest.mark.parametrize(
+    "alpha,beta,c_shape",
+    [(1.0, 1.0, (5,)), (0.5, 2.0, (5,)), (1.0, 1.0, (3, 5)), (1.0, 1.0, (1, 5)), (2.0, 1.0, None), (1.0, 1.0, None)],
+)
 def test_gemm(trans_a: int, trans_b: int, alpha: float, beta: float, c_shape: tuple[int, ...] | None) -> None:
     a = f32(4, 3) if trans_a else f32(3, 4)
     b = f32(5, 4) if trans_b else f32(4, 5)
@@ -237,7 +249,10 @@ def test_reshape(target: list[int]) -> None:
 def test_squeeze_unsqueeze(opset: int) -> None:
     x = f32(2, 1, 4)
     if opset < 13:
-        nodes = [helper.make_node("Squeeze", ["x"], ["s"], axes=[1]), helper.make_node("Unsqueeze", ["s"], ["y"], axes=[0, 3])]
+        nodes = [
+            helper.make_node("Squeeze", ["x"], ["s"], axes=[1]),
+            helper.make_node("Unsqueeze", ["s"], ["y"], axes=[0, 3]),
+        ]
         model = graph_model(nodes, {"x": x}, ["y"], opset=opset)
     else:
         nodes = [helper.make_node("Squeeze", ["x", "a1"], ["s"]), helper.make_node("Unsqueeze", ["s", "a2"], ["y"])]
@@ -305,7 +320,10 @@ def test_compare_then_where(op: str, cann: str) -> None:
     if op == "Equal":
         b = np.round(b)
         a = np.round(a)
-    nodes = [helper.make_node(op, ["a", "b"], ["c"], name="cmp"), helper.make_node("Where", ["c", "a", "b"], ["y"], name="where")]
+    nodes = [
+        helper.make_node(op, ["a", "b"], ["c"], name="cmp"),
+        helper.make_node("Where", ["c", "a", "b"], ["y"], name="where"),
+    ]
     check(graph_model(nodes, {"a": a, "b": b}, ["y"]), {"a": a, "b": b})
 
 
@@ -314,9 +332,12 @@ def test_logic_ops() -> None:
         needs(cann)
     a, b = f32(4, 5), f32(4, 5)
     nodes = [
-        helper.make_node("Less", ["a", "zero"], ["p"]), helper.make_node("Less", ["b", "zero"], ["q"]),
-        helper.make_node("And", ["p", "q"], ["pq"]), helper.make_node("Or", ["p", "q"], ["p_or_q"]),
-        helper.make_node("Not", ["pq"], ["n"]), helper.make_node("Where", ["n", "a", "b"], ["y1"]),
+        helper.make_node("Less", ["a", "zero"], ["p"]),
+        helper.make_node("Less", ["b", "zero"], ["q"]),
+        helper.make_node("And", ["p", "q"], ["pq"]),
+        helper.make_node("Or", ["p", "q"], ["p_or_q"]),
+        helper.make_node("Not", ["pq"], ["n"]),
+        helper.make_node("Where", ["n", "a", "b"], ["y1"]),
         helper.make_node("Where", ["p_or_q", "b", "a"], ["y2"]),
     ]
     check(graph_model(nodes, {"a": a, "b": b}, ["y1", "y2"], {"zero": np.array(0, np.float32)}), {"a": a, "b": b})
@@ -344,13 +365,21 @@ def test_gather(axis: int, idx_shape: tuple[int, ...]) -> None:
     check(model, {"table": table, "ids": ids})
 
 
-@pytest.mark.parametrize("starts,ends,axes,steps", [
-    ([1], [3], [0], [1]), ([0, 1], [4, -1], [1, 2], [2, 1]), ([-2], [2**62], [2], [1]), ([3], [-2**62], [1], [-1]),
-])
+@pytest.mark.parametrize(
+    "starts,ends,axes,steps",
+    [
+        ([1], [3], [0], [1]),
+        ([0, 1], [4, -1], [1, 2], [2, 1]),
+        ([-2], [2**62], [2], [1]),
+        ([3], [-(2**62)], [1], [-1]),
+    ],
+)
 def test_slice(starts: list[int], ends: list[int], axes: list[int], steps: list[int]) -> None:
     needs("StridedSliceD")
     x = f32(4, 5, 6)
-    inits = {k: np.array(v, np.int64) for k, v in (("starts", starts), ("ends", ends), ("axes", axes), ("steps", steps))}
+    inits = {
+        k: np.array(v, np.int64) for k, v in (("starts", starts), ("ends", ends), ("axes", axes), ("steps", steps))
+    }
     check(one_node("Slice", {"x": x}, inits), {"x": x})
 
 
@@ -358,7 +387,10 @@ def test_expand_and_tile() -> None:
     needs("BroadcastToD")
     needs("TileD")
     x = f32(3, 1)
-    nodes = [helper.make_node("Expand", ["x", "shape"], ["e"], name="expand"), helper.make_node("Tile", ["e", "reps"], ["y"], name="tile")]
+    nodes = [
+        helper.make_node("Expand", ["x", "shape"], ["e"], name="expand"),
+        helper.make_node("Tile", ["e", "reps"], ["y"], name="tile"),
+    ]
     inits = {"shape": np.array([2, 3, 4], np.int64), "reps": np.array([1, 2, 1], np.int64)}
     check(graph_model(nodes, {"x": x}, ["y"], inits), {"x": x})
 
@@ -367,7 +399,7 @@ def test_expand_and_tile() -> None:
 @pytest.mark.parametrize("bias", [True, False])
 def test_layer_norm(axis: int, bias: bool) -> None:
     x = f32(2, 3, 8) * 2 + 1
-    norm_shape = x.shape[axis % 3:]
+    norm_shape = x.shape[axis % 3 :]
     inits = {"g": f32(*norm_shape)}
     if bias:
         inits["b"] = f32(*norm_shape)

@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 import pytest
 from onnx import helper
-
 from onnx_util import check, graph_model, rel_err
 
 pytest.importorskip("onnxruntime")
@@ -19,7 +18,9 @@ def f32(*shape: int) -> np.ndarray[Any, Any]:
     return RNG.standard_normal(shape).astype(np.float32)
 
 
-def one_node(op: str, inputs: dict[str, Any], inits: dict[str, Any] | None = None, opset: int = 17, n_out: int = 1, **attrs: Any):
+def one_node(
+    op: str, inputs: dict[str, Any], inits: dict[str, Any] | None = None, opset: int = 17, n_out: int = 1, **attrs: Any
+):
     names = list(inputs) + list(inits or {})
     node = helper.make_node(op, names, [f"y{i}" for i in range(n_out)], name=f"{op.lower()}_node", **attrs)
     return graph_model([node], inputs, [f"y{i}" for i in range(n_out)], inits, opset)
@@ -40,11 +41,14 @@ def test_isnan() -> None:
     check(one_node("IsNaN", {"x": x}), {"x": x})
 
 
-@pytest.mark.parametrize("batch_dims,idx", [
-    (0, np.array([[1, 0], [2, 3], [-1, -2]], np.int64)),
-    (0, np.array([[[2], [0]]], np.int64)),
-    (1, np.array([[3], [0], [1]], np.int64)),
-])
+@pytest.mark.parametrize(
+    "batch_dims,idx",
+    [
+        (0, np.array([[1, 0], [2, 3], [-1, -2]], np.int64)),
+        (0, np.array([[[2], [0]]], np.int64)),
+        (1, np.array([[3], [0], [1]], np.int64)),
+    ],
+)
 def test_gather_nd(batch_dims: int, idx: np.ndarray[Any, Any]) -> None:
     x = f32(3, 4, 5)
     check(one_node("GatherND", {"x": x}, {"i": idx}, batch_dims=batch_dims), {"x": x})
@@ -75,7 +79,11 @@ def _rnn_model(op: str, direction: str, layout: int, with_state: bool, **attrs: 
     gates = 4 if op == "LSTM" else 3
     nd = 2 if direction == "bidirectional" else 1
     x = f32(batch, seq, feat) if layout else f32(seq, batch, feat)
-    inits: dict[str, Any] = {"W": f32(nd, gates * hid, feat) * 0.5, "R": f32(nd, gates * hid, hid) * 0.5, "B": f32(nd, 2 * gates * hid) * 0.5}
+    inits: dict[str, Any] = {
+        "W": f32(nd, gates * hid, feat) * 0.5,
+        "R": f32(nd, gates * hid, hid) * 0.5,
+        "B": f32(nd, 2 * gates * hid) * 0.5,
+    }
     names = ["x", "W", "R", "B"]
     state = (batch, nd, hid) if layout else (nd, batch, hid)
     if with_state:
@@ -86,7 +94,9 @@ def _rnn_model(op: str, direction: str, layout: int, with_state: bool, **attrs: 
             inits["c0"] = f32(*state)
             names.append("c0")
     outs = ["y0", "y1", "y2"][: 3 if op == "LSTM" else 2]
-    node = helper.make_node(op, names, outs, name=f"{op.lower()}_node", hidden_size=hid, direction=direction, layout=layout, **attrs)
+    node = helper.make_node(
+        op, names, outs, name=f"{op.lower()}_node", hidden_size=hid, direction=direction, layout=layout, **attrs
+    )
     return graph_model([node], {"x": x}, outs, inits, 14), {"x": x}
 
 
@@ -110,7 +120,6 @@ def test_rnn_batch_first_layout(op: str) -> None:
     """layout=1 (batch first): onnxruntime's CPU kernels refuse it, so the reference is its
     layout=0 run of the same weights on the transposed input and states, transposed back."""
     from onnx import numpy_helper
-
     from onnx_util import run_ort, run_ours
 
     model, inputs = _rnn_model(op, "bidirectional", 1, True)
@@ -164,10 +173,13 @@ def test_scalar_constants_store_in_fp16() -> None:
     assert store_low_weights(plain).narrowed  # the standalone pass does the same to the unstored module
 
 
-@pytest.mark.parametrize("axis,idx", [
-    (0, np.array([[2, 0, 1, -1], [0, 0, 2, 1]], np.int64)),
-    (1, np.array([[3, 3], [0, 1], [-4, 2]], np.int64)),
-])
+@pytest.mark.parametrize(
+    "axis,idx",
+    [
+        (0, np.array([[2, 0, 1, -1], [0, 0, 2, 1]], np.int64)),
+        (1, np.array([[3, 3], [0, 1], [-4, 2]], np.int64)),
+    ],
+)
 def test_gather_elements(axis: int, idx: np.ndarray[Any, Any]) -> None:
     x = f32(3, 4)
     check(one_node("GatherElements", {"x": x}, {"i": idx}, axis=axis), {"x": x})
@@ -179,7 +191,10 @@ def test_gather_elements_index_out_of_range_is_one_line() -> None:
 
     x = f32(3, 4)
     model = one_node("GatherElements", {"x": x}, {"i": np.array([[5, 0, 0, 0]], np.int64)}, axis=0)
-    with pytest.raises(AscendError, match=r"^test: node 'gatherelements_node' \(GatherElements\): indices must lie in \[-3, 2\] on axis 0$"):
+    with pytest.raises(
+        AscendError,
+        match=r"^test: node 'gatherelements_node' \(GatherElements\): indices must lie in \[-3, 2\] on axis 0$",
+    ):
         import_onnx(model)
 
 
@@ -204,7 +219,10 @@ def test_gather_nd_index_out_of_range_is_one_line() -> None:
     from ascend_mp.frontend import import_onnx
 
     model = one_node("GatherND", {"x": f32(3, 4)}, {"i": np.array([[1, 0], [5, 0]], np.int64)})
-    with pytest.raises(AscendError, match=r"^test: node 'gathernd_node' \(GatherND\): indices must lie in \[-d, d-1\] for the indexed dimensions \[3, 4\]$"):
+    with pytest.raises(
+        AscendError,
+        match=r"^test: node 'gathernd_node' \(GatherND\): indices must lie in \[-d, d-1\] for the indexed dimensions \[3, 4\]$",
+    ):
         import_onnx(model)
 
 
@@ -232,13 +250,27 @@ def _unchecked(nodes: list[Any], inputs: dict[str, Any], outputs: list[str], ini
     return onnx.ModelProto.FromString(model.SerializeToString())
 
 
-@pytest.mark.parametrize("src,to", [
-    ("f32", 6), ("f32", 7), ("f32", 9), ("i64", 1), ("bool", 1), ("bool", 7), ("i64", 9), ("i32", 7),
-])
+@pytest.mark.parametrize(
+    "src,to",
+    [
+        ("f32", 6),
+        ("f32", 7),
+        ("f32", 9),
+        ("i64", 1),
+        ("bool", 1),
+        ("bool", 7),
+        ("i64", 9),
+        ("i32", 7),
+    ],
+)
 def test_cast_integer_and_bool(src: str, to: int) -> None:
     """Casts exporters put around masks and ids (to: 1 float, 6 int32, 7 int64, 9 bool)."""
-    x = {"f32": f32(3, 5) * 4, "i64": RNG.integers(-3, 4, (3, 5)), "i32": RNG.integers(-3, 4, (3, 5)).astype(np.int32),
-         "bool": RNG.integers(0, 2, (3, 5)).astype(np.bool_)}[src]
+    x = {
+        "f32": f32(3, 5) * 4,
+        "i64": RNG.integers(-3, 4, (3, 5)),
+        "i32": RNG.integers(-3, 4, (3, 5)).astype(np.int32),
+        "bool": RNG.integers(0, 2, (3, 5)).astype(np.bool_),
+    }[src]
     if src == "f32":
         x[0, 0] = 0.0
     check(one_node("Cast", {"x": x}, to=to), {"x": x})

@@ -35,10 +35,20 @@ def numpy_kernels() -> Iterator[None]:
 
 
 def spec(op: str, inputs: list[np.ndarray], out: np.dtype, out_shape: tuple[int, ...], attrs: dict[str, Any]) -> OpSpec:
-    return OpSpec(op, tuple(a.dtype for a in inputs), (out,), tuple(a.shape for a in inputs), (out_shape,), attrs, status=FloatStatus())
+    return OpSpec(
+        op,
+        tuple(a.dtype for a in inputs),
+        (out,),
+        tuple(a.shape for a in inputs),
+        (out_shape,),
+        attrs,
+        status=FloatStatus(),
+    )
 
 
-def tap_sum(x: np.ndarray, w: np.ndarray, stride: int, dilation: int, pads: tuple[int, int, int, int], groups: int) -> np.ndarray:
+def tap_sum(
+    x: np.ndarray, w: np.ndarray, stride: int, dilation: int, pads: tuple[int, int, int, int], groups: int
+) -> np.ndarray:
     """conv(x (N, C, H, W), w (O, C/G, KH, KW)) in float64, one einsum per filter tap and group."""
     n, c, h, wd = x.shape
     o, i, kh, kw = w.shape
@@ -52,8 +62,15 @@ def tap_sum(x: np.ndarray, w: np.ndarray, stride: int, dilation: int, pads: tupl
         for a in range(kh):
             for b in range(kw):
                 r0, c0 = a * dilation, b * dilation
-                tap = xp[:, g * i : (g + 1) * i, r0 : r0 + (oh - 1) * stride + 1 : stride, c0 : c0 + (ow - 1) * stride + 1 : stride]
-                y[:, g * og : (g + 1) * og] += np.einsum("nchw,oc->nohw", tap, w[g * og : (g + 1) * og, :, a, b].astype(F64))
+                tap = xp[
+                    :,
+                    g * i : (g + 1) * i,
+                    r0 : r0 + (oh - 1) * stride + 1 : stride,
+                    c0 : c0 + (ow - 1) * stride + 1 : stride,
+                ]
+                y[:, g * og : (g + 1) * og] += np.einsum(
+                    "nchw,oc->nohw", tap, w[g * og : (g + 1) * og, :, a, b].astype(F64)
+                )
     return y
 
 
@@ -71,7 +88,9 @@ CONV_CASES = [
 ]
 
 
-def conv_inputs(case: tuple[Any, ...], dtype: np.dtype, seed: int) -> tuple[list[np.ndarray], tuple[int, ...], dict[str, Any]]:
+def conv_inputs(
+    case: tuple[Any, ...], dtype: np.dtype, seed: int
+) -> tuple[list[np.ndarray], tuple[int, ...], dict[str, Any]]:
     n, c, o, h, w, k, s, d, pads, g = case
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n, c, h, w)).astype(dtype)
@@ -87,7 +106,9 @@ def conv_inputs(case: tuple[Any, ...], dtype: np.dtype, seed: int) -> tuple[list
 @pytest.mark.parametrize("dtype,out", [(F32, F32), (F16, F32), (F16, F16)], ids=str)
 def test_conv2d_bias_epilogue_against_a_float64_tap_sum(case: tuple[Any, ...], dtype: np.dtype, out: np.dtype) -> None:
     (x, f, b), out_shape, attrs = conv_inputs(case, dtype, seed=sum(case[:6]))
-    assert np.prod(out_shape) >= LOAD_COMPILED_AT and compiled("channel_bias", out_shape) is not None  # the compiled path
+    assert (
+        np.prod(out_shape) >= LOAD_COMPILED_AT and compiled("channel_bias", out_shape) is not None
+    )  # the compiled path
     y = apply(spec("Conv2D", [x, f, b], out, out_shape, attrs), x, f, b)
     _, s, d, pads, g = case[5:]
     ref = tap_sum(x, f, s, d, pads, g) + b.astype(F64).reshape(1, -1, 1, 1)
@@ -112,8 +133,16 @@ def test_conv2d_bias_epilogue_gives_numpys_bits(case: tuple[Any, ...], numpy_ker
 
 @pytest.mark.parametrize(
     "k,dilation,pads",
-    [(3, 1, (1, 1, 1, 1)), (3, 1, (0, 0, 1, 1)), (3, 1, (2, 0, 0, 2)), (3, 2, (2, 2, 2, 2)), (5, 1, (1, 3, 2, 2)),
-     (3, 1, (4, 4, 1, 1)), (7, 1, (3, 3, 3, 3)), (2, 1, (0, 1, 1, 0))],
+    [
+        (3, 1, (1, 1, 1, 1)),
+        (3, 1, (0, 0, 1, 1)),
+        (3, 1, (2, 0, 0, 2)),
+        (3, 2, (2, 2, 2, 2)),
+        (5, 1, (1, 3, 2, 2)),
+        (3, 1, (4, 4, 1, 1)),
+        (7, 1, (3, 3, 3, 3)),
+        (2, 1, (0, 1, 1, 0)),
+    ],
 )
 def test_shifted_tap_patches_are_the_windows(k: int, dilation: int, pads: tuple[int, int, int, int]) -> None:
     """Stride-1 patches of an output as wide as x (one flat copy per tap, then the wrapped columns and
@@ -127,15 +156,25 @@ def test_shifted_tap_patches_are_the_windows(k: int, dilation: int, pads: tuple[
     windows = geo.windows(x, k, k)  # (N, C, OH, OW, K, K), a view of the zero-padded x
     expected = windows.transpose(0, 1, 4, 5, 2, 3).reshape(2, 3 * k * k, oh * ow)
     np.testing.assert_array_equal(geo.patches(x, k, k), expected)
-    np.testing.assert_array_equal(geo.patches(x.transpose(0, 1, 3, 2).copy().transpose(0, 1, 3, 2), k, k), expected)  # strided x
+    np.testing.assert_array_equal(
+        geo.patches(x.transpose(0, 1, 3, 2).copy().transpose(0, 1, 3, 2), k, k), expected
+    )  # strided x
 
 
 @pytest.mark.parametrize(
     "k,stride,dilation,pads",
-    [(7, (2, 2), 1, (3, 3, 3, 3)), (5, (2, 2), 1, (0, 1, 2, 0)), (3, (2, 1), 2, (1, 1, 1, 1)), (5, (3, 2), 1, (2, 2, 2, 2)),
-     (5, (2, 2), 2, (9, 0, 1, 1)), (7, (2, 2), 1, (0, 0, 0, 0))],
+    [
+        (7, (2, 2), 1, (3, 3, 3, 3)),
+        (5, (2, 2), 1, (0, 1, 2, 0)),
+        (3, (2, 1), 2, (1, 1, 1, 1)),
+        (5, (3, 2), 1, (2, 2, 2, 2)),
+        (5, (2, 2), 2, (9, 0, 1, 1)),
+        (7, (2, 2), 1, (0, 0, 0, 0)),
+    ],
 )
-def test_stride_phase_patches_are_the_windows(k: int, stride: tuple[int, int], dilation: int, pads: tuple[int, int, int, int]) -> None:
+def test_stride_phase_patches_are_the_windows(
+    k: int, stride: tuple[int, int], dilation: int, pads: tuple[int, int, int, int]
+) -> None:
     """Strided patches of a many-tap window (read from the padded x split by stride phase, each tap a
     stride-1 copy) are x's padded windows, exactly."""
     from ascend_mp.interpreter.geometry import ConvGeometry

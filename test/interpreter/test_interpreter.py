@@ -11,8 +11,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from ascend_mp.passes.loss_scale import initial_state
-from ascend_mp.passes.precision import run_precision
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import MODES, graphs
@@ -20,6 +18,8 @@ from strategies import MODES, graphs
 from ascend_mp.errors import AscendError
 from ascend_mp.interpreter import Program, run_function
 from ascend_mp.ir import parse_module, print_module, read_module
+from ascend_mp.passes.loss_scale import initial_state
+from ascend_mp.passes.precision import run_precision
 from ascend_mp.train import TrainConfig, compile_training
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -40,8 +40,13 @@ def rand(*shape: int, seed: int = 0, dtype: Any = F32) -> np.ndarray:
 
 
 def mlp_args(seed: int = 0, dtype: Any = F32) -> list[np.ndarray]:
-    return [rand(64, 64, seed=seed, dtype=dtype), rand(64, 128, seed=seed + 1, dtype=dtype) * dtype(0.1), rand(128, seed=seed + 2, dtype=dtype),
-            rand(128, 10, seed=seed + 3, dtype=dtype) * dtype(0.1), rand(10, seed=seed + 4, dtype=dtype)]
+    return [
+        rand(64, 64, seed=seed, dtype=dtype),
+        rand(64, 128, seed=seed + 1, dtype=dtype) * dtype(0.1),
+        rand(128, seed=seed + 2, dtype=dtype),
+        rand(128, 10, seed=seed + 3, dtype=dtype) * dtype(0.1),
+        rand(10, seed=seed + 4, dtype=dtype),
+    ]
 
 
 def numpy_mlp(x: np.ndarray, w1: np.ndarray, b1: np.ndarray, w2: np.ndarray, b2: np.ndarray) -> np.ndarray:
@@ -171,9 +176,15 @@ def test_argument_errors_name_the_argument() -> None:
     args = mlp_args()
     assert one_line_error(prog.run, "mlp", *args[:4]) == "@mlp takes 5 arguments, got 4"
     bad = [args[0].astype(F64), *args[1:]]
-    assert one_line_error(prog.run, "mlp", *bad) == "@mlp argument 0 (%x): expected tensor<64x64xf32>, got f64 array of shape (64, 64)"
+    assert (
+        one_line_error(prog.run, "mlp", *bad)
+        == "@mlp argument 0 (%x): expected tensor<64x64xf32>, got f64 array of shape (64, 64)"
+    )
     bad = [args[0], args[1][:, :3], *args[2:]]
-    assert one_line_error(prog.run, "mlp", *bad) == "@mlp argument 1 (%w1): expected tensor<64x128xf32>, got f32 array of shape (64, 3)"
+    assert (
+        one_line_error(prog.run, "mlp", *bad)
+        == "@mlp argument 1 (%w1): expected tensor<64x128xf32>, got f32 array of shape (64, 3)"
+    )
     ints = [args[0], args[1], np.zeros(128, np.int32), *args[3:]]
     assert "argument 2 (%b1): expected tensor<128xf32>, got i32" in one_line_error(prog.run, "mlp", *ints)
     assert one_line_error(prog.run, "nope") == "unknown function @nope (functions: @mlp)"
@@ -190,21 +201,27 @@ def test_dynamic_dimensions_accept_any_size() -> None:
 
 
 def test_call_to_a_declaration_is_an_error() -> None:
-    message = one_line_error(program, """
+    message = one_line_error(
+        program,
+        """
     func.func private @ext(tensor<4xf32>) -> tensor<4xf32>
     func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
       %y = func.call @ext(%x) : (tensor<4xf32>) -> tensor<4xf32>
       func.return %y : tensor<4xf32>
-    }""")
+    }""",
+    )
     assert re.fullmatch(r"test\.mlir:4:\d+: call to @ext, which has no body in this module", message), message
 
 
 def test_kernel_errors_carry_the_location() -> None:
-    message = one_line_error(program, """
+    message = one_line_error(
+        program,
+        """
     func.func @f(%x: tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> {
       %y = ascend.MaxPool %x {ksize = array<i64: 1, 2, 1, 1>, strides = array<i64: 1, 1, 1, 1>} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
       func.return %y : tensor<1x4x4x4xf32>
-    }""")
+    }""",
+    )
     assert message.startswith("test.mlir:3:") and "pools only over H and W" in message
 
 
@@ -328,7 +345,9 @@ def test_unread_final_status_drops_only_the_checks_after_the_last_read(final_sta
 def test_training_programs_do_not_track_the_final_status_and_train_the_same() -> None:
     """The trainer compiles its step with final_status=False; the step's results are the same
     bits as a program that checks everything (the step reads the status with its own ops)."""
-    compiled = compile_training(TrainConfig(model="mlp", batch=8, precision_mode="allow_mix_precision", loss_scale="dynamic"))
+    compiled = compile_training(
+        TrainConfig(model="mlp", batch=8, precision_mode="allow_mix_precision", loss_scale="dynamic")
+    )
     assert compiled.program.final_status is False
     full = Program.from_module(compiled.module)
     state = initial_state(compiled.step_fn, compiled.model.init_params(0))
@@ -434,12 +453,16 @@ def status_graphs(draw: st.DrawFn) -> tuple[str, int]:
     return text, len(gets)
 
 
-VALUES = st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 255.0, -300.0, 65504.0, -65504.0, 6e-8, np.inf, -np.inf, np.nan])
+VALUES = st.sampled_from(
+    [0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 255.0, -300.0, 65504.0, -65504.0, 6e-8, np.inf, -np.inf, np.nan]
+)
 
 
 @settings(max_examples=100, deadline=None)
 @given(graph=status_graphs(), x=st.lists(VALUES, min_size=4, max_size=4), y=st.lists(VALUES, min_size=4, max_size=4))
-def test_status_analysis_agrees_with_checking_every_result(graph: tuple[str, int], x: list[float], y: list[float]) -> None:
+def test_status_analysis_agrees_with_checking_every_result(
+    graph: tuple[str, int], x: list[float], y: list[float]
+) -> None:
     text, _ = graph
     module = parse_module(text, "graph.mlir")
     args = [np.array(x, F16).reshape(2, 2), np.array(y, F16).reshape(2, 2)]
@@ -452,14 +475,35 @@ def test_status_analysis_agrees_with_checking_every_result(graph: tuple[str, int
     assert fast.float_status == full.float_status, text
 
 
-SPECIALS = [0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 12.0, -12.0, 300.0, -300.0, 65504.0, -65504.0, 6e-8, 3e38, np.inf, -np.inf, np.nan]
+SPECIALS = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    2.0,
+    12.0,
+    -12.0,
+    300.0,
+    -300.0,
+    65504.0,
+    -65504.0,
+    6e-8,
+    3e38,
+    np.inf,
+    -np.inf,
+    np.nan,
+]
 T22, T2, T4, S = "tensor<2x2xf16>", "tensor<2xf16>", "tensor<4xf16>", "tensor<f16>"
 X4, K2, Y2 = "tensor<1x1x3x3xf16>", "tensor<1x1x2x2xf16>", "tensor<1x1x2x2xf16>"
 CONV = "strides = array<i64: 1, 1, 1, 1>"
 PER_OP: list[tuple[str, list[str], str, list[str]]] = [
     # op, operand types, attributes, result types
     *[(op, [T22], "", [T22]) for op in UNARY + ["Rsqrt", "Gelu", "LeakyRelu"]],
-    *[(op, [T22, T22], "", [T22]) for op in BINARY + ["Pow", "MatMulV2", "SoftmaxGrad", "SigmoidGrad", "TanhGrad", "ReluGrad", "LeakyReluGrad"]],
+    *[
+        (op, [T22, T22], "", [T22])
+        for op in BINARY + ["Pow", "MatMulV2", "SoftmaxGrad", "SigmoidGrad", "TanhGrad", "ReluGrad", "LeakyReluGrad"]
+    ],
     ("MatMul", [T22, T22, T2], "{transpose_x1 = true}", [T22]),
     ("BatchMatMul", ["tensor<1x2x2xf16>", "tensor<1x2x2xf16>"], "", ["tensor<1x2x2xf16>"]),
     ("BiasAdd", [T22, T2], "", [T22]),
@@ -480,7 +524,12 @@ PER_OP: list[tuple[str, list[str], str, list[str]]] = [
     ("Conv2DBackpropFilter", [X4, Y2], f"{{{CONV}, filter_size = array<i64: 1, 1, 2, 2>}}", [K2]),
     # stride 2 with a 1x1 filter skips input pixels: their inf/NaN reaches no output
     ("Conv2D", [X4, "tensor<1x1x1x1xf16>"], "{strides = array<i64: 1, 1, 2, 2>}", [Y2]),
-    ("Conv2DBackpropFilter", [X4, Y2], "{strides = array<i64: 1, 1, 2, 2>, filter_size = array<i64: 1, 1, 1, 1>}", ["tensor<1x1x1x1xf16>"]),
+    (
+        "Conv2DBackpropFilter",
+        [X4, Y2],
+        "{strides = array<i64: 1, 1, 2, 2>, filter_size = array<i64: 1, 1, 1, 1>}",
+        ["tensor<1x1x1x1xf16>"],
+    ),
     ("Conv2DBackpropInput", [K2, Y2], f"{{{CONV}, input_size = array<i64: 1, 1, 3, 3>}}", [X4]),
     ("MaxPool", [X4], "{ksize = array<i64: 1, 1, 2, 2>, strides = array<i64: 1, 1, 1, 1>}", [Y2]),
     ("AvgPool", [X4], "{ksize = array<i64: 1, 1, 2, 2>, strides = array<i64: 1, 1, 1, 1>}", [Y2]),
@@ -498,8 +547,12 @@ def _dtype(t: str) -> Any:
 
 
 @pytest.mark.parametrize("keep_operands", [False, True], ids=["propagation", "preservation"])
-@pytest.mark.parametrize("op,operand_types,attrs,result_types", PER_OP, ids=[f"{p[0]}-{i}" for i, p in enumerate(PER_OP)])
-def test_status_analysis_per_op(op: str, operand_types: list[str], attrs: str, result_types: list[str], keep_operands: bool) -> None:
+@pytest.mark.parametrize(
+    "op,operand_types,attrs,result_types", PER_OP, ids=[f"{p[0]}-{i}" for i, p in enumerate(PER_OP)]
+)
+def test_status_analysis_per_op(
+    op: str, operand_types: list[str], attrs: str, result_types: list[str], keep_operands: bool
+) -> None:
     """Each op's claims against checking every result, for pairs of special values.
 
     Neg makes the operands; ReluGrad(1, y) masks every inf/NaN of the op's first result,
@@ -591,7 +644,11 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
         return bool((a == b).all())
     wide_a, wide_b = a.astype(F64), b.astype(F64)
     nan = np.isnan(wide_a)
-    return bool((nan == np.isnan(wide_b)).all() and (wide_a[~nan] == wide_b[~nan]).all() and (np.signbit(wide_a) == np.signbit(wide_b))[~nan].all())
+    return bool(
+        (nan == np.isnan(wide_b)).all()
+        and (wide_a[~nan] == wide_b[~nan]).all()
+        and (np.signbit(wide_a) == np.signbit(wide_b))[~nan].all()
+    )
 
 
 def graph_args(module: Any, fn: str, seed: int) -> list[np.ndarray]:
@@ -632,7 +689,9 @@ def test_carried_f16_programs_match_native_float16(graph: tuple[str, Any], mode:
 
 @pytest.mark.parametrize("model", ["mlp", "cnn"])
 def test_carried_f16_training_step_matches_native_float16(model: str) -> None:
-    compiled = compile_training(TrainConfig(model=model, batch=8, precision_mode="allow_mix_precision", loss_scale="dynamic"))
+    compiled = compile_training(
+        TrainConfig(model=model, batch=8, precision_mode="allow_mix_precision", loss_scale="dynamic")
+    )
     native = Program.from_module(compiled.module, carry_f16=False)
     state = initial_state(compiled.step_fn, compiled.model.init_params(0))
     specs, _ = native.signature("train_step")
@@ -730,7 +789,9 @@ def test_profile_times_every_op_type() -> None:
 # --------------------------------------------------------------------------------------
 
 
-def numpy_train_step(x: np.ndarray, y: np.ndarray, w1: np.ndarray, b1: np.ndarray, w2: np.ndarray, b2: np.ndarray, lr: np.ndarray) -> list[np.ndarray]:
+def numpy_train_step(
+    x: np.ndarray, y: np.ndarray, w1: np.ndarray, b1: np.ndarray, w2: np.ndarray, b2: np.ndarray, lr: np.ndarray
+) -> list[np.ndarray]:
     h = x @ w1 + b1
     a = np.maximum(h, np.float32(0))
     z = a @ w2 + b2
@@ -745,9 +806,15 @@ def numpy_train_step(x: np.ndarray, y: np.ndarray, w1: np.ndarray, b1: np.ndarra
 
 def train_step_args() -> list[np.ndarray]:
     r = np.random.default_rng(0)
-    return [r.standard_normal((64, 64)).astype(F32), np.eye(10, dtype=F32)[r.integers(0, 10, 64)],
-            (r.standard_normal((64, 128)) * 0.1).astype(F32), np.zeros(128, F32),
-            (r.standard_normal((128, 10)) * 0.1).astype(F32), np.zeros(10, F32), np.array(0.1, F32)]
+    return [
+        r.standard_normal((64, 64)).astype(F32),
+        np.eye(10, dtype=F32)[r.integers(0, 10, 64)],
+        (r.standard_normal((64, 128)) * 0.1).astype(F32),
+        np.zeros(128, F32),
+        (r.standard_normal((128, 10)) * 0.1).astype(F32),
+        np.zeros(10, F32),
+        np.array(0.1, F32),
+    ]
 
 
 def test_training_step_matches_numpy() -> None:

@@ -58,7 +58,11 @@ def test_mode_aliases_agree_and_fp16_halves_memory(cnn_results: dict[int, dict[s
     assert set(results) == set(ALL_V1_MODES)
     # force_fp32 and cube_fp16in_fp32out are different rules on cube ops; the mix names are aliases.
     for a, b in (("allow_mix_precision", "allow_mix_precision_fp16"),):
-        assert (results[a].max_rel_err, results[a].peak_bytes, results[a].casts) == (results[b].max_rel_err, results[b].peak_bytes, results[b].casts)
+        assert (results[a].max_rel_err, results[a].peak_bytes, results[a].casts) == (
+            results[b].max_rel_err,
+            results[b].peak_bytes,
+            results[b].casts,
+        )
     fp16, fp32 = results["force_fp16"], results["force_fp32"]
     assert fp16.low_precision_ops > fp32.low_precision_ops > 0  # force_fp32 still runs Conv2D in fp16
     assert fp16.peak_bytes < 0.75 * fp32.peak_bytes
@@ -135,7 +139,10 @@ def test_attribution_finds_the_op_that_overflows_first() -> None:
     x = np.array([1.1, -2.3, 3.5, 0.1], np.float32)
     a = attribute_errors(parse_module(CHAIN, "chain.mlir"), "f", [x], "force_fp16")
     assert [(e.index, e.op, e.name, e.dtypes) for e in a.ops] == [
-        (0, "Mul", "square", ("f16",)), (1, "Exp", "exp", ("f16",)), (2, "Add", "add", ("f16",))]  # inserted casts skipped
+        (0, "Mul", "square", ("f16",)),
+        (1, "Exp", "exp", ("f16",)),
+        (2, "Add", "add", ("f16",)),
+    ]  # inserted casts skipped
     x64 = x.astype(np.float64)
     xh = x.astype(np.float16)
     square_h = (xh.astype(np.float32) * xh.astype(np.float32)).astype(np.float16)  # fp32 internals, one rounding
@@ -241,7 +248,12 @@ def test_cli_samples_modes_json(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     import json
 
     cnn = str(EXAMPLES / "cnn.mlir")
-    data = json.loads(run_cli([cnn, "--compare-modes", "--samples", "2", "--seed", "5", "--modes", "force_fp16,force_fp32", "--json"], capsys))
+    data = json.loads(
+        run_cli(
+            [cnn, "--compare-modes", "--samples", "2", "--seed", "5", "--modes", "force_fp16,force_fp32", "--json"],
+            capsys,
+        )
+    )
     assert data["function"] == "cnn" and data["seeds"] == [5, 6]
     assert [m["mode"] for m in data["modes"]] == ["force_fp16", "force_fp32"]
     assert all(m["ok"] and m["samples"] == 2 for m in data["modes"])
@@ -267,16 +279,21 @@ def test_cli_attribution_json_and_text(capsys: pytest.CaptureFixture[str], tmp_p
     assert f"first divergent op (max_rel_err > 0.01): #1 Exp exp at {src}:3:3" in text
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    (["--compare-modes", "--samples", "0"], "--samples expects a positive count, got 0"),
-    (["--compare-modes", "--modes", "force_fp16,fp8"], "--modes: unknown precision mode 'fp8' (modes: "),
-    (["--attribute-errors", "fastest"], "--attribute-errors: unknown precision mode 'fastest' (modes: "),
-    (["--attribute-errors", "force_fp16", "--precision_mode", "force_fp32"],
-     "--attribute-errors runs every precision mode; drop --precision_mode/--precision_mode_v2"),
-    (["--attribute-errors", "force_fp16", "-o", "out.npz"], "--attribute-errors writes no .npz file; drop -o"),
-    (["--json"], "--samples, --modes and --json go with --compare-modes or --attribute-errors"),
-    (["--samples", "3"], "--samples, --modes and --json go with --compare-modes or --attribute-errors"),
-])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--compare-modes", "--samples", "0"], "--samples expects a positive count, got 0"),
+        (["--compare-modes", "--modes", "force_fp16,fp8"], "--modes: unknown precision mode 'fp8' (modes: "),
+        (["--attribute-errors", "fastest"], "--attribute-errors: unknown precision mode 'fastest' (modes: "),
+        (
+            ["--attribute-errors", "force_fp16", "--precision_mode", "force_fp32"],
+            "--attribute-errors runs every precision mode; drop --precision_mode/--precision_mode_v2",
+        ),
+        (["--attribute-errors", "force_fp16", "-o", "out.npz"], "--attribute-errors writes no .npz file; drop -o"),
+        (["--json"], "--samples, --modes and --json go with --compare-modes or --attribute-errors"),
+        (["--samples", "3"], "--samples, --modes and --json go with --compare-modes or --attribute-errors"),
+    ],
+)
 def test_cli_comparison_usage_errors(capsys: pytest.CaptureFixture[str], extra: list[str], message: str) -> None:
     """Bad comparison flags: one line, `ascend-run: error: ...`, exit status 2 (a usage error)."""
     from ascend_mp.tools.ascend_run import main

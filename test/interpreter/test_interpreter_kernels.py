@@ -35,10 +35,21 @@ EXAMPLES = settings(max_examples=30, deadline=None)
 # --------------------------------------------------------------------------------------
 
 
-def run(op: str, *inputs: Any, out: Any = None, attrs: dict[str, Any] | None = None, out_shapes: Any = (), reference: bool = False) -> Any:
+def run(
+    op: str,
+    *inputs: Any,
+    out: Any = None,
+    attrs: dict[str, Any] | None = None,
+    out_shapes: Any = (),
+    reference: bool = False,
+) -> Any:
     """Build and run one kernel; `out` is the result dtype or a tuple of them (default: the first input's)."""
     arrays = [np.asarray(x) for x in inputs]
-    outs = tuple(np.dtype(d) for d in out) if isinstance(out, tuple) else (np.dtype(out if out is not None else arrays[0].dtype),)
+    outs = (
+        tuple(np.dtype(d) for d in out)
+        if isinstance(out, tuple)
+        else (np.dtype(out if out is not None else arrays[0].dtype),)
+    )
     spec = OpSpec(
         type=op,
         in_dtypes=tuple(a.dtype for a in arrays),
@@ -99,7 +110,9 @@ def assert_close(ours: np.ndarray, ref: np.ndarray, scale: Any = None, k: float 
             diff = np.abs(ours.astype(np.float64) - ref)
         ok |= diff <= k * EPS32 * np.broadcast_to(scale, ours.shape)
     bad = np.argwhere(~ok)
-    assert bad.size == 0, f"{len(bad)} elements off, first at {tuple(bad[0])}: ours {ours[tuple(bad[0])]!r}, ref {ref[tuple(bad[0])]!r}"
+    assert bad.size == 0, (
+        f"{len(bad)} elements off, first at {tuple(bad[0])}: ours {ours[tuple(bad[0])]!r}, ref {ref[tuple(bad[0])]!r}"
+    )
 
 
 def f64(a: Any) -> np.ndarray:
@@ -108,7 +121,22 @@ def f64(a: Any) -> np.ndarray:
 
 SPECIAL_BITS = {
     # zeros, smallest subnormals (6e-8), largest subnormal, smallest normal, +-1, max (65504), inf, NaN
-    F16: [0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00, 0xBC00, 0x7BFF, 0xFBFF, 0x7BFE, 0x7C00, 0xFC00, 0x7E00],
+    F16: [
+        0x0000,
+        0x8000,
+        0x0001,
+        0x8001,
+        0x03FF,
+        0x0400,
+        0x3C00,
+        0xBC00,
+        0x7BFF,
+        0xFBFF,
+        0x7BFE,
+        0x7C00,
+        0xFC00,
+        0x7E00,
+    ],
     BF16: [0x0000, 0x8000, 0x0001, 0x8001, 0x007F, 0x0080, 0x3F80, 0xBF80, 0x7F7F, 0xFF7F, 0x7F80, 0xFF80, 0x7FC0],
 }
 
@@ -118,7 +146,9 @@ def arrays_of(dtype: np.dtype, shape: Any, bound: float | None = None) -> st.Sea
     with the limits (65504, subnormals such as 6e-8, inf, NaN). With `bound`: finite values in
     [-bound, bound] (drawn as float32 and rounded to `dtype`)."""
     if bound is not None:
-        values = hnp.arrays(np.float32, shape, elements=st.floats(-float(np.float32(bound)), float(np.float32(bound)), width=32))
+        values = hnp.arrays(
+            np.float32, shape, elements=st.floats(-float(np.float32(bound)), float(np.float32(bound)), width=32)
+        )
         return values if dtype == F32 else values.map(lambda a: a.astype(dtype))
     if dtype in SPECIAL_BITS:
         bits = st.one_of(st.integers(0, 0xFFFF), st.sampled_from(SPECIAL_BITS[dtype]))
@@ -158,7 +188,9 @@ def test_missing_attribute_is_a_kernel_error() -> None:
 
 def test_pooling_over_channels_is_rejected() -> None:
     with pytest.raises(KernelError, match="pools only over H and W"):
-        make_kernel(OpSpec("MaxPool", (F32,), (F32,), ((1, 2, 4, 4),), (), {"ksize": (1, 2, 2, 2), "strides": (1, 1, 2, 2)}))
+        make_kernel(
+            OpSpec("MaxPool", (F32,), (F32,), ((1, 2, 4, 4),), (), {"ksize": (1, 2, 2, 2), "strides": (1, 1, 2, 2)})
+        )
 
 
 # --------------------------------------------------------------------------------------
@@ -217,7 +249,9 @@ def test_relu_keeps_nan_and_zeroes_negative_infinity() -> None:
     assert np.isnan(y[0]) and y[1] == 0 and y[2] == np.inf and y[4] == 2.5
 
 
-BINARY: dict[str, tuple[Callable[[np.ndarray, np.ndarray], np.ndarray], Callable[[np.ndarray, np.ndarray, np.ndarray], Any]]] = {
+BINARY: dict[
+    str, tuple[Callable[[np.ndarray, np.ndarray], np.ndarray], Callable[[np.ndarray, np.ndarray, np.ndarray], Any]]
+] = {
     "Add": (np.add, lambda a, b, r: 0),
     "Sub": (np.subtract, lambda a, b, r: 0),
     "Mul": (np.multiply, lambda a, b, r: 0),
@@ -275,7 +309,10 @@ def test_select_is_bit_exact(dtype: np.dtype, data: st.DataObject, scalar: bool)
     cond = data.draw(hnp.arrays(np.bool_, () if scalar else shape))
     y = run("Select", cond, x1, x2, out=dtype, out_shapes=[shape])
     raw = {1: np.uint8, 2: np.uint16, 4: np.uint32}[dtype.itemsize]
-    want = [int(p if bool(cond if scalar else c) else q) for c, p, q in zip(np.broadcast_to(cond, shape).reshape(-1), x1.reshape(-1).view(raw), x2.reshape(-1).view(raw))]
+    want = [
+        int(p if bool(cond if scalar else c) else q)
+        for c, p, q in zip(np.broadcast_to(cond, shape).reshape(-1), x1.reshape(-1).view(raw), x2.reshape(-1).view(raw))
+    ]
     assert y.shape == shape and y.reshape(-1).view(raw).tolist() == want
 
 
@@ -334,8 +371,18 @@ def test_bias_add(fmt: str, dtype: np.dtype, data: st.DataObject) -> None:
     "in_dtype,out_dtype", [(F16, F16), (F16, F32), (F32, F32), (BF16, BF16), (BF16, F32)], ids=lambda d: str(d)
 )
 @EXAMPLES
-@given(data=st.data(), m=st.integers(1, 5), k=st.integers(1, 6), n=st.integers(1, 5), ta=st.booleans(), tb=st.booleans(), bias=st.booleans())
-def test_matmul(in_dtype: np.dtype, out_dtype: np.dtype, data: st.DataObject, m: int, k: int, n: int, ta: bool, tb: bool, bias: bool) -> None:
+@given(
+    data=st.data(),
+    m=st.integers(1, 5),
+    k=st.integers(1, 6),
+    n=st.integers(1, 5),
+    ta=st.booleans(),
+    tb=st.booleans(),
+    bias=st.booleans(),
+)
+def test_matmul(
+    in_dtype: np.dtype, out_dtype: np.dtype, data: st.DataObject, m: int, k: int, n: int, ta: bool, tb: bool, bias: bool
+) -> None:
     # fp16 products never overflow the fp32 accumulator; wider inputs are kept below that
     bound = None if in_dtype == F16 else 2.0**50
     a = data.draw(arrays_of(in_dtype, (k, m) if ta else (m, k), bound))
@@ -379,7 +426,11 @@ def test_int8_matmul_accumulates_in_int32() -> None:
 
 @pytest.mark.parametrize("dtype", [F16, F32], ids=str)
 @EXAMPLES
-@given(data=st.data(), adj=st.tuples(st.booleans(), st.booleans()), batch=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=2, max_side=3))
+@given(
+    data=st.data(),
+    adj=st.tuples(st.booleans(), st.booleans()),
+    batch=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=2, max_side=3),
+)
 def test_batch_matmul(dtype: np.dtype, data: st.DataObject, adj: tuple[bool, bool], batch: Any) -> None:
     m, k, n = data.draw(st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 4)))
     sa, sb = batch.input_shapes
@@ -398,7 +449,9 @@ def test_batch_matmul(dtype: np.dtype, data: st.DataObject, adj: tuple[bool, boo
 # --------------------------------------------------------------------------------------
 
 
-def naive_conv(x: np.ndarray, w: np.ndarray, strides: tuple[int, int], pads: tuple[int, ...], dil: tuple[int, int], groups: int) -> np.ndarray:
+def naive_conv(
+    x: np.ndarray, w: np.ndarray, strides: tuple[int, int], pads: tuple[int, ...], dil: tuple[int, int], groups: int
+) -> np.ndarray:
     """Direct NCHW / OIHW convolution with loops over every output element (float64)."""
     n_, c_, h_, w_ = x.shape
     o_, i_, kh_, kw_ = w.shape
@@ -430,8 +483,20 @@ def conv_cases(draw: st.DrawFn, depthwise: bool = False) -> dict[str, Any]:
     h = draw(st.integers(dh * (kh - 1) + 1, 6))
     w = draw(st.integers(dw * (kw - 1) + 1, 6))
     n = draw(st.integers(1, 2))
-    return {"n": n, "c": c, "o": o, "h": h, "w": w, "k": (kh, kw), "s": (sh, sw), "d": (dh, dw), "pads": pads, "groups": groups,
-            "fmt": draw(st.sampled_from(["NCHW", "NHWC"])), "seed": draw(st.integers(0, 2**16))}
+    return {
+        "n": n,
+        "c": c,
+        "o": o,
+        "h": h,
+        "w": w,
+        "k": (kh, kw),
+        "s": (sh, sw),
+        "d": (dh, dw),
+        "pads": pads,
+        "groups": groups,
+        "fmt": draw(st.sampled_from(["NCHW", "NHWC"])),
+        "seed": draw(st.integers(0, 2**16)),
+    }
 
 
 def conv_attrs(case: dict[str, Any]) -> dict[str, Any]:
@@ -509,8 +574,16 @@ def test_conv2d_constant_filter_and_bias_match_naive_loops(dtype: np.dtype, case
     shape_w = (case["o"], case["c"] // case["groups"], *case["k"])
     w1, w2 = (r.standard_normal(shape_w).astype(dtype) for _ in range(2))
     b = r.standard_normal(case["o"]).astype(dtype)
-    spec = OpSpec("Conv2D", (dtype,) * 3, (dtype,), (to_fmt(x, fmt).shape, filter_to_fmt(w1, fmt).shape, b.shape), (),
-                  conv_attrs(case), status=FloatStatus(), carry_f16=True)
+    spec = OpSpec(
+        "Conv2D",
+        (dtype,) * 3,
+        (dtype,),
+        (to_fmt(x, fmt).shape, filter_to_fmt(w1, fmt).shape, b.shape),
+        (),
+        conv_attrs(case),
+        status=FloatStatus(),
+        carry_f16=True,
+    )
     kern = make_kernel(spec)
     held = F32 if dtype == F16 else dtype  # float16 values held in float32 arrays
 
@@ -518,8 +591,12 @@ def test_conv2d_constant_filter_and_bias_match_naive_loops(dtype: np.dtype, case
         args = (to_fmt(x, fmt).astype(held), w_arg, frozen(b.astype(held)))
         with np.errstate(all="ignore"):
             y = kern(*args)
-        ref = naive_conv(f64(x), f64(w), case["s"], case["pads"], case["d"], case["groups"]) + f64(b).reshape(1, -1, 1, 1)
-        scale = naive_conv(np.abs(f64(x)), np.abs(f64(w)), case["s"], case["pads"], case["d"], case["groups"]) + np.abs(f64(b)).reshape(1, -1, 1, 1)
+        ref = naive_conv(f64(x), f64(w), case["s"], case["pads"], case["d"], case["groups"]) + f64(b).reshape(
+            1, -1, 1, 1
+        )
+        scale = naive_conv(np.abs(f64(x)), np.abs(f64(w)), case["s"], case["pads"], case["d"], case["groups"]) + np.abs(
+            f64(b)
+        ).reshape(1, -1, 1, 1)
         assert y.dtype == held
         assert_close(y.astype(dtype), to_fmt(ref, fmt), scale=to_fmt(scale, fmt), k=64)
         return y
@@ -548,8 +625,16 @@ def test_conv2d_backprops_match_naive_adjoints(case: dict[str, Any]) -> None:
     attrs = conv_attrs(case)
     size_x = to_fmt(x, fmt).shape
     size_w = filter_to_fmt(w, fmt).shape
-    dx = run("Conv2DBackpropInput", filter_to_fmt(w, fmt), to_fmt(dy, fmt), attrs=attrs | {"input_size": size_x}, reference=True)
-    dw = run("Conv2DBackpropFilter", to_fmt(x, fmt), to_fmt(dy, fmt), attrs=attrs | {"filter_size": size_w}, reference=True)
+    dx = run(
+        "Conv2DBackpropInput",
+        filter_to_fmt(w, fmt),
+        to_fmt(dy, fmt),
+        attrs=attrs | {"input_size": size_x},
+        reference=True,
+    )
+    dw = run(
+        "Conv2DBackpropFilter", to_fmt(x, fmt), to_fmt(dy, fmt), attrs=attrs | {"filter_size": size_w}, reference=True
+    )
     inner = float((y * dy).sum())
     assert math.isclose(float((to_fmt(x, fmt) * dx).sum()), inner, rel_tol=1e-9, abs_tol=1e-9)
     assert math.isclose(float((filter_to_fmt(w, fmt) * dw).sum()), inner, rel_tol=1e-9, abs_tol=1e-9)
@@ -605,8 +690,15 @@ def pool_cases(draw: st.DrawFn) -> dict[str, Any]:
         "padding": "SAME" if same else "VALID",
         "data_format": fmt,
     }
-    return {"k": k, "s": s, "same": same, "shape": (draw(st.integers(1, 2)), draw(st.integers(1, 3)), h, w), "fmt": fmt, "attrs": attrs,
-            "seed": draw(st.integers(0, 2**16))}
+    return {
+        "k": k,
+        "s": s,
+        "same": same,
+        "shape": (draw(st.integers(1, 2)), draw(st.integers(1, 3)), h, w),
+        "fmt": fmt,
+        "attrs": attrs,
+        "seed": draw(st.integers(0, 2**16)),
+    }
 
 
 @pytest.mark.parametrize("dtype", [F16, F32], ids=str)
@@ -618,7 +710,11 @@ def test_pooling_matches_naive_loops(dtype: np.dtype, case: dict[str, Any]) -> N
     for op, kind in (("MaxPool", "max"), ("AvgPool", "avg")):
         ref = naive_pool(f64(x), case["k"], case["s"], case["same"], kind)
         y = run(op, xin, attrs=case["attrs"])
-        assert_close(y, to_fmt(ref, case["fmt"]), scale=to_fmt(naive_pool(np.abs(f64(x)), case["k"], case["s"], case["same"], "max"), case["fmt"]))
+        assert_close(
+            y,
+            to_fmt(ref, case["fmt"]),
+            scale=to_fmt(naive_pool(np.abs(f64(x)), case["k"], case["s"], case["same"], "max"), case["fmt"]),
+        )
 
 
 def test_max_pool_of_fp16_extremes() -> None:
@@ -678,8 +774,12 @@ def test_cumsum(dtype: np.dtype, data: st.DataObject, exclusive: bool, reverse: 
     x64, n = f64(x), x.shape[axis]
     idx = np.arange(n)
     # the (i, j) mask of the summed elements, then one sum per i: an independent formula
-    mask = {(False, False): idx[None, :] <= idx[:, None], (True, False): idx[None, :] < idx[:, None],
-            (False, True): idx[None, :] >= idx[:, None], (True, True): idx[None, :] > idx[:, None]}[(exclusive, reverse)]
+    mask = {
+        (False, False): idx[None, :] <= idx[:, None],
+        (True, False): idx[None, :] < idx[:, None],
+        (False, True): idx[None, :] >= idx[:, None],
+        (True, True): idx[None, :] > idx[:, None],
+    }[(exclusive, reverse)]
     moved = np.moveaxis(x64, axis, -1)
     ref = np.moveaxis(moved @ mask.T.astype(np.float64), -1, axis)
     scale = np.moveaxis(np.abs(moved) @ mask.T.astype(np.float64), -1, axis)
@@ -703,7 +803,13 @@ def test_instance_norm(dtype: np.dtype, data: st.DataObject) -> None:
     y, mean, var = run("InstanceNorm", x, g, b, out=(dtype, dtype, dtype), attrs={"epsilon": 1e-5}, reference=True)
     assert mean.shape == m.shape and var.shape == v.shape
     assert_close(mean, m, scale=np.abs(x64).max(axis=axes, keepdims=True), k=8)
-    assert_close(y, ref, scale=(np.abs(x64 - m) / np.sqrt(v + 1e-5) + 1) * (np.abs(f64(g)).reshape(per) + np.abs(f64(b)).reshape(per) + 1), k=16 * x.size)
+    assert_close(
+        y,
+        ref,
+        scale=(np.abs(x64 - m) / np.sqrt(v + 1e-5) + 1)
+        * (np.abs(f64(g)).reshape(per) + np.abs(f64(b)).reshape(per) + 1),
+        k=16 * x.size,
+    )
 
 
 @pytest.mark.parametrize("dtype", LOW_FLOATS, ids=str)
@@ -765,7 +871,9 @@ def test_one_hot(axis: int) -> None:
 # --------------------------------------------------------------------------------------
 
 
-def bn_reference(x: np.ndarray, scale: np.ndarray, offset: np.ndarray, eps: float, axes: tuple[int, ...], view: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def bn_reference(
+    x: np.ndarray, scale: np.ndarray, offset: np.ndarray, eps: float, axes: tuple[int, ...], view: list[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     mean = x.mean(axis=axes)
     var = ((x - mean.reshape(view)) ** 2).mean(axis=axes)
     y = (x - mean.reshape(view)) / np.sqrt(var.reshape(view) + eps) * scale.reshape(view) + offset.reshape(view)
@@ -783,14 +891,25 @@ def test_batch_norm(fmt: str, training: bool) -> None:
     axes = (0, 2, 3) if fmt == "NCHW" else (0, 1, 2)
     view = [1, -1, 1, 1] if fmt == "NCHW" else [1, 1, 1, -1]
     eps = 1e-3
-    y, bm, bv = run("BatchNorm", x, scale, offset, mean, var, out=(F16, F32, F32), attrs={"epsilon": eps, "data_format": fmt, "is_training": training})
+    y, bm, bv = run(
+        "BatchNorm",
+        x,
+        scale,
+        offset,
+        mean,
+        var,
+        out=(F16, F32, F32),
+        attrs={"epsilon": eps, "data_format": fmt, "is_training": training},
+    )
     if training:
         ry, rm, rv = bn_reference(f64(x), f64(scale), f64(offset), eps, axes, view)
         n = x.size // c
         rv_out = rv * n / (n - 1)
     else:
         rm, rv = f64(mean), f64(var)
-        ry = (f64(x) - rm.reshape(view)) / np.sqrt(rv.reshape(view) + eps) * f64(scale).reshape(view) + f64(offset).reshape(view)
+        ry = (f64(x) - rm.reshape(view)) / np.sqrt(rv.reshape(view) + eps) * f64(scale).reshape(view) + f64(
+            offset
+        ).reshape(view)
         rv_out = rv
     assert_close(y, ry, scale=8 + np.abs(ry), k=64)
     assert_close(bm, rm, scale=1 + np.abs(rm), k=64)
@@ -806,7 +925,9 @@ def test_bn_training_reduce_and_update() -> None:
     np.testing.assert_allclose(s, f64(x).sum(axis=(0, 2, 3)), rtol=1e-5)
     np.testing.assert_allclose(ss, (f64(x) ** 2).sum(axis=(0, 2, 3)), rtol=1e-5)
     eps, factor = 1e-3, 0.25
-    y, mean_out, var_out, bm, bv = run("BNTrainingUpdate", x, s, ss, scale, offset, mean, var, out=(F32,) * 5, attrs={"epsilon": eps, "factor": factor})
+    y, mean_out, var_out, bm, bv = run(
+        "BNTrainingUpdate", x, s, ss, scale, offset, mean, var, out=(F32,) * 5, attrs={"epsilon": eps, "factor": factor}
+    )
     view = [1, -1, 1, 1]
     ry, rm, rv = bn_reference(f64(x), f64(scale), f64(offset), eps, (0, 2, 3), view)
     n = x.size // 3
@@ -828,7 +949,14 @@ def test_layer_norm(dtype: np.dtype, data: st.DataObject) -> None:
     x = (r.standard_normal(shape) * 4).astype(dtype)
     gamma, beta = r.standard_normal(shape[params:]).astype(dtype), r.standard_normal(shape[params:]).astype(dtype)
     eps = 1e-5
-    y, m, v = run("LayerNorm", x, gamma, beta, out=(dtype,) * 3, attrs={"begin_norm_axis": norm, "begin_params_axis": params, "epsilon": eps})
+    y, m, v = run(
+        "LayerNorm",
+        x,
+        gamma,
+        beta,
+        out=(dtype,) * 3,
+        attrs={"begin_norm_axis": norm, "begin_params_axis": params, "epsilon": eps},
+    )
     axes = tuple(range(norm, len(shape)))
     x64 = f64(x)
     rm = x64.mean(axis=axes, keepdims=True)
@@ -851,7 +979,9 @@ def test_reshape_transpose_concat_are_exact(x: np.ndarray, data: st.DataObject) 
     flat = run("Reshape", x, out_shapes=[(x.size,)])
     np.testing.assert_array_equal(flat.view(np.uint16), x.reshape(-1).view(np.uint16))
     perm = tuple(data.draw(st.permutations(range(x.ndim))))
-    np.testing.assert_array_equal(run("Transpose", x, attrs={"perm": perm}).view(np.uint16), np.transpose(x, perm).view(np.uint16))
+    np.testing.assert_array_equal(
+        run("Transpose", x, attrs={"perm": perm}).view(np.uint16), np.transpose(x, perm).view(np.uint16)
+    )
     dim = data.draw(st.integers(-x.ndim, x.ndim - 1))
     y = run("ConcatV2D", x, x, x, attrs={"concat_dim": dim})
     np.testing.assert_array_equal(y.view(np.uint16), np.concatenate([x, x, x], axis=dim).view(np.uint16))
@@ -876,12 +1006,19 @@ def _resize64(x: np.ndarray, size: tuple[int, int], mode: str, coords: str, near
 
     def coord(o: int, n_in: int, n_out: int) -> float:
         s = n_out / n_in
-        return {"half_pixel": (o + 0.5) / s - 0.5, "align_corners": o * (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0,
-                "asymmetric": o / s}[coords]
+        return {
+            "half_pixel": (o + 0.5) / s - 0.5,
+            "align_corners": o * (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0,
+            "asymmetric": o / s,
+        }[coords]
 
     def pick(c: float, n: int) -> int:
         f = math.floor(c)
-        i = {"floor": f, "round_prefer_floor": f if c - f <= 0.5 else f + 1, "round_prefer_ceil": f if c - f < 0.5 else f + 1}[nearest]
+        i = {
+            "floor": f,
+            "round_prefer_floor": f if c - f <= 0.5 else f + 1,
+            "round_prefer_ceil": f if c - f < 0.5 else f + 1,
+        }[nearest]
         return min(max(i, 0), n - 1)
 
     (h, w), y = x.shape[2:], np.zeros(x.shape[:2] + size)
@@ -895,8 +1032,12 @@ def _resize64(x: np.ndarray, size: tuple[int, int], mode: str, coords: str, near
             i0, j0 = int(u), int(v)
             i1, j1 = min(i0 + 1, h - 1), min(j0 + 1, w - 1)
             a, b = u - i0, v - j0
-            y[:, :, i, j] = (x[:, :, i0, j0] * (1 - a) * (1 - b) + x[:, :, i1, j0] * a * (1 - b)
-                             + x[:, :, i0, j1] * (1 - a) * b + x[:, :, i1, j1] * a * b)
+            y[:, :, i, j] = (
+                x[:, :, i0, j0] * (1 - a) * (1 - b)
+                + x[:, :, i1, j0] * a * (1 - b)
+                + x[:, :, i0, j1] * (1 - a) * b
+                + x[:, :, i1, j1] * a * b
+            )
     return y
 
 
@@ -913,7 +1054,9 @@ def _resize64(x: np.ndarray, size: tuple[int, int], mode: str, coords: str, near
     ],
 )
 @pytest.mark.parametrize("dtype", [F32, F16], ids=str)
-def test_resize_matches_the_onnx_formulas(mode: str, coords: str, nearest: str, hw: tuple[int, int], size: tuple[int, int], dtype: np.dtype) -> None:
+def test_resize_matches_the_onnx_formulas(
+    mode: str, coords: str, nearest: str, hw: tuple[int, int], size: tuple[int, int], dtype: np.dtype
+) -> None:
     x = rng(3).standard_normal((2, 3, *hw)).astype(dtype)
     attrs = {"mode": mode, "coordinate_transformation_mode": coords, "nearest_mode": nearest}
     y = run("ResizeD", x, attrs=attrs, out_shapes=[(2, 3, *size)])
@@ -1032,7 +1175,9 @@ def test_apply_gradient_descent() -> None:
     r = rng(4)
     var, delta = r.standard_normal((3, 4)).astype(F32), r.standard_normal((3, 4)).astype(F32)
     for alpha in (np.array(0.1, F32), np.array([0.1], F32)):
-        np.testing.assert_allclose(run("ApplyGradientDescent", var, alpha, delta), f64(var) - 0.1 * f64(delta), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(
+            run("ApplyGradientDescent", var, alpha, delta), f64(var) - 0.1 * f64(delta), rtol=1e-6, atol=1e-7
+        )
 
 
 @pytest.mark.parametrize("nesterov", [False, True])
@@ -1053,7 +1198,9 @@ def test_apply_adam(nesterov: bool) -> None:
     var, m, grad = (r.standard_normal(5).astype(F32) for _ in range(3))
     v = r.random(5).astype(F32)
     b1p, b2p, lr, b1, b2, eps = (np.array(t, F32) for t in (0.9**3, 0.999**3, 1e-2, 0.9, 0.999, 1e-8))
-    out = run("ApplyAdamD", var, m, v, b1p, b2p, lr, b1, b2, eps, grad, out=(F32,) * 3, attrs={"use_nesterov": nesterov})
+    out = run(
+        "ApplyAdamD", var, m, v, b1p, b2p, lr, b1, b2, eps, grad, out=(F32,) * 3, attrs={"use_nesterov": nesterov}
+    )
     g = f64(grad)
     rm = 0.9 * f64(m) + 0.1 * g
     rv = 0.999 * f64(v) + 0.001 * g * g
@@ -1086,7 +1233,10 @@ def test_float_status_kernels() -> None:
 def test_every_kernel_is_exercised_by_a_test() -> None:
     """Each op type is named in a kernel or gradient test (or, for Const, in the IR tests)."""
     here = Path(__file__).parent
-    text = "".join((here / name).read_text() for name in ("test_interpreter_kernels.py", "test_interpreter_grads.py", "test_interpreter.py"))
+    text = "".join(
+        (here / name).read_text()
+        for name in ("test_interpreter_kernels.py", "test_interpreter_grads.py", "test_interpreter.py")
+    )
     untested = [t for t in KERNELS if f'"{t}"' not in text and f"ascend.{t} " not in text]
     assert not untested, f"kernels without a test: {untested}"
 
@@ -1106,7 +1256,15 @@ def onnx_pool_out(size: int, k: int, s: int, lo: int, hi: int, ceil_mode: bool) 
     return out
 
 
-def naive_pad_pool(x: np.ndarray, k: tuple[int, int], s: tuple[int, int], pads: tuple[int, int, int, int], ceil_mode: bool, kind: str, exclusive: bool = True) -> np.ndarray:
+def naive_pad_pool(
+    x: np.ndarray,
+    k: tuple[int, int],
+    s: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    ceil_mode: bool,
+    kind: str,
+    exclusive: bool = True,
+) -> np.ndarray:
     """NCHW pooling with explicit pads [top, bottom, left, right], looping over output pixels:
     max over the input elements of a window; the average divides by its input elements
     (exclusive) or by its elements inside the padded input."""
@@ -1122,7 +1280,11 @@ def naive_pad_pool(x: np.ndarray, k: tuple[int, int], s: tuple[int, int], pads: 
         if kind == "max":
             y[:, :, oh, ow] = win.max(axis=(2, 3))
         else:
-            count = win.shape[2] * win.shape[3] if exclusive else (min(h1, h_ + pb) - max(h0, -pt)) * (min(w1, w_ + pr) - max(w0, -pl))
+            count = (
+                win.shape[2] * win.shape[3]
+                if exclusive
+                else (min(h1, h_ + pb) - max(h0, -pt)) * (min(w1, w_ + pr) - max(w0, -pl))
+            )
             y[:, :, oh, ow] = win.sum(axis=(2, 3)) / count
     return y
 
@@ -1131,8 +1293,16 @@ def naive_pad_pool(x: np.ndarray, k: tuple[int, int], s: tuple[int, int], pads: 
 def pad_pool_cases(draw: st.DrawFn) -> dict[str, Any]:
     k = (draw(st.integers(1, 4)), draw(st.integers(1, 4)))
     s = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
-    pads = (draw(st.integers(0, k[0] - 1)), draw(st.integers(0, k[0] - 1)), draw(st.integers(0, k[1] - 1)), draw(st.integers(0, k[1] - 1)))
-    h, w = draw(st.integers(max(k[0] - pads[0] - pads[1], 1), 8)), draw(st.integers(max(k[1] - pads[2] - pads[3], 1), 8))
+    pads = (
+        draw(st.integers(0, k[0] - 1)),
+        draw(st.integers(0, k[0] - 1)),
+        draw(st.integers(0, k[1] - 1)),
+        draw(st.integers(0, k[1] - 1)),
+    )
+    h, w = (
+        draw(st.integers(max(k[0] - pads[0] - pads[1], 1), 8)),
+        draw(st.integers(max(k[1] - pads[2] - pads[3], 1), 8)),
+    )
     fmt = draw(st.sampled_from(["NCHW", "NHWC"]))
     nchw = fmt == "NCHW"
     ceil_mode, exclusive = draw(st.booleans()), draw(st.booleans())
@@ -1144,8 +1314,17 @@ def pad_pool_cases(draw: st.DrawFn) -> dict[str, Any]:
         "exclusive": exclusive,
         "data_format": fmt,
     }
-    return {"k": k, "s": s, "pads": pads, "ceil": ceil_mode, "exclusive": exclusive, "fmt": fmt, "attrs": attrs,
-            "shape": (draw(st.integers(1, 2)), draw(st.integers(1, 3)), h, w), "seed": draw(st.integers(0, 2**16))}
+    return {
+        "k": k,
+        "s": s,
+        "pads": pads,
+        "ceil": ceil_mode,
+        "exclusive": exclusive,
+        "fmt": fmt,
+        "attrs": attrs,
+        "shape": (draw(st.integers(1, 2)), draw(st.integers(1, 3)), h, w),
+        "seed": draw(st.integers(0, 2**16)),
+    }
 
 
 @pytest.mark.parametrize("dtype", [F16, F32], ids=str)
@@ -1172,7 +1351,9 @@ def test_pad_pooling_known_values() -> None:
     assert run("AvgPoolV2", x, attrs={**attrs, "exclusive": False})[0, 0, 0, 0] == np.float32(10 / 9)
     # ceil_mode: 5 wide, k 2, s 2 -> 3 outputs; the last window holds one input element
     x5 = np.arange(5, dtype=np.float32).reshape(1, 1, 1, 5)
-    y = run("AvgPoolV2", x5, attrs={"ksize": (1, 1, 1, 2), "strides": (1, 1, 1, 2), "ceil_mode": True, "exclusive": False})
+    y = run(
+        "AvgPoolV2", x5, attrs={"ksize": (1, 1, 1, 2), "strides": (1, 1, 1, 2), "ceil_mode": True, "exclusive": False}
+    )
     assert y[0, 0, 0].tolist() == [0.5, 2.5, 4.0]
 
 
@@ -1207,8 +1388,12 @@ def test_bn_infer(shape: tuple[int, ...], dtype: np.dtype) -> None:
     ref = np.empty(shape)
     for index in np.ndindex(*shape):  # element by element, from the definition
         ch = index[1]
-        ref[index] = (float(x[index]) - float(mean[ch])) / math.sqrt(float(var[ch]) + eps) * float(scale[ch]) + float(offset[ch])
-    bound = (np.abs(f64(x)) + np.abs(f64(mean)).reshape(view)) * (np.abs(f64(scale)) / np.sqrt(f64(var) + eps)).reshape(view) + np.abs(f64(offset)).reshape(view)
+        ref[index] = (float(x[index]) - float(mean[ch])) / math.sqrt(float(var[ch]) + eps) * float(scale[ch]) + float(
+            offset[ch]
+        )
+    bound = (np.abs(f64(x)) + np.abs(f64(mean)).reshape(view)) * (np.abs(f64(scale)) / np.sqrt(f64(var) + eps)).reshape(
+        view
+    ) + np.abs(f64(offset)).reshape(view)
     assert_close(y, ref, scale=bound)
 
 
@@ -1313,7 +1498,11 @@ def test_select_v2_broadcasts_bit_exactly(dtype: np.dtype, data: st.DataObject) 
     y = run("SelectV2", cond, x1, x2, out=dtype)
     assert y.shape == shapes.result_shape
     for index in np.ndindex(*shapes.result_shape):
-        chosen = x1[broadcast_index(index, x1.shape)] if cond[broadcast_index(index, cond.shape)] else x2[broadcast_index(index, x2.shape)]
+        chosen = (
+            x1[broadcast_index(index, x1.shape)]
+            if cond[broadcast_index(index, cond.shape)]
+            else x2[broadcast_index(index, x2.shape)]
+        )
         assert y[index].tobytes() == np.asarray(chosen, dtype).tobytes()
 
 
@@ -1341,10 +1530,14 @@ def test_exact_gelu_from_erf_differs_from_the_tanh_gelu() -> None:
 # --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("a_shape", "b_shape"), [((2, 5, 8), (8, 3)), ((5, 8), (2, 3, 8, 4)), ((2, 1, 5, 8), (3, 8, 4)), ((4, 6), (6, 2))])
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape"), [((2, 5, 8), (8, 3)), ((5, 8), (2, 3, 8, 4)), ((2, 1, 5, 8), (3, 8, 4)), ((4, 6), (6, 2))]
+)
 @pytest.mark.parametrize("adj", [(False, False), (True, False), (False, True)])
 @pytest.mark.parametrize(("dtype", "out"), [(F16, F16), (F16, F32), (F32, F32)], ids=str)
-def test_batch_matmul_v2_broadcasts_batches(a_shape: tuple[int, ...], b_shape: tuple[int, ...], adj: tuple[bool, bool], dtype: np.dtype, out: np.dtype) -> None:
+def test_batch_matmul_v2_broadcasts_batches(
+    a_shape: tuple[int, ...], b_shape: tuple[int, ...], adj: tuple[bool, bool], dtype: np.dtype, out: np.dtype
+) -> None:
     r = rng(6)
     a_mat = a_shape[:-2] + ((a_shape[-1], a_shape[-2]) if adj[0] else a_shape[-2:])
     b_mat = b_shape[:-2] + ((b_shape[-1], b_shape[-2]) if adj[1] else b_shape[-2:])
@@ -1391,11 +1584,21 @@ def test_gather_v2_out_of_range_index_is_a_one_line_error() -> None:
 
 @pytest.mark.parametrize(
     ("begin", "end", "strides", "bm", "em"),
-    [((0, 1), (4, 7), (1, 2), 0, 0), ((3, -1), (0, 0), (-1, -2), 0, 0), ((1,), (100,), (1,), 0, 0), ((5, 2), (0, 6), (1, 3), 1, 2), ((-3, 0), (-1, 1), (1, 1), 0, 0)],
+    [
+        ((0, 1), (4, 7), (1, 2), 0, 0),
+        ((3, -1), (0, 0), (-1, -2), 0, 0),
+        ((1,), (100,), (1,), 0, 0),
+        ((5, 2), (0, 6), (1, 3), 1, 2),
+        ((-3, 0), (-1, 1), (1, 1), 0, 0),
+    ],
 )
-def test_strided_slice(begin: tuple[int, ...], end: tuple[int, ...], strides: tuple[int, ...], bm: int, em: int) -> None:
+def test_strided_slice(
+    begin: tuple[int, ...], end: tuple[int, ...], strides: tuple[int, ...], bm: int, em: int
+) -> None:
     x = rng(8).standard_normal((4, 8, 2)).astype(F32)
-    y = run("StridedSliceD", x, attrs={"begin": begin, "end": end, "strides": strides, "begin_mask": bm, "end_mask": em})
+    y = run(
+        "StridedSliceD", x, attrs={"begin": begin, "end": end, "strides": strides, "begin_mask": bm, "end_mask": em}
+    )
     # the reference picks indices one by one from TF's rules (clamping, negative counting, masks)
     picks = []
     for d, size in enumerate(x.shape):
@@ -1404,7 +1607,11 @@ def test_strided_slice(begin: tuple[int, ...], end: tuple[int, ...], strides: tu
             continue
         s = strides[d]
         lo, hi = (0, size) if s > 0 else (-1, size - 1)
-        b = (0 if s > 0 else size - 1) if bm >> d & 1 else min(max(begin[d] + size if begin[d] < 0 else begin[d], lo), hi)
+        b = (
+            (0 if s > 0 else size - 1)
+            if bm >> d & 1
+            else min(max(begin[d] + size if begin[d] < 0 else begin[d], lo), hi)
+        )
         e = (size if s > 0 else -1) if em >> d & 1 else min(max(end[d] + size if end[d] < 0 else end[d], lo), hi)
         idx, i = [], b
         while (i < e) if s > 0 else (i > e):
@@ -1442,7 +1649,9 @@ def test_sigmoid_of_very_negative_inputs_keeps_its_tiny_value() -> None:
 @pytest.mark.parametrize("stride", [1, 2])
 @pytest.mark.parametrize("dilation", [1, 2])
 @pytest.mark.parametrize("pads", [(0, 0, 0, 0), (1, 1, 1, 1), (0, 1, 2, 0)])
-def test_conv_forward_paths_against_a_float64_tap_sum(k: int, stride: int, dilation: int, pads: tuple[int, int, int, int]) -> None:
+def test_conv_forward_paths_against_a_float64_tap_sum(
+    k: int, stride: int, dilation: int, pads: tuple[int, int, int, int]
+) -> None:
     """The ungrouped forward (channel-major patches; a 1x1 window without padding is a strided view) against
     a float64 sum over filter taps written independently here."""
     from ascend_mp.interpreter.geometry import ConvGeometry
@@ -1457,7 +1666,12 @@ def test_conv_forward_paths_against_a_float64_tap_sum(k: int, stride: int, dilat
     ref = np.zeros((2, 4, oh, ow))
     for a in range(k):
         for b in range(k):
-            tap = xp[:, :, a * dilation : a * dilation + (oh - 1) * stride + 1 : stride, b * dilation : b * dilation + (ow - 1) * stride + 1 : stride]
+            tap = xp[
+                :,
+                :,
+                a * dilation : a * dilation + (oh - 1) * stride + 1 : stride,
+                b * dilation : b * dilation + (ow - 1) * stride + 1 : stride,
+            ]
             ref += np.einsum("nchw,oc->nohw", tap, f64(w[:, :, a, b]))
     assert y.shape == ref.shape and y.dtype == np.float32 and y.flags.c_contiguous
     assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
@@ -1468,6 +1682,12 @@ def test_max_pool_takes_the_max_of_every_tap_and_keeps_nan() -> None:
     x[0, 1, 2, 2] = np.nan
     y = run("MaxPoolV3", x, attrs={"ksize": (1, 1, 3, 3), "strides": (1, 1, 2, 2), "pads": (1, 1, 1, 1)})
     xp = np.pad(f64(x), ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
-    ref = np.stack([np.stack([xp[:, :, 2 * i : 2 * i + 3, 2 * j : 2 * j + 3].max(axis=(2, 3)) for j in range(3)], -1) for i in range(3)], -2)
+    ref = np.stack(
+        [
+            np.stack([xp[:, :, 2 * i : 2 * i + 3, 2 * j : 2 * j + 3].max(axis=(2, 3)) for j in range(3)], -1)
+            for i in range(3)
+        ],
+        -2,
+    )
     np.testing.assert_array_equal(y, ref.astype(np.float32))
     assert np.isnan(y[0, 1, 1, 1]) and not np.isnan(y[1]).any()

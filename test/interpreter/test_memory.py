@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from ascend_mp.dialects import ascend as A
 from ascend_mp.errors import AscendError
 from ascend_mp.interpreter import Program
@@ -187,9 +188,13 @@ def _step_inputs(compiled: Any, seed: int, huge: bool = False) -> tuple[list[np.
     return state.args(), [x, labels, state.loss_scale, state.good_steps, state.step]
 
 
-@pytest.mark.parametrize(("model", "optimizer"), [("mlp", "momentum"), ("mlp", "adam"), ("mlp", "sgd"), ("cnn", "momentum")])
+@pytest.mark.parametrize(
+    ("model", "optimizer"), [("mlp", "momentum"), ("mlp", "adam"), ("mlp", "sgd"), ("cnn", "momentum")]
+)
 def test_donated_steps_match_undonated_ones(model: str, optimizer: str) -> None:
-    compiled = compile_training(TrainConfig(model=model, batch=16, optimizer=optimizer, precision_mode="allow_mix_precision"))
+    compiled = compile_training(
+        TrainConfig(model=model, batch=16, optimizer=optimizer, precision_mode="allow_mix_precision")
+    )
     donating = donating_program(compiled)
     state, rest = _step_inputs(compiled, 0)
     mine = [a.copy() for a in state]
@@ -204,7 +209,9 @@ def test_donated_steps_match_undonated_ones(model: str, optimizer: str) -> None:
 
 
 def test_donated_overflow_step_keeps_the_state() -> None:
-    compiled = compile_training(TrainConfig(model="mlp", batch=16, optimizer="momentum", precision_mode="allow_mix_precision"))
+    compiled = compile_training(
+        TrainConfig(model="mlp", batch=16, optimizer="momentum", precision_mode="allow_mix_precision")
+    )
     state, rest = _step_inputs(compiled, 0)
     donating = donating_program(compiled)
     state = donating.run("train_step", *state, *rest)[: len(state)]  # a clean step: nonzero accumulators
@@ -216,7 +223,9 @@ def test_donated_overflow_step_keeps_the_state() -> None:
 
 
 def test_trace_of_a_step_with_in_place_ops_shows_each_result_as_computed() -> None:
-    compiled = compile_training(TrainConfig(model="mlp", batch=8, optimizer="momentum", precision_mode="allow_mix_precision"))
+    compiled = compile_training(
+        TrainConfig(model="mlp", batch=8, optimizer="momentum", precision_mode="allow_mix_precision")
+    )
     state, rest = _step_inputs(compiled, 0)
     _, want = compiled.program.trace("train_step", *[a.copy() for a in state], *rest)
     _, got = donating_program(compiled).trace("train_step", *state, *rest)

@@ -31,7 +31,6 @@ from ascend_mp.ir import parse_module
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 
 
-
 def f16_values(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     """float16 values of every magnitude (subnormals, zeros of both signs, the extremes, inf)."""
     bits = rng.integers(0, 0x7C01, size=shape, dtype=np.uint32).astype(np.uint16)
@@ -81,7 +80,9 @@ def test_exact_kernels_skip_rounding_and_agree_with_float64(op: str, monkeypatch
     if op == "OneHot":  # int32 indices (some out of range: all off), float16 on and off values
         on, off = f16_values(rng, (8,))[6:]  # past the fixed specials
         xs = [rng.integers(-1, 6, shape).astype(np.int32), np.array(on, F16), np.array(off, F16)]
-    spec = OpSpec(op, tuple(x.dtype for x in xs), (F16,), tuple(x.shape for x in xs), (out_shape,), attrs, carry_f16=True)
+    spec = OpSpec(
+        op, tuple(x.dtype for x in xs), (F16,), tuple(x.shape for x in xs), (out_shape,), attrs, carry_f16=True
+    )
 
     def no_rounding(*_: Any) -> Any:
         raise AssertionError(f"{op} rounds a result that is a float16 value already")
@@ -107,7 +108,9 @@ def edge_cases() -> np.ndarray:
     ties = (h[:-1] + h[1:]) / 2
     values = np.concatenate([h, ties, [65519.996, 65520.0, 65536.0, 1e30, 3.4e38, 2.0**-25, 2.0**-26]]).astype(F32)
     near = [np.nextafter(values, np.float32(np.inf)), np.nextafter(values, np.float32(-np.inf))]
-    special = np.array([0x00000001, 0x007FFFFF, 0x7F800000, 0x7F800001, 0x7FC00000, 0x7FBFFFFF, 0x7F801FFF, 0x7FFFE000], np.uint32)
+    special = np.array(
+        [0x00000001, 0x007FFFFF, 0x7F800000, 0x7F800001, 0x7FC00000, 0x7FBFFFFF, 0x7F801FFF, 0x7FFFE000], np.uint32
+    )
     special = np.concatenate([special, special | np.uint32(0x80000000)]).view(F32)
     return np.concatenate([values, -values, *near, special])
 
@@ -130,7 +133,11 @@ def test_compiled_rounding_on_ten_million_patterns_and_every_edge() -> None:
         m = edge_cases()[: 64 * 130].reshape(64, 130)[:, ::2]
         np.testing.assert_array_equal(round_f16(m).view(np.uint32), numpy_rounding(m).view(np.uint32))
         zero_d = round_f16(np.array(3.0e-8, F32))
-        assert isinstance(zero_d, np.ndarray) and zero_d.shape == () and zero_d == np.float32(numpy_rounding(np.array(3.0e-8, F32)))
+        assert (
+            isinstance(zero_d, np.ndarray)
+            and zero_d.shape == ()
+            and zero_d == np.float32(numpy_rounding(np.array(3.0e-8, F32)))
+        )
 
 
 SELECT = """func.func @f(%flag: tensor<i1>, %w: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) {
@@ -176,7 +183,9 @@ assert "numba" not in sys.modules, "a float32 or small float16 program imported 
 
 def test_float32_and_small_float16_programs_do_not_import_numba(tmp_path: Path) -> None:
     src = tmp_path / "m.mlir"
-    src.write_text('func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n  %0 = ascend.Relu %x : (tensor<4xf32>) -> tensor<4xf32>\n'
-                   '  func.return %0 : tensor<4xf32>\n}\n')
+    src.write_text(
+        "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n  %0 = ascend.Relu %x : (tensor<4xf32>) -> tensor<4xf32>\n"
+        "  func.return %0 : tensor<4xf32>\n}\n"
+    )
     done = subprocess.run([sys.executable, "-c", _NO_NUMBA, str(src)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

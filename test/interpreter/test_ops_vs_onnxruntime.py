@@ -20,7 +20,11 @@ from onnx import TensorProto, helper  # noqa: E402
 from ascend_mp.interpreter.kernels import OpSpec, apply  # noqa: E402
 
 F32 = np.dtype(np.float32)
-ONNX_TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64, np.dtype(np.bool_): TensorProto.BOOL}
+ONNX_TYPES = {
+    np.dtype(np.float32): TensorProto.FLOAT,
+    np.dtype(np.int64): TensorProto.INT64,
+    np.dtype(np.bool_): TensorProto.BOOL,
+}
 
 
 def onnxruntime_run(op: str, inputs: list[np.ndarray], **attrs: Any) -> np.ndarray:
@@ -59,9 +63,16 @@ POOL_CASES = [
 
 
 @pytest.mark.parametrize(("k", "s", "pads", "ceil", "h", "w"), POOL_CASES)
-def test_pooling_matches_onnxruntime(k: tuple[int, int], s: tuple[int, int], pads: tuple[int, ...], ceil: int, h: int, w: int) -> None:
+def test_pooling_matches_onnxruntime(
+    k: tuple[int, int], s: tuple[int, int], pads: tuple[int, ...], ceil: int, h: int, w: int
+) -> None:
     x = np.random.default_rng(0).standard_normal((2, 3, h, w)).astype(F32)
-    attrs = {"ksize": (1, 1, *k), "strides": (1, 1, *s), "pads": (pads[0], pads[2], pads[1], pads[3]), "ceil_mode": bool(ceil)}
+    attrs = {
+        "ksize": (1, 1, *k),
+        "strides": (1, 1, *s),
+        "pads": (pads[0], pads[2], pads[1], pads[3]),
+        "ceil_mode": bool(ceil),
+    }
     onnx_attrs = {"kernel_shape": list(k), "strides": list(s), "pads": list(pads), "ceil_mode": ceil}
     assert_matches(kernel_run("MaxPoolV3", [x], **attrs), onnxruntime_run("MaxPool", [x], **onnx_attrs))
     for include in (0, 1):
@@ -71,7 +82,9 @@ def test_pooling_matches_onnxruntime(k: tuple[int, int], s: tuple[int, int], pad
 
 def test_global_average_pool_is_reduce_mean() -> None:
     x = np.random.default_rng(1).standard_normal((2, 3, 5, 4)).astype(F32)
-    assert_matches(kernel_run("ReduceMean", [x], axes=(2, 3), keep_dims=True), onnxruntime_run("GlobalAveragePool", [x]))
+    assert_matches(
+        kernel_run("ReduceMean", [x], axes=(2, 3), keep_dims=True), onnxruntime_run("GlobalAveragePool", [x])
+    )
 
 
 @pytest.mark.parametrize("shape", [(2, 3, 4, 5), (4, 3)])
@@ -89,7 +102,9 @@ def test_clip_relu6_hard_sigmoid_erf() -> None:
     lo, hi = np.array(-1.5, F32), np.array(2.0, F32)
     assert_matches(kernel_run("ClipByValue", [x, lo, hi]), onnxruntime_run("Clip", [x, lo, hi]))
     assert_matches(kernel_run("Relu6", [x]), onnxruntime_run("Clip", [x, np.array(0, F32), np.array(6, F32)]))
-    assert_matches(kernel_run("HardSigmoid", [x], alpha=0.2, beta=0.5), onnxruntime_run("HardSigmoid", [x], alpha=0.2, beta=0.5))
+    assert_matches(
+        kernel_run("HardSigmoid", [x], alpha=0.2, beta=0.5), onnxruntime_run("HardSigmoid", [x], alpha=0.2, beta=0.5)
+    )
     hs = kernel_run("HardSigmoid", [x], alpha=float(np.float32(1 / 6)), beta=0.5)
     assert_matches(x * hs, onnxruntime_run("HardSwish", [x]))
     assert_matches(kernel_run("Erf", [x / 4]), onnxruntime_run("Erf", [x / 4]))
@@ -114,5 +129,7 @@ def test_gather_select_slice_expand_tile() -> None:
         ref = onnxruntime_run("Slice", [table, np.array(starts), np.array(ends), np.array([0, 1]), np.array(steps)])
         assert_matches(kernel_run("StridedSliceD", [table], begin=starts, end=ends, strides=steps), ref)
     col = table[:, :1]
-    assert_matches(kernel_run("BroadcastToD", [col], shape=(2, 10, 4)), onnxruntime_run("Expand", [col, np.array([2, 10, 4])]))
+    assert_matches(
+        kernel_run("BroadcastToD", [col], shape=(2, 10, 4)), onnxruntime_run("Expand", [col, np.array([2, 10, 4])])
+    )
     assert_matches(kernel_run("TileD", [table], multiples=(2, 3)), onnxruntime_run("Tile", [table, np.array([2, 3])]))

@@ -19,7 +19,6 @@ from ascend_mp.interpreter.numerics import _round_f16_numpy, round_f16
 F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
 
 
-
 def numpy_rounding(x: np.ndarray) -> np.ndarray:
     """The reference: numpy's float32 -> float16 conversion, widened back (exact)."""
     with np.errstate(all="ignore"):
@@ -39,8 +38,12 @@ def near_f16(draw: Any) -> np.float32:
         up = np.float64(np.nextafter(h, F16.type(np.inf)))
     up = 65536.0 if np.isinf(up) else up  # above 65504 the tie is 65520 (rounds to inf)
     tie = np.float32((np.float64(h) + up) / 2)  # exact in float32
-    value = {"value": np.float32(h), "tie": tie, "below": np.nextafter(tie, np.float32(0)),
-             "above": np.nextafter(tie, np.float32(np.inf))}[kind]
+    value = {
+        "value": np.float32(h),
+        "tie": tie,
+        "below": np.nextafter(tie, np.float32(0)),
+        "above": np.nextafter(tie, np.float32(np.inf)),
+    }[kind]
     return -value if draw(st.booleans()) else value
 
 

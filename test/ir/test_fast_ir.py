@@ -70,7 +70,15 @@ func.func @main(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {
     names = [op.name for op in module.walk()][2:]
     # White MatMuls in fp16, the gray Softmax follows them: the arguments cast once each before their first use,
     # the result cast back before the return.
-    assert names == ["ascend.Cast", "ascend.Cast", "ascend.MatMulV2", "ascend.SoftmaxV2", "ascend.MatMulV2", "ascend.Cast", "func.return"]
+    assert names == [
+        "ascend.Cast",
+        "ascend.Cast",
+        "ascend.MatMulV2",
+        "ascend.SoftmaxV2",
+        "ascend.MatMulV2",
+        "ascend.Cast",
+        "func.return",
+    ]
     body = module.ops.first.body.block  # type: ignore[union-attr]
     ops = list(body.ops)
     assert body.first_op is ops[0] and body.last_op is ops[-1]

@@ -9,13 +9,13 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import graphs
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import OpResult
 
 from ascend_mp.errors import AscendError
 from ascend_mp.ir import check_dominance, parse_module, print_module
-from strategies import graphs
 
 
 def _body(module: ModuleOp) -> list:
@@ -54,7 +54,10 @@ def test_shuffled_ir_is_rejected_and_valid_ir_accepted(graph: tuple[str, ModuleO
     if valid:
         parse_module(shuffled, "shuffled.mlir")
     else:
-        with pytest.raises(AscendError, match=r"^shuffled\.mlir:\d+:\d+: '[\w.]+' operand #\d+.* (is used before its definition|is the result)"):
+        with pytest.raises(
+            AscendError,
+            match=r"^shuffled\.mlir:\d+:\d+: '[\w.]+' operand #\d+.* (is used before its definition|is the result)",
+        ):
             parse_module(shuffled, "shuffled.mlir")
         with pytest.raises(AscendError):
             check_dominance(module)  # the in-memory module too (no source locations: @func, op #k)
@@ -68,10 +71,13 @@ SELF_USE = """func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 
 def test_self_use_cycle_and_use_before_def() -> None:
-    with pytest.raises(AscendError, match=r"^m.mlir:2:3: 'ascend.Add' operand #1 \(%a\) is the result of this op itself$"):
+    with pytest.raises(
+        AscendError, match=r"^m.mlir:2:3: 'ascend.Add' operand #1 \(%a\) is the result of this op itself$"
+    ):
         parse_module(SELF_USE, "m.mlir")
     cycle = SELF_USE.replace("%a = ascend.Add %x, %a", "%a = ascend.Add %x, %b").replace(
-        "  func.return", "  %b = ascend.Relu %a : (tensor<4xf32>) -> tensor<4xf32>\n  func.return")
+        "  func.return", "  %b = ascend.Relu %a : (tensor<4xf32>) -> tensor<4xf32>\n  func.return"
+    )
     with pytest.raises(AscendError, match=r"^m.mlir:2:3: .* \(%b\) is used before its definition at m.mlir:3:3$"):
         parse_module(cycle, "m.mlir")
 

@@ -19,7 +19,9 @@ BATCH = 32
 @pytest.mark.parametrize("model", ["mlp", "cnn"])
 def test_loss_scaled_step_follows_the_interpreter(model: str) -> None:
     # a huge initial scale: the first steps overflow in fp16 and the dynamic manager backs off
-    cfg = TrainConfig(model=model, precision_mode="allow_mix_precision", loss_scale="dynamic", batch=BATCH, init_scale=2.0**20)
+    cfg = TrainConfig(
+        model=model, precision_mode="allow_mix_precision", loss_scale="dynamic", batch=BATCH, init_scale=2.0**20
+    )
     compiled = compile_training(cfg)
     program = IreeProgram.from_module(compiled.module)
     data = load_digits(image=model == "cnn")
@@ -29,7 +31,9 @@ def test_loss_scaled_step_follows_the_interpreter(model: str) -> None:
     overflows = []
     for step in range(STEPS):
         x, y = data.x_train[step * BATCH : (step + 1) * BATCH], labels[step * BATCH : (step + 1) * BATCH]
-        loss_a, over_a = ours.update(program.run("train_step", *ours.args(), x, y, ours.loss_scale, ours.good_steps, ours.step))
+        loss_a, over_a = ours.update(
+            program.run("train_step", *ours.args(), x, y, ours.loss_scale, ours.good_steps, ours.step)
+        )
         loss_b, over_b = theirs.update(
             compiled.program.run("train_step", *theirs.args(), x, y, theirs.loss_scale, theirs.good_steps, theirs.step)
         )

@@ -25,7 +25,9 @@ def test_builtin_tables_are_derived_from_the_real_table(real_table: Path) -> Non
     """The shipped JSON equals what derive.py makes of CANN's table: the facts are CANN's."""
     derived = derive.derive_all(json.loads(real_table.read_text()))
     for name, table in derived.items():
-        assert (DATA / name).read_text() == derive.dump(table), f"{name} is stale: rerun python -m ascend_mp.opinfo.derive"
+        assert (DATA / name).read_text() == derive.dump(table), (
+            f"{name} is stale: rerun python -m ascend_mp.opinfo.derive"
+        )
 
 
 def test_builtin_facts_match_cann(real_table: Path) -> None:
@@ -76,11 +78,18 @@ def test_user_table_overrides_builtin(real_table: Path, tmp_path: Path) -> None:
     # dynamicFormat entries keep the built-in kernels but take CANN's list kind
     assert lib.ops["Conv2D"].kernels == builtin_library().ops["Conv2D"].kernels
     table = tmp_path / "t.json"
-    table.write_text(json.dumps({
-        "Relu": {"input0": {"name": "x", "dtype": "float"}, "output0": {"name": "y", "dtype": "float"},
-                 "precision_reduce": {"flag": "false"}},
-        "SomeOtherOp": {"input0": {"name": "x", "dtype": "float16"}},
-    }))
+    table.write_text(
+        json.dumps(
+            {
+                "Relu": {
+                    "input0": {"name": "x", "dtype": "float"},
+                    "output0": {"name": "y", "dtype": "float"},
+                    "precision_reduce": {"flag": "false"},
+                },
+                "SomeOtherOp": {"input0": {"name": "x", "dtype": "float16"}},
+            }
+        )
+    )
     lib = load_library("ascend910", str(table))
     assert lib.ops["Relu"].kernels == (Kernel(("f32",), ("f32",)),)
     assert lib.ops["Relu"].list_kind is ListKind.BLACK
@@ -89,7 +98,11 @@ def test_user_table_overrides_builtin(real_table: Path, tmp_path: Path) -> None:
 
 def test_ai_cpu_kernels_survive_a_user_table(tmp_path: Path) -> None:
     table = tmp_path / "t.json"
-    table.write_text(json.dumps({"MaxPool": {"input0": {"name": "x", "dtype": "float16"}, "output0": {"name": "y", "dtype": "float16"}}}))
+    table.write_text(
+        json.dumps(
+            {"MaxPool": {"input0": {"name": "x", "dtype": "float16"}, "output0": {"name": "y", "dtype": "float16"}}}
+        )
+    )
     kernels = load_library("ascend910", str(table)).ops["MaxPool"].kernels
     assert Kernel(("f32",), ("f32",), "aicpu") in kernels
 
@@ -99,12 +112,22 @@ MALFORMED = [
     ('{"Relu": 3}', "op 'Relu', key 'Relu': expected an object"),
     ('{"Relu": {"input0": "x"}}', "op 'Relu', key 'input0': expected an object"),
     ('{"Relu": {"input0": {"dtype": "float"}}}', "op 'Relu', key 'input0.name': expected a non-empty string"),
-    ('{"Relu": {"input0": {"name": "x", "dtype": 5}}}', "op 'Relu', key 'input0.dtype': expected a comma-separated string"),
-    ('{"Relu": {"input0": {"name": "x", "dtype": "float,float16"}, "output0": {"name": "y", "dtype": "float"}}}',
-     "op 'Relu', key 'output0.dtype': has 1 dtype columns, but 'input0.dtype' has 2"),
-    ('{"Relu": {"precision_reduce": {"flag": "yes"}}}', "op 'Relu', key 'precision_reduce.flag': expected \"true\" or \"false\""),
-    ('{"Relu": {"input0": {"name": "features", "dtype": "float"}, "output0": {"name": "y", "dtype": "float"}}}',
-     "op 'Relu': no input named 'x'"),
+    (
+        '{"Relu": {"input0": {"name": "x", "dtype": 5}}}',
+        "op 'Relu', key 'input0.dtype': expected a comma-separated string",
+    ),
+    (
+        '{"Relu": {"input0": {"name": "x", "dtype": "float,float16"}, "output0": {"name": "y", "dtype": "float"}}}',
+        "op 'Relu', key 'output0.dtype': has 1 dtype columns, but 'input0.dtype' has 2",
+    ),
+    (
+        '{"Relu": {"precision_reduce": {"flag": "yes"}}}',
+        "op 'Relu', key 'precision_reduce.flag': expected \"true\" or \"false\"",
+    ),
+    (
+        '{"Relu": {"input0": {"name": "features", "dtype": "float"}, "output0": {"name": "y", "dtype": "float"}}}',
+        "op 'Relu': no input named 'x'",
+    ),
     ('{"Relu": ', "invalid JSON"),
 ]
 
@@ -138,7 +161,9 @@ RELU32 = {"Relu": {"input0": {"name": "x", "dtype": "float"}, "output0": {"name"
 
 def test_op_info_folder_is_one_library(tmp_path: Path) -> None:
     (tmp_path / "a.json").write_text(json.dumps(RELU16))
-    (tmp_path / "b.json").write_text(json.dumps({"Exp": {"input0": {"name": "x", "dtype": "float"}, "output0": {"name": "y", "dtype": "float"}}}))
+    (tmp_path / "b.json").write_text(
+        json.dumps({"Exp": {"input0": {"name": "x", "dtype": "float"}, "output0": {"name": "y", "dtype": "float"}}})
+    )
     (tmp_path / "c.json").write_text(json.dumps(RELU16))  # the same entry twice is no conflict
     (tmp_path / "notes.txt").write_text("not a table")
     lib = load_library("ascend910", str(tmp_path))
@@ -149,7 +174,9 @@ def test_op_info_folder_is_one_library(tmp_path: Path) -> None:
 def test_op_info_folder_conflict_names_both_files(tmp_path: Path) -> None:
     (tmp_path / "a.json").write_text(json.dumps(RELU16))
     (tmp_path / "b.json").write_text(json.dumps(RELU32))
-    with pytest.raises(AscendError, match=rf"^{tmp_path}/b.json: op 'Relu' conflicts with its entry in {tmp_path}/a.json$"):
+    with pytest.raises(
+        AscendError, match=rf"^{tmp_path}/b.json: op 'Relu' conflicts with its entry in {tmp_path}/a.json$"
+    ):
         read_table(tmp_path)
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -159,19 +186,54 @@ def test_op_info_folder_conflict_names_both_files(tmp_path: Path) -> None:
 
 def test_duplicate_port_names_and_misspelled_dtypes_are_errors(tmp_path: Path) -> None:
     dup = tmp_path / "dup.json"
-    dup.write_text(json.dumps({"Add": {"input0": {"name": "x1", "dtype": "float"}, "input1": {"name": "x1", "dtype": "float"},
-                                       "output0": {"name": "y", "dtype": "float"}}}))
+    dup.write_text(
+        json.dumps(
+            {
+                "Add": {
+                    "input0": {"name": "x1", "dtype": "float"},
+                    "input1": {"name": "x1", "dtype": "float"},
+                    "output0": {"name": "y", "dtype": "float"},
+                }
+            }
+        )
+    )
     with pytest.raises(AscendError, match=r"op 'Add', key 'input1.name': input name 'x1' is also the name of 'input0'"):
         load_library("ascend910", str(dup))
     typo = tmp_path / "typo.json"
-    typo.write_text(json.dumps({"Relu": {"input0": {"name": "x", "dtype": "float16,flaot16"}, "output0": {"name": "y", "dtype": "float16,float16"}}}))
-    with pytest.raises(AscendError, match=r"op 'Relu', key 'input0.dtype': unknown dtype 'flaot16' \(did you mean 'float16'\?\)"):
+    typo.write_text(
+        json.dumps(
+            {
+                "Relu": {
+                    "input0": {"name": "x", "dtype": "float16,flaot16"},
+                    "output0": {"name": "y", "dtype": "float16,float16"},
+                }
+            }
+        )
+    )
+    with pytest.raises(
+        AscendError, match=r"op 'Relu', key 'input0.dtype': unknown dtype 'flaot16' \(did you mean 'float16'\?\)"
+    ):
         load_library("ascend910", str(typo))
     real = tmp_path / "real.json"  # a CANN dtype the project does not model is skipped, not an error
-    real.write_text(json.dumps({"Relu": {"input0": {"name": "x", "dtype": "float16,int4"}, "output0": {"name": "y", "dtype": "float16,int4"}}}))
-    assert [k for k in load_library("ascend910", str(real)).ops["Relu"].kernels if k.engine == "aicore"] == [Kernel(("f16",), ("f16",), "aicore")]
+    real.write_text(
+        json.dumps(
+            {
+                "Relu": {
+                    "input0": {"name": "x", "dtype": "float16,int4"},
+                    "output0": {"name": "y", "dtype": "float16,int4"},
+                }
+            }
+        )
+    )
+    assert [k for k in load_library("ascend910", str(real)).ops["Relu"].kernels if k.engine == "aicore"] == [
+        Kernel(("f16",), ("f16",), "aicore")
+    ]
     other = tmp_path / "other.json"  # problems in ops the dialect does not model do not matter
-    other.write_text(json.dumps({"CTCLossV2Grad": {"input0": {"name": "a", "dtype": "log"}, "input1": {"name": "a", "dtype": "float"}}}))
+    other.write_text(
+        json.dumps(
+            {"CTCLossV2Grad": {"input0": {"name": "a", "dtype": "log"}, "input1": {"name": "a", "dtype": "float"}}}
+        )
+    )
     load_library("ascend910", str(other))
 
 

@@ -21,7 +21,9 @@ from ascend_mp.passes.autodiff import NO_GRADIENT, RULES, SEED_NAME, differentia
 Body = Callable[[Emitter, list[SSAValue]], SSAValue | Sequence[SSAValue]]
 
 
-def build(arg_shapes: Sequence[Sequence[int]], body: Body, seed: int = 0, arg_dtypes: Sequence[str] | None = None) -> ModuleOp:
+def build(
+    arg_shapes: Sequence[Sequence[int]], body: Body, seed: int = 0, arg_dtypes: Sequence[str] | None = None
+) -> ModuleOp:
     """`@forward(args) -> sum_k sum(out_k * R_k)` with fixed random weights R_k, so every
     output element gets a distinct gradient."""
     dtypes = list(arg_dtypes or ["f32"] * len(arg_shapes))
@@ -67,7 +69,9 @@ def check(
             hi[i].reshape(-1)[k] += eps
             lo[i].reshape(-1)[k] -= eps
             flat[k] = (prog.run("forward", *hi)[0] - prog.run("forward", *lo)[0]) / (2 * eps)
-        np.testing.assert_allclose(grads[i], fd, rtol=rtol, atol=atol * max(1.0, float(np.abs(fd).max())), err_msg=f"gradient of argument {i}")
+        np.testing.assert_allclose(
+            grads[i], fd, rtol=rtol, atol=atol * max(1.0, float(np.abs(fd).max())), err_msg=f"gradient of argument {i}"
+        )
     return grads
 
 
@@ -140,7 +144,9 @@ def test_conv2d_nhwc_groups() -> None:
     x, w = (1, 5, 5, 4), (3, 3, 2, 4)  # HWIO, 2 groups of 2 channels
 
     def body(e: Emitter, a: list[SSAValue]) -> SSAValue:
-        return e.one(A.Conv2DOp, a[0], a[1], None, type_=tensor((1, 3, 3, 4)), strides=[1, 1, 1, 1], groups=2, data_format="NHWC")
+        return e.one(
+            A.Conv2DOp, a[0], a[1], None, type_=tensor((1, 3, 3, 4)), strides=[1, 1, 1, 1], groups=2, data_format="NHWC"
+        )
 
     check(build([x, w], body), [rand(*x), rand(*w, seed=1)])
 
@@ -312,7 +318,9 @@ def test_pooling(cls: type[A.AscendOp], fmt: str, padding: str) -> None:
 def test_layer_norm() -> None:
     def body(e: Emitter, a: list[SSAValue]) -> SSAValue:
         stat = tensor((3, 1))
-        return e.op(A.LayerNormOp, a[0], a[1], a[2], types=[tensor((3, 4)), stat, stat], begin_norm_axis=1, begin_params_axis=1).results[0]
+        return e.op(
+            A.LayerNormOp, a[0], a[1], a[2], types=[tensor((3, 4)), stat, stat], begin_norm_axis=1, begin_params_axis=1
+        ).results[0]
 
     check(build([(3, 4), (4,), (4,)], body), [rand(3, 4, low=-2, high=2), rand(4, seed=1), rand(4, seed=2)], rtol=1e-5)
 
@@ -323,11 +331,23 @@ def test_batch_norm(training: bool, fmt: str) -> None:
     c = (3,)
 
     def body(e: Emitter, a: list[SSAValue]) -> SSAValue:
-        return e.op(A.BatchNormOp, *a, types=[tensor(x), tensor(c), tensor(c)], epsilon=1e-3, is_training=training, data_format=fmt).results[0]
+        return e.op(
+            A.BatchNormOp,
+            *a,
+            types=[tensor(x), tensor(c), tensor(c)],
+            epsilon=1e-3,
+            is_training=training,
+            data_format=fmt,
+        ).results[0]
 
     stats = [rand(3, seed=3), rand(3, seed=4, low=0.5, high=1.5)]
     wrt = 3 if training else 5
-    check(build([x, c, c, c, c], body), [rand(*x, low=-2, high=2), rand(3, seed=1), rand(3, seed=2), *stats], wrt=wrt, rtol=1e-5)
+    check(
+        build([x, c, c, c, c], body),
+        [rand(*x, low=-2, high=2), rand(3, seed=1), rand(3, seed=2), *stats],
+        wrt=wrt,
+        rtol=1e-5,
+    )
 
 
 def test_bn_training_reduce_update() -> None:
@@ -335,11 +355,27 @@ def test_bn_training_reduce_update() -> None:
 
     def body(e: Emitter, a: list[SSAValue]) -> SSAValue:
         red = e.op(A.BNTrainingReduceOp, a[0], types=[tensor(c), tensor(c)])
-        upd = e.op(A.BNTrainingUpdateOp, a[0], red.results[0], red.results[1], a[1], a[2], a[3], a[4], types=[tensor(x), *[tensor(c)] * 4], epsilon=1e-3)
+        upd = e.op(
+            A.BNTrainingUpdateOp,
+            a[0],
+            red.results[0],
+            red.results[1],
+            a[1],
+            a[2],
+            a[3],
+            a[4],
+            types=[tensor(x), *[tensor(c)] * 4],
+            epsilon=1e-3,
+        )
         return upd.results[0]
 
     stats = [rand(3, seed=3), rand(3, seed=4, low=0.5, high=1.5)]
-    check(build([x, c, c, c, c], body), [rand(*x, low=-2, high=2), rand(3, seed=1), rand(3, seed=2), *stats], wrt=3, rtol=1e-5)
+    check(
+        build([x, c, c, c, c], body),
+        [rand(*x, low=-2, high=2), rand(3, seed=1), rand(3, seed=2), *stats],
+        wrt=3,
+        rtol=1e-5,
+    )
 
 
 def test_bn_training_reduce_alone() -> None:
@@ -405,7 +441,14 @@ def test_second_order_elementwise() -> None:
 def test_second_order_bias_and_pool() -> None:
     def body(e: Emitter, a: list[SSAValue]) -> list[SSAValue]:
         bg = e.one(A.BiasAddGradOp, a[0], type_=tensor((2,)))
-        ag = e.one(A.AvgPoolGradOp, a[1], type_=tensor((1, 2, 4, 4)), orig_input_shape=[1, 2, 4, 4], ksize=[1, 1, 2, 2], strides=[1, 1, 2, 2])
+        ag = e.one(
+            A.AvgPoolGradOp,
+            a[1],
+            type_=tensor((1, 2, 4, 4)),
+            orig_input_shape=[1, 2, 4, 4],
+            ksize=[1, 1, 2, 2],
+            strides=[1, 1, 2, 2],
+        )
         return [bg, ag]
 
     check(build([(3, 2, 2, 2), (1, 2, 2, 2)], body), [rand(3, 2, 2, 2), rand(1, 2, 2, 2, seed=1)])
@@ -452,7 +495,7 @@ def test_forward_is_unchanged_and_names_are_tf_style() -> None:
     assert before.split("func.func @predict")[0].strip() in after
     grad = after.split("@forward_grad")[1].split("func.func @predict")[0]
     assert f'name = "{SEED_NAME}"' in grad
-    assert 'ascend.ReluGrad' in grad and 'name = "gradients/relu_0_grad/ReluGrad"' in grad
+    assert "ascend.ReluGrad" in grad and 'name = "gradients/relu_0_grad/ReluGrad"' in grad
     assert "transpose_x1 = true" in grad and "transpose_x2 = true" in grad
     # The first layer's input gradient is never computed (x is not differentiated).
     assert grad.count("ascend.MatMulV2") == 2 + 3
@@ -473,6 +516,7 @@ def test_unused_parameter_gets_zeros() -> None:
 # Registry and errors
 # --------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("scalar", [False, True], ids=["mask", "flag"])
 def test_select(scalar: bool) -> None:
     """The chosen operand gets dy, the other zeros; the arguments feeding only the condition get none."""
@@ -492,16 +536,32 @@ def test_select(scalar: bool) -> None:
         assert not grads[2].any()
 
 
-SECOND_ORDER_WITHOUT_RULE = {A.MaxPoolGradOp, A.GeluGradOp, A.LayerNormGradOp, A.BNTrainingUpdateGradOp, A.BNTrainingReduceGradOp}
+SECOND_ORDER_WITHOUT_RULE = {
+    A.MaxPoolGradOp,
+    A.GeluGradOp,
+    A.LayerNormGradOp,
+    A.BNTrainingUpdateGradOp,
+    A.BNTrainingReduceGradOp,
+}
 STATEFUL = {A.ApplyGradientDescentOp, A.ApplyMomentumDOp, A.ApplyAdamDOp}
-INFERENCE_ONLY = {A.PadV3DOp, A.ResizeDOp, A.ReduceMinOp, A.ReduceProdOp, A.InstanceNormOp, A.CumsumDOp, A.ScatterNdUpdateOp}
+INFERENCE_ONLY = {
+    A.PadV3DOp,
+    A.ResizeDOp,
+    A.ReduceMinOp,
+    A.ReduceProdOp,
+    A.InstanceNormOp,
+    A.CumsumDOp,
+    A.ScatterNdUpdateOp,
+}
 """Ops of the segmentation and detection models' ONNX imports whose gradient rules are not written yet: the pass
 refuses them with its one-line "no gradient rule" error."""
 
 
 def test_every_op_has_a_rule_or_a_reason() -> None:
     for cls in A.OPS:
-        assert cls in RULES or cls in NO_GRADIENT or cls in SECOND_ORDER_WITHOUT_RULE | STATEFUL | INFERENCE_ONLY, cls.name
+        assert cls in RULES or cls in NO_GRADIENT or cls in SECOND_ORDER_WITHOUT_RULE | STATEFUL | INFERENCE_ONLY, (
+            cls.name
+        )
     assert not set(RULES) & set(NO_GRADIENT)
 
 
@@ -555,7 +615,16 @@ def test_layer_norm_other_epsilon_and_axes() -> None:
 
     def body(e: Emitter, a: list[SSAValue]) -> SSAValue:
         stat = tensor((2, 1, 1))
-        return e.op(A.LayerNormOp, a[0], a[1], a[2], types=[tensor((2, 3, 4)), stat, stat], begin_norm_axis=1, begin_params_axis=2, epsilon=1e-3).results[0]
+        return e.op(
+            A.LayerNormOp,
+            a[0],
+            a[1],
+            a[2],
+            types=[tensor((2, 3, 4)), stat, stat],
+            begin_norm_axis=1,
+            begin_params_axis=2,
+            epsilon=1e-3,
+        ).results[0]
 
     module = build([(2, 3, 4), (4,), (4,)], body)
     check(module, [rand(2, 3, 4, low=-2, high=2), rand(4, seed=1), rand(4, seed=2)], rtol=1e-5)
@@ -571,7 +640,9 @@ func.func @forward(%x: tensor<2x3xf32>, %g: tensor<3xf32>, %b: tensor<3xf32>, %u
   func.return %l : tensor<f32>
 }
 """
-    with pytest.raises(AscendError, match=r"model.mlir:2:3: ascend-autodiff: no gradient rule for result #1 of ascend.LayerNorm"):
+    with pytest.raises(
+        AscendError, match=r"model.mlir:2:3: ascend-autodiff: no gradient rule for result #1 of ascend.LayerNorm"
+    ):
         differentiate(parse_module(mean_used, "model.mlir"), "forward", 1)
     backprop_used = """\
 func.func @forward(%z: tensor<2x3xf32>, %t: tensor<2x3xf32>) -> tensor<f32> {
@@ -592,7 +663,10 @@ func.func @forward(%x: tensor<2x3x2x2xf32>, %s: tensor<3xf32>, %ss: tensor<3xf32
   func.return %l : tensor<f32>
 }
 """
-    with pytest.raises(AscendError, match="model.mlir:2:3: ascend-autodiff: the gradient of ascend.BNTrainingUpdate needs its sum and square_sum from a BNTrainingReduce"):
+    with pytest.raises(
+        AscendError,
+        match="model.mlir:2:3: ascend-autodiff: the gradient of ascend.BNTrainingUpdate needs its sum and square_sum from a BNTrainingReduce",
+    ):
         differentiate(parse_module(text, "model.mlir"), "forward", 1)
 
 
@@ -600,7 +674,9 @@ def test_functions_with_several_blocks_or_nested_regions_are_refused() -> None:
     from xdsl.dialects import func
     from xdsl.ir import Block, Region
 
-    two_blocks = func.FuncOp("forward", ([tensor((2,))], [tensor(())]), Region([Block(arg_types=[tensor((2,))]), Block()]))
+    two_blocks = func.FuncOp(
+        "forward", ([tensor((2,))], [tensor(())]), Region([Block(arg_types=[tensor((2,))]), Block()])
+    )
     with pytest.raises(AscendError, match="@forward must have a single block"):
         differentiate(ModuleOp([two_blocks]), "forward", 1)
     fn, block = new_function("forward", [tensor((2,))])

@@ -86,7 +86,7 @@ def unary_case(cls: type[A.AscendOp], gen: Gen = uniform, **props: object) -> Ca
 def binary_case(cls: type[A.AscendOp], gen1: Gen = uniform, gen2: Gen = uniform) -> Case:
     def shapes(r: np.random.Generator) -> list[tuple[int, ...]]:
         full = (_int(r, 1, 3), _int(r, 2, 4), _int(r, 2, 4))
-        other = tuple(1 if r.random() < 0.4 else d for d in full[r.integers(0, 2):])
+        other = tuple(1 if r.random() < 0.4 else d for d in full[r.integers(0, 2) :])
         return [full, other] if r.random() < 0.5 else [other, full]
 
     return Case(shapes, [gen1, gen2], lambda e, a, s: e.binary(cls, a[0], a[1]))
@@ -99,15 +99,31 @@ def conv_case(groups: int) -> Case:
 
     def body(e: Emitter, a: list[SSAValue], s: list[tuple[int, ...]]) -> SSAValue:
         n, _, h, w = s[0]
-        return e.one(A.Conv2DOp, a[0], a[1], a[2], type_=tensor((n, s[1][0], (h + 1 - 3) // 2 + 1, w - 2)),
-                     strides=[1, 1, 2, 1], pads=[1, 0, 0, 0], groups=groups)
+        return e.one(
+            A.Conv2DOp,
+            a[0],
+            a[1],
+            a[2],
+            type_=tensor((n, s[1][0], (h + 1 - 3) // 2 + 1, w - 2)),
+            strides=[1, 1, 2, 1],
+            pads=[1, 0, 0, 0],
+            groups=groups,
+        )
 
     return Case(shapes, [uniform, uniform, uniform], body)
 
 
 def _depthwise(e: Emitter, a: list[SSAValue], s: list[tuple[int, ...]]) -> SSAValue:
     n, c, h, w = s[0]
-    return e.one(A.DepthwiseConv2DOp, a[0], a[1], a[2], type_=tensor((n, c * s[1][3], h, w)), strides=[1, 1, 1, 1], pads=[1, 1, 1, 1])
+    return e.one(
+        A.DepthwiseConv2DOp,
+        a[0],
+        a[1],
+        a[2],
+        type_=tensor((n, c * s[1][3], h, w)),
+        strides=[1, 1, 1, 1],
+        pads=[1, 1, 1, 1],
+    )
 
 
 def _pool_shapes(r: np.random.Generator) -> list[tuple[int, ...]]:
@@ -119,7 +135,16 @@ def pool_v2_case(cls: type[A.AscendOp], ceil: bool, pads: list[int], stride: int
         n, c, h, w = s[0]
         oh = A.pool_v2_out(h, 3, stride, pads[0], pads[1], ceil)
         ow = A.pool_v2_out(w, 3, stride, pads[2], pads[3], ceil)
-        return e.one(cls, a[0], type_=tensor((n, c, oh, ow)), ksize=[1, 1, 3, 3], strides=[1, 1, stride, stride], pads=pads, ceil_mode=ceil, **props)
+        return e.one(
+            cls,
+            a[0],
+            type_=tensor((n, c, oh, ow)),
+            ksize=[1, 1, 3, 3],
+            strides=[1, 1, stride, stride],
+            pads=pads,
+            ceil_mode=ceil,
+            **props,
+        )
 
     return Case(_pool_shapes, [distinct], body)
 
@@ -127,7 +152,15 @@ def pool_v2_case(cls: type[A.AscendOp], ceil: bool, pads: list[int], stride: int
 def _global_pool(cls: type[A.AscendOp], **props: object) -> Case:
     def body(e: Emitter, a: list[SSAValue], s: list[tuple[int, ...]]) -> SSAValue:
         n, c, _, _ = s[0]
-        return e.one(cls, a[0], type_=tensor((n, c, 1, 1)), ksize=[1, 1, 1, 1], strides=[1, 1, 1, 1], global_pooling=True, **props)
+        return e.one(
+            cls,
+            a[0],
+            type_=tensor((n, c, 1, 1)),
+            ksize=[1, 1, 1, 1],
+            strides=[1, 1, 1, 1],
+            global_pooling=True,
+            **props,
+        )
 
     return Case(_pool_shapes, [distinct], body)
 
@@ -135,7 +168,9 @@ def _global_pool(cls: type[A.AscendOp], **props: object) -> Case:
 def _bn_training(e: Emitter, a: list[SSAValue], s: list[tuple[int, ...]]) -> SSAValue:
     c = s[0][1]
     st = tensor((c,))
-    return e.op(A.BatchNormOp, a[0], a[1], a[2], a[3], a[4], types=[a[0].type, st, st], epsilon=1e-3, is_training=True).results[0]
+    return e.op(
+        A.BatchNormOp, a[0], a[1], a[2], a[3], a[4], types=[a[0].type, st, st], epsilon=1e-3, is_training=True
+    ).results[0]
 
 
 def _bn_shapes(r: np.random.Generator) -> list[tuple[int, ...]]:
@@ -146,7 +181,16 @@ def _bn_shapes(r: np.random.Generator) -> list[tuple[int, ...]]:
 def _layer_norm(e: Emitter, a: list[SSAValue], s: list[tuple[int, ...]]) -> SSAValue:
     x = s[0]
     stat = tensor((x[0], 1))
-    return e.op(A.LayerNormOp, a[0], a[1], a[2], types=[a[0].type, stat, stat], begin_norm_axis=1, begin_params_axis=1, epsilon=1e-5).results[0]
+    return e.op(
+        A.LayerNormOp,
+        a[0],
+        a[1],
+        a[2],
+        types=[a[0].type, stat, stat],
+        begin_norm_axis=1,
+        begin_params_axis=1,
+        epsilon=1e-5,
+    ).results[0]
 
 
 def _gather_extras(r: np.random.Generator, s: list[tuple[int, ...]]) -> list[np.ndarray]:
@@ -172,9 +216,26 @@ def _gather_mid_extras(r: np.random.Generator, s: list[tuple[int, ...]]) -> list
 
 def _slice(begin: list[int], end: list[int], strides: list[int], begin_mask: int = 0, end_mask: int = 0) -> Case:
     def body(e: Emitter, a: list[SSAValue], s: list[tuple[int, ...]]) -> SSAValue:
-        op = A.StridedSliceDOp(a[0], result_types=[tensor((1,))], begin=begin, end=end, strides=strides, begin_mask=begin_mask, end_mask=end_mask)
-        out = [len(range(*sl.indices(d))) for sl, d in zip(op.slices(s[0]), s[0])] + list(s[0][len(begin):])
-        return e.one(A.StridedSliceDOp, a[0], type_=tensor(out), begin=begin, end=end, strides=strides, begin_mask=begin_mask, end_mask=end_mask)
+        op = A.StridedSliceDOp(
+            a[0],
+            result_types=[tensor((1,))],
+            begin=begin,
+            end=end,
+            strides=strides,
+            begin_mask=begin_mask,
+            end_mask=end_mask,
+        )
+        out = [len(range(*sl.indices(d))) for sl, d in zip(op.slices(s[0]), s[0])] + list(s[0][len(begin) :])
+        return e.one(
+            A.StridedSliceDOp,
+            a[0],
+            type_=tensor(out),
+            begin=begin,
+            end=end,
+            strides=strides,
+            begin_mask=begin_mask,
+            end_mask=end_mask,
+        )
 
     return Case(lambda r: [(_int(r, 5, 7), _int(r, 4, 6), _int(r, 1, 3))], [uniform], body)
 
@@ -217,10 +278,16 @@ CASES: dict[str, tuple[type[A.AscendOp], Case]] = {
     # cube
     "Conv2D": (A.Conv2DOp, conv_case(1)),
     "Conv2D-grouped": (A.Conv2DOp, conv_case(2)),
-    "DepthwiseConv2D": (A.DepthwiseConv2DOp, Case(lambda r: [(1, _int(r, 1, 3), 4, 5), (3, 3, 0, 2)], [uniform] * 3, _depthwise)),
+    "DepthwiseConv2D": (
+        A.DepthwiseConv2DOp,
+        Case(lambda r: [(1, _int(r, 1, 3), 4, 5), (3, 3, 0, 2)], [uniform] * 3, _depthwise),
+    ),
     "BatchMatMulV2": (A.BatchMatMulV2Op, _batch_matmul_v2(False, False)),
     "BatchMatMulV2-adj": (A.BatchMatMulV2Op, _batch_matmul_v2(True, True)),
-    "BatchMatMulV2-attention": (A.BatchMatMulV2Op, Case(lambda r: [(2, 2, 3, 4), (2, 2, _int(r, 2, 4), 4)], [uniform, uniform], _attention_scores)),
+    "BatchMatMulV2-attention": (
+        A.BatchMatMulV2Op,
+        Case(lambda r: [(2, 2, 3, 4), (2, 2, _int(r, 2, 4), 4)], [uniform, uniform], _attention_scores),
+    ),
     # elementwise
     "Sub": (A.SubOp, binary_case(A.SubOp)),
     "Mul": (A.MulOp, binary_case(A.MulOp)),
@@ -239,17 +306,46 @@ CASES: dict[str, tuple[type[A.AscendOp], Case]] = {
     "Erf": (A.ErfOp, unary_case(A.ErfOp, spread(-2.0, 2.0))),
     "Relu6": (A.Relu6Op, unary_case(A.Relu6Op, spread(-3.0, 9.0))),
     "HardSigmoid": (A.HardSigmoidOp, unary_case(A.HardSigmoidOp, spread(-5.0, 5.0), alpha=0.2, beta=0.5)),
-    "ClipByValue": (A.ClipByValueOp, Case(_clip_shapes, [spread(-2.0, 2.0), spread(-1.2, -0.8), spread(0.8, 1.2)], _clip)),
-    "SelectV2": (A.SelectV2Op, Case(lambda r: [(_int(r, 2, 3), _int(r, 2, 4)), (1, 1)], [uniform, uniform], lambda e, a, s: e.one(
-        A.SelectV2Op, a[2], a[0], a[1], type_=a[0].type), lambda r, s: [r.random(s[0]) < 0.5])),
+    "ClipByValue": (
+        A.ClipByValueOp,
+        Case(_clip_shapes, [spread(-2.0, 2.0), spread(-1.2, -0.8), spread(0.8, 1.2)], _clip),
+    ),
+    "SelectV2": (
+        A.SelectV2Op,
+        Case(
+            lambda r: [(_int(r, 2, 3), _int(r, 2, 4)), (1, 1)],
+            [uniform, uniform],
+            lambda e, a, s: e.one(A.SelectV2Op, a[2], a[0], a[1], type_=a[0].type),
+            lambda r, s: [r.random(s[0]) < 0.5],
+        ),
+    ),
     # reduce
     "SoftmaxV2": (A.SoftmaxV2Op, unary_case(A.SoftmaxV2Op, uniform, axes=[-1])),
     "LogSoftmaxV2": (A.LogSoftmaxV2Op, unary_case(A.LogSoftmaxV2Op, uniform, axes=[-1])),
-    "ReduceSum": (A.ReduceSumOp, Case(lambda r: [(2, 3, 4)], [uniform], lambda e, a, s: e.one(A.ReduceSumOp, a[0], type_=tensor((2, 1, 4)), axes=[1], keep_dims=True))),
-    "ReduceMean-global": (A.ReduceMeanOp, Case(_pool_shapes, [uniform], lambda e, a, s: e.one(
-        A.ReduceMeanOp, a[0], type_=tensor((*s[0][:2], 1, 1)), axes=[2, 3], keep_dims=True))),
-    "ReduceMax-global": (A.ReduceMaxOp, Case(_pool_shapes, [distinct], lambda e, a, s: e.one(
-        A.ReduceMaxOp, a[0], type_=tensor((*s[0][:2], 1, 1)), axes=[2, 3], keep_dims=True))),
+    "ReduceSum": (
+        A.ReduceSumOp,
+        Case(
+            lambda r: [(2, 3, 4)],
+            [uniform],
+            lambda e, a, s: e.one(A.ReduceSumOp, a[0], type_=tensor((2, 1, 4)), axes=[1], keep_dims=True),
+        ),
+    ),
+    "ReduceMean-global": (
+        A.ReduceMeanOp,
+        Case(
+            _pool_shapes,
+            [uniform],
+            lambda e, a, s: e.one(A.ReduceMeanOp, a[0], type_=tensor((*s[0][:2], 1, 1)), axes=[2, 3], keep_dims=True),
+        ),
+    ),
+    "ReduceMax-global": (
+        A.ReduceMaxOp,
+        Case(
+            _pool_shapes,
+            [distinct],
+            lambda e, a, s: e.one(A.ReduceMaxOp, a[0], type_=tensor((*s[0][:2], 1, 1)), axes=[2, 3], keep_dims=True),
+        ),
+    ),
     "MaxPoolV3": (A.MaxPoolV3Op, pool_v2_case(A.MaxPoolV3Op, False, [1, 1, 1, 0], 2)),
     "MaxPoolV3-ceil": (A.MaxPoolV3Op, pool_v2_case(A.MaxPoolV3Op, True, [0, 1, 1, 1], 2)),
     "MaxPoolV3-global": (A.MaxPoolV3Op, _global_pool(A.MaxPoolV3Op)),
@@ -257,23 +353,63 @@ CASES: dict[str, tuple[type[A.AscendOp], Case]] = {
     "AvgPoolV2-inclusive-ceil": (A.AvgPoolV2Op, pool_v2_case(A.AvgPoolV2Op, True, [1, 0, 1, 1], 2, exclusive=False)),
     "AvgPoolV2-stride1": (A.AvgPoolV2Op, pool_v2_case(A.AvgPoolV2Op, False, [1, 1, 0, 1], 1, exclusive=False)),
     "AvgPoolV2-global": (A.AvgPoolV2Op, _global_pool(A.AvgPoolV2Op)),
-    "BatchNorm-training": (A.BatchNormOp, Case(_bn_shapes, [uniform, uniform, uniform, uniform, positive], _bn_training)),
-    "BNInfer": (A.BNInferOp, Case(_bn_shapes, [uniform, uniform, uniform, uniform, positive], lambda e, a, s: e.one(
-        A.BNInferOp, a[0], a[1], a[2], a[3], a[4], epsilon=1e-3))),
-    "LayerNorm": (A.LayerNormOp, Case(lambda r: [(_int(r, 1, 3), _int(r, 2, 5)), (0,), (0,)], [uniform] * 3, _layer_norm)),
+    "BatchNorm-training": (
+        A.BatchNormOp,
+        Case(_bn_shapes, [uniform, uniform, uniform, uniform, positive], _bn_training),
+    ),
+    "BNInfer": (
+        A.BNInferOp,
+        Case(
+            _bn_shapes,
+            [uniform, uniform, uniform, uniform, positive],
+            lambda e, a, s: e.one(A.BNInferOp, a[0], a[1], a[2], a[3], a[4], epsilon=1e-3),
+        ),
+    ),
+    "LayerNorm": (
+        A.LayerNormOp,
+        Case(lambda r: [(_int(r, 1, 3), _int(r, 2, 5)), (0,), (0,)], [uniform] * 3, _layer_norm),
+    ),
     # shape
-    "GatherV2D-embedding": (A.GatherV2DOp, Case(lambda r: [(_int(r, 3, 5), _int(r, 1, 3))], [uniform], _gather, _gather_extras)),
-    "GatherV2D-axis1": (A.GatherV2DOp, Case(lambda r: [(2, _int(r, 3, 5), 2)], [uniform], _gather_mid, _gather_mid_extras)),
+    "GatherV2D-embedding": (
+        A.GatherV2DOp,
+        Case(lambda r: [(_int(r, 3, 5), _int(r, 1, 3))], [uniform], _gather, _gather_extras),
+    ),
+    "GatherV2D-axis1": (
+        A.GatherV2DOp,
+        Case(lambda r: [(2, _int(r, 3, 5), 2)], [uniform], _gather_mid, _gather_mid_extras),
+    ),
     "StridedSliceD-split": (A.StridedSliceDOp, _slice([0, 1], [0, 3], [1, 1], begin_mask=1, end_mask=1)),
     "StridedSliceD-steps": (A.StridedSliceDOp, _slice([1, -1], [5, 0], [2, -2])),
     "StridedSliceD-negative": (A.StridedSliceDOp, _slice([-3], [100], [1])),
-    "ConcatV2D": (A.ConcatV2DOp, Case(lambda r: [(2, _int(r, 1, 3), 2), (2, _int(r, 1, 3), 2)], [uniform, uniform], _concat)),
-    "Transpose": (A.TransposeOp, Case(lambda r: [(2, 3, 4)], [uniform], lambda e, a, s: e.one(A.TransposeOp, a[0], type_=tensor((4, 2, 3)), perm=[2, 0, 1]))),
+    "ConcatV2D": (
+        A.ConcatV2DOp,
+        Case(lambda r: [(2, _int(r, 1, 3), 2), (2, _int(r, 1, 3), 2)], [uniform, uniform], _concat),
+    ),
+    "Transpose": (
+        A.TransposeOp,
+        Case(
+            lambda r: [(2, 3, 4)],
+            [uniform],
+            lambda e, a, s: e.one(A.TransposeOp, a[0], type_=tensor((4, 2, 3)), perm=[2, 0, 1]),
+        ),
+    ),
     "Reshape": (A.ReshapeOp, Case(lambda r: [(2, 6)], [uniform], lambda e, a, s: e.reshape(a[0], (3, 4)))),
-    "BroadcastToD": (A.BroadcastToDOp, Case(lambda r: [(_int(r, 1, 3), 1)], [uniform], lambda e, a, s: e.one(
-        A.BroadcastToDOp, a[0], type_=tensor((2, s[0][0], 3)), shape=[2, s[0][0], 3]))),
-    "TileD": (A.TileDOp, Case(lambda r: [(_int(r, 1, 3), _int(r, 1, 3))], [uniform], lambda e, a, s: e.one(
-        A.TileDOp, a[0], type_=tensor((2 * s[0][0], 3 * s[0][1])), multiples=[2, 3]))),
+    "BroadcastToD": (
+        A.BroadcastToDOp,
+        Case(
+            lambda r: [(_int(r, 1, 3), 1)],
+            [uniform],
+            lambda e, a, s: e.one(A.BroadcastToDOp, a[0], type_=tensor((2, s[0][0], 3)), shape=[2, s[0][0], 3]),
+        ),
+    ),
+    "TileD": (
+        A.TileDOp,
+        Case(
+            lambda r: [(_int(r, 1, 3), _int(r, 1, 3))],
+            [uniform],
+            lambda e, a, s: e.one(A.TileDOp, a[0], type_=tensor((2 * s[0][0], 3 * s[0][1])), multiples=[2, 3]),
+        ),
+    ),
 }
 
 
@@ -293,7 +429,9 @@ def build(name: str, seed: int) -> tuple[ModuleOp, list[np.ndarray], int]:
     shapes = _fix_shapes(name, case.shapes(rng))
     args = [g(rng, s) for g, s in zip(case.gens, shapes)]
     extras = case.extras(rng, shapes)
-    types = [tensor(s) for s in shapes] + [tensor(x.shape, {"int32": "i32", "int64": "i64", "bool": "i1"}[x.dtype.name]) for x in extras]
+    types = [tensor(s) for s in shapes] + [
+        tensor(x.shape, {"int32": "i32", "int64": "i64", "bool": "i1"}[x.dtype.name]) for x in extras
+    ]
     fn, block = new_function("forward", types)
     e = Emitter(block)
     out = case.body(e, list(block.args), shapes)
@@ -332,19 +470,52 @@ def test_rule_matches_central_differences(name: str, seed: int) -> None:
     fd = central_differences(ref, args64, wrt)
     _, *grads = ref.run("forward_grad", *args64)
     for i in range(wrt):
-        np.testing.assert_allclose(grads[i], fd[i], rtol=1e-6, atol=1e-7 * max(1.0, float(np.abs(fd[i]).max())), err_msg=f"{name}: float64 gradient of argument {i}")
+        np.testing.assert_allclose(
+            grads[i],
+            fd[i],
+            rtol=1e-6,
+            atol=1e-7 * max(1.0, float(np.abs(fd[i]).max())),
+            err_msg=f"{name}: float64 gradient of argument {i}",
+        )
     f32 = Program.from_module(module)
     _, *grads32 = f32.run("forward_grad", *[a.astype(np.float32) if a.dtype.kind == "f" else a for a in args])
     for i in range(wrt):
         assert grads32[i].dtype == np.float32
-        np.testing.assert_allclose(grads32[i], fd[i], rtol=1e-4, atol=1e-5 * max(1.0, float(np.abs(fd[i]).max())), err_msg=f"{name}: float32 gradient of argument {i}")
+        np.testing.assert_allclose(
+            grads32[i],
+            fd[i],
+            rtol=1e-4,
+            atol=1e-5 * max(1.0, float(np.abs(fd[i]).max())),
+            err_msg=f"{name}: float32 gradient of argument {i}",
+        )
 
 
 FD_TESTED_ELSEWHERE = {
-    A.MatMulOp, A.MatMulV2Op, A.BatchMatMulOp, A.Conv2DBackpropInputOp, A.Conv2DBackpropFilterOp, A.BiasAddOp, A.AddOp,
-    A.SelectOp, A.ReluOp, A.LeakyReluOp, A.SquareOp, A.CastOp, A.SoftmaxCrossEntropyWithLogitsOp, A.MaxPoolOp, A.AvgPoolOp,
-    A.BNTrainingUpdateOp, A.BNTrainingReduceOp, A.OneHotOp, A.ReluGradOp, A.LeakyReluGradOp, A.SigmoidGradOp, A.TanhGradOp,
-    A.SoftmaxGradOp, A.BiasAddGradOp, A.AvgPoolGradOp,
+    A.MatMulOp,
+    A.MatMulV2Op,
+    A.BatchMatMulOp,
+    A.Conv2DBackpropInputOp,
+    A.Conv2DBackpropFilterOp,
+    A.BiasAddOp,
+    A.AddOp,
+    A.SelectOp,
+    A.ReluOp,
+    A.LeakyReluOp,
+    A.SquareOp,
+    A.CastOp,
+    A.SoftmaxCrossEntropyWithLogitsOp,
+    A.MaxPoolOp,
+    A.AvgPoolOp,
+    A.BNTrainingUpdateOp,
+    A.BNTrainingReduceOp,
+    A.OneHotOp,
+    A.ReluGradOp,
+    A.LeakyReluGradOp,
+    A.SigmoidGradOp,
+    A.TanhGradOp,
+    A.SoftmaxGradOp,
+    A.BiasAddGradOp,
+    A.AvgPoolGradOp,
 }
 """Rules whose finite-difference tests live in test/test_autodiff.py."""
 
@@ -364,7 +535,9 @@ def test_every_op_the_importer_emits_has_a_rule_or_no_gradient() -> None:
 
     source = inspect.getsource(converters)
     emitted = {getattr(A, m) for m in re.findall(r"ascend\.(\w+Op)\b", source)}
-    emitted |= {A.OPS_BY_TYPE[m] for m in re.findall(r'"(\w+)"', source) if m in A.OPS_BY_TYPE}  # _op("MaxPoolV3"), tables
+    emitted |= {
+        A.OPS_BY_TYPE[m] for m in re.findall(r'"(\w+)"', source) if m in A.OPS_BY_TYPE
+    }  # _op("MaxPoolV3"), tables
     emitted &= set(A.OPS)  # not the base classes named in annotations
     assert {cls.name for cls in emitted - set(RULES) - set(NO_GRADIENT)} == set()
     assert {A.GatherV2DOp, A.BatchMatMulV2Op, A.StridedSliceDOp, A.MaxPoolV3Op, A.BNInferOp} <= emitted
@@ -384,5 +557,8 @@ func.func @forward(%x: tensor<1x1x2x2xf32>, %dy: tensor<1x1x2x2xf32>) -> tensor<
     module = parse_module(text, "model.mlir")
     with pytest.raises(AscendError) as info:
         differentiate(module, "forward", 1)
-    assert str(info.value) == "model.mlir:2:3: ascend-autodiff: no gradient rule for ascend.MaxPoolGrad (1 op), ascend.GeluGrad (2 ops)"
+    assert (
+        str(info.value)
+        == "model.mlir:2:3: ascend-autodiff: no gradient rule for ascend.MaxPoolGrad (1 op), ascend.GeluGrad (2 ops)"
+    )
     assert [op.sym_name.data for op in module.ops] == ["forward"]  # nothing was added

@@ -16,7 +16,9 @@ import pytest
 from ascend_mp.dialects.ascend import OPS_BY_TYPE, Kernel
 from ascend_mp.dtypes import PRECISION_RANK
 from ascend_mp.opinfo import builtin_library
-from ascend_mp.passes.precision.kernels import Candidates as _Candidates, Signature, op_class as _op_class
+from ascend_mp.passes.precision.kernels import Candidates as _Candidates
+from ascend_mp.passes.precision.kernels import Signature
+from ascend_mp.passes.precision.kernels import op_class as _op_class
 
 FLOATS = ("f16", "bf16", "f32")
 
@@ -57,9 +59,9 @@ def _signatures(kernels: tuple[Kernel, ...], rng: random.Random) -> list[Signatu
             sigs.add(Signature(ins, outs))
             if ins:
                 i = rng.randrange(len(ins))
-                changed = ins[:i] + (rng.choice(["i32", "i64", "i1", "f32"]),) + ins[i + 1:]
+                changed = ins[:i] + (rng.choice(["i32", "i64", "i1", "f32"]),) + ins[i + 1 :]
                 sigs.add(Signature(changed, outs))
-                sigs.add(Signature(ins[:i] + (None,) + ins[i + 1:], outs))
+                sigs.add(Signature(ins[:i] + (None,) + ins[i + 1 :], outs))
     return sorted(sigs, key=repr)
 
 
@@ -80,11 +82,14 @@ def _check(kernels: tuple[Kernel, ...], sig: Signature, op_type: str) -> None:
         if not computing:
             assert best is None
             continue
+
         def changes(k: Kernel) -> int:
             return sum(
                 kd != (dtype if sd == cands.primary else sd)
-                for kd, sd in zip(k.inputs + k.outputs, sig.inputs + sig.outputs) if sd is not None
+                for kd, sd in zip(k.inputs + k.outputs, sig.inputs + sig.outputs)
+                if sd is not None
             )
+
         assert best is min(computing, key=changes)
 
 
@@ -99,8 +104,15 @@ def test_candidates_of_every_builtin_op(op_type: str) -> None:
     ("op_type", "kernels"),
     [
         ("Add", (Kernel(("f16", "f32"), ("f16",)), Kernel(("f32", "f32"), ("f32",)), Kernel(("i32", "i32"), ("i32",)))),
-        ("MatMulV2", (Kernel(("f16", "f16", "f16"), ("f32",)), Kernel(("f16", "f16", "f32"), ("f32",)),
-                      Kernel(("f32", "f32", "f32"), ("f32",), "aicpu"), Kernel(("f16", "f16"), ("f16",)))),
+        (
+            "MatMulV2",
+            (
+                Kernel(("f16", "f16", "f16"), ("f32",)),
+                Kernel(("f16", "f16", "f32"), ("f32",)),
+                Kernel(("f32", "f32", "f32"), ("f32",), "aicpu"),
+                Kernel(("f16", "f16"), ("f16",)),
+            ),
+        ),
         ("Relu", (Kernel(("f16",), ("f32",)), Kernel(("i8",), ("i8",)), Kernel(("bf16",), ("bf16",)))),
     ],
 )

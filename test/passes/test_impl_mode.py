@@ -32,8 +32,11 @@ def ini(tmp_path: Path, text: str) -> str:
 
 
 def test_ini_bare_lines_and_sections(tmp_path: Path) -> None:
-    path = ini(tmp_path, "# comment\nExp=high_performance\n; ini comment\n[ByOpType]\n Sqrt = keep_fp16 \n"
-                         "[ByNodeName]\nlayer1/softmax=high_precision\n")
+    path = ini(
+        tmp_path,
+        "# comment\nExp=high_performance\n; ini comment\n[ByOpType]\n Sqrt = keep_fp16 \n"
+        "[ByNodeName]\nlayer1/softmax=high_precision\n",
+    )
     p = load_op_precision_mode(path, OPS_BY_TYPE)
     assert p.by_type == {"Exp": "high_performance", "Sqrt": "keep_fp16"}
     assert p.by_name == {"layer1/softmax": "high_precision"}
@@ -156,7 +159,9 @@ def modes_after(text: str, **options: str) -> dict[str, str | None]:
 
 
 def test_pass_records_modes_with_precedence(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    path = ini(tmp_path, "SoftmaxV2=high_performance\nExp=high_performance\n[ByNodeName]\ne2=high_precision\nghost=keep_fp16\n")
+    path = ini(
+        tmp_path, "SoftmaxV2=high_performance\nExp=high_performance\n[ByNodeName]\ne2=high_precision\nghost=keep_fp16\n"
+    )
     with caplog.at_level(logging.WARNING, "ascend_mp"):
         got = modes_after(GRAPH, op_precision_mode=path)
     # e2 had high_performance; its node name entry says high_precision, which is not written
@@ -166,9 +171,17 @@ def test_pass_records_modes_with_precedence(tmp_path: Path, caplog: pytest.LogCa
 
 def test_pass_select_and_optypelist() -> None:
     assert modes_after(GRAPH, op_select_implmode="high_precision") == {
-        "0:Exp": None, "1:Exp": None, "2:Relu": None, "3:SoftmaxV2": None}
+        "0:Exp": None,
+        "1:Exp": None,
+        "2:Relu": None,
+        "3:SoftmaxV2": None,
+    }
     assert modes_after(GRAPH, op_select_implmode="high_performance", optypelist_for_implmode="Relu") == {
-        "0:Exp": None, "1:Exp": "high_performance", "2:Relu": "high_performance", "3:SoftmaxV2": None}
+        "0:Exp": None,
+        "1:Exp": "high_performance",
+        "2:Relu": "high_performance",
+        "3:SoftmaxV2": None,
+    }
 
 
 def test_pass_option_error_is_one_line() -> None:
@@ -198,18 +211,25 @@ def test_ascend_opt_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
     src = tmp_path / "m.mlir"
     src.write_text(GRAPH.replace("f16", "f32"))
-    code, out, _ = run_tool(main, [str(src), "--precision_mode", "force_fp16", "--op_select_implmode", "high_performance"], capsys)
+    code, out, _ = run_tool(
+        main, [str(src), "--precision_mode", "force_fp16", "--op_select_implmode", "high_performance"], capsys
+    )
     assert code == 0
     assert re.search(r'ascend.SoftmaxV2 %\d+ {impl_mode = "high_performance"} : \(tensor<2x8xf16>\)', out)  # then fp16
     assert re.search(r"ascend.Relu %\d+ : ", out)
     code, _, err = run_tool(main, [str(src), "--optypelist_for_implmode", "Exp"], capsys)
     assert code == 1 and err.strip() == (
-        "ascend-opt: error: --optypelist_for_implmode needs --op_select_implmode (high_precision or high_performance)")
+        "ascend-opt: error: --optypelist_for_implmode needs --op_select_implmode (high_precision or high_performance)"
+    )
     code, _, err = run_tool(main, [str(src), "--op_select_implmode", "fast"], capsys)
     assert code == 2 and "--op_select_implmode" in err and "Traceback" not in err
     bad = ini(tmp_path, "Exp=fast\n")
     code, _, err = run_tool(main, [str(src), "--op_precision_mode", bad], capsys)
-    assert code == 1 and err.strip().startswith(f"ascend-opt: error: {bad}:1: unknown mode 'fast'") and len(err.strip().splitlines()) == 1
+    assert (
+        code == 1
+        and err.strip().startswith(f"ascend-opt: error: {bad}:1: unknown mode 'fast'")
+        and len(err.strip().splitlines()) == 1
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -218,13 +238,14 @@ def test_ascend_opt_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 # --------------------------------------------------------------------------------------
 
 
-def run_op(op: str, mode: str | None, *xs: np.ndarray, attrs: dict | None = None, outs: int = 1, out_shapes=None) -> np.ndarray:  # noqa: ANN001
+def run_op(
+    op: str, mode: str | None, *xs: np.ndarray, attrs: dict | None = None, outs: int = 1, out_shapes=None
+) -> np.ndarray:  # noqa: ANN001
     a = dict(attrs or {})
     if mode is not None:
         a["impl_mode"] = mode
     shapes = tuple(x.shape for x in xs)
-    spec = OpSpec(op, tuple(x.dtype for x in xs), (np.dtype(F16),) * outs, shapes,
-                  out_shapes or (shapes[0],) * outs, a)
+    spec = OpSpec(op, tuple(x.dtype for x in xs), (np.dtype(F16),) * outs, shapes, out_shapes or (shapes[0],) * outs, a)
     r = apply(spec, *xs)
     return r[0] if outs > 1 else r
 
@@ -277,7 +298,11 @@ CASES = {
     "Sqrt": (ref_sqrt, np.sqrt, rand((512,), 100.0, positive=True)),
     "Tanh": (ref_tanh, np.tanh, rand((512,), 0.3)),
     "Sigmoid": (ref_sigmoid, lambda x: 1 / (1 + np.exp(-x)), rand((512,), 4.0)),
-    "Gelu": (ref_gelu, lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))), rand((512,), 3.0)),
+    "Gelu": (
+        ref_gelu,
+        lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
+        rand((512,), 3.0),
+    ),
 }
 
 
@@ -322,7 +347,9 @@ def test_high_performance_layer_norm() -> None:
 
 def test_f32_ops_and_bf16() -> None:
     x = rand((64,), 3.0).astype(np.float32)
-    spec = OpSpec("Exp", (np.dtype(np.float32),), (np.dtype(np.float32),), ((64,),), ((64,),), {"impl_mode": "high_performance"})
+    spec = OpSpec(
+        "Exp", (np.dtype(np.float32),), (np.dtype(np.float32),), ((64,),), ((64,),), {"impl_mode": "high_performance"}
+    )
     np.testing.assert_array_equal(apply(spec, x), np.exp(x))  # f32 ops: nothing to lower
     bf = x.astype(ml_dtypes.bfloat16)
     bspec = OpSpec("Sqrt", (bf.dtype,), (bf.dtype,), ((64,),), ((64,),), {"impl_mode": "high_performance"})
@@ -335,7 +362,9 @@ def test_executor_runs_the_recorded_mode_with_f16_carried_in_f32() -> None:
     from ascend_mp.interpreter import Program
 
     x = rand((2, 8), 0.5)
-    fast = Program.from_module(parse_module(GRAPH.replace('{name = "e1"}', '{name = "e1", impl_mode = "high_performance"}'))).run("f", x)[0]
+    fast = Program.from_module(
+        parse_module(GRAPH.replace('{name = "e1"}', '{name = "e1", impl_mode = "high_performance"}'))
+    ).run("f", x)[0]
     plain = Program.from_module(parse_module(GRAPH.replace(', impl_mode = "high_performance"', ""))).run("f", x)[0]
     e2 = ref_exp(ref_exp(x))  # both Exps high_performance; Relu exact; the SoftmaxV2 high_precision
     want = run_op("SoftmaxV2", None, np.maximum(e2, F16(0)), attrs={"axes": (-1,)})

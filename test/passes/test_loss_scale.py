@@ -51,7 +51,9 @@ class Stepper:
         return float(loss), overflow
 
 
-def grad_scaler(overflows: list[bool], init: float, growth: float, backoff: float, interval: int, floor: float = 0.0) -> list[float]:
+def grad_scaler(
+    overflows: list[bool], init: float, growth: float, backoff: float, interval: int, floor: float = 0.0
+) -> list[float]:
     """PyTorch GradScaler's update rule, written independently of the pass: the scale after each step."""
     scale, tracker, out = init, 0, []
     for overflow in overflows:
@@ -210,7 +212,13 @@ def test_signature_layout_and_initial_state() -> None:
     assert outs[-5:] == ["tensor<f32>", "tensor<f32>", "tensor<i32>", "tensor<i32>", "tensor<i1>"]
     assert len(ins) == 4 + 10 + 5 and len(outs) == 4 + 10 + 5
     layout = step_layout(s.fn)
-    assert layout == {"params": 4, "state": [f"zeros:{i}" for i in range(4)] * 2 + ["value:0.9", "value:0.999"], "optimizer": "adam", "manager": "dynamic", "init_scale": 2.0**24}
+    assert layout == {
+        "params": 4,
+        "state": [f"zeros:{i}" for i in range(4)] * 2 + ["value:0.9", "value:0.999"],
+        "optimizer": "adam",
+        "manager": "dynamic",
+        "init_scale": 2.0**24,
+    }
     assert [a.name_hint for a in s.fn.args][4:6] == ["dense_0_w_m", "dense_0_b_m"]
     assert float(s.state.slots[-2]) == np.float32(0.9) and s.state.step.dtype == np.int32
 
@@ -224,7 +232,9 @@ def test_fp16_forward_gets_fp32_masters() -> None:
     assert [str(t) for t in fn.function_type.inputs.data][:2] == ["tensor<8x6xf32>", "tensor<6xf32>"]
     state = initial_state(fn, model.init_params(0))
     prog = Program.from_module(module)
-    results = prog.run("train_step", *state.args(), X.astype(np.float16), LABELS, state.loss_scale, state.good_steps, state.step)
+    results = prog.run(
+        "train_step", *state.args(), X.astype(np.float16), LABELS, state.loss_scale, state.good_steps, state.step
+    )
     assert all(r.dtype == np.float32 for r in results[:4]) and not bool(results[-1])
 
 
@@ -241,11 +251,23 @@ def test_ir_order_of_the_seven_steps() -> None:
 
 def test_presets() -> None:
     cfg = LossScalePass(preset="mindspore").config()
-    assert (cfg.init_scale, cfg.growth_factor, cfg.backoff_factor, cfg.growth_interval, cfg.min_scale) == (2.0**24, 2.0, 0.5, 2000, 1.0)
+    assert (cfg.init_scale, cfg.growth_factor, cfg.backoff_factor, cfg.growth_interval, cfg.min_scale) == (
+        2.0**24,
+        2.0,
+        0.5,
+        2000,
+        1.0,
+    )
     cfg = LossScalePass(preset="tensorflow", growth_interval=10).config()
     assert (cfg.init_scale, cfg.growth_interval, cfg.min_scale) == (2.0**15, 10, 1.0)
     cfg = LossScalePass().config()
-    assert (cfg.init_scale, cfg.growth_factor, cfg.backoff_factor, cfg.growth_interval, cfg.min_scale) == (2.0**16, 2.0, 0.5, 2000, 0.0)
+    assert (cfg.init_scale, cfg.growth_factor, cfg.backoff_factor, cfg.growth_interval, cfg.min_scale) == (
+        2.0**16,
+        2.0,
+        0.5,
+        2000,
+        0.0,
+    )
     assert LossScalePass(manager="fixed").config().init_scale == 128.0
 
 
@@ -264,7 +286,10 @@ def test_presets() -> None:
         ({"growth_interval": float("inf")}, "growth-interval must be a positive integer, got inf"),
         ({"backoff_factor": 1.5}, r"backoff-factor must be in \(0, 1\), got 1.5"),
         ({"growth_interval": 0}, "growth-interval must be a positive integer, got 0"),
-        ({"growth_interval": 2**31}, r"growth-interval must be below 2\^31 \(the clean-step counter is an int32\), got 2.14748e\+09"),
+        (
+            {"growth_interval": 2**31},
+            r"growth-interval must be below 2\^31 \(the clean-step counter is an int32\), got 2.14748e\+09",
+        ),
         ({"manager": "fixed", "scale": -2.0}, "scale must be a positive finite float32 number, got -2"),
         ({"manager": "fixed", "scale": float("inf")}, "scale must be a positive finite float32 number, got inf"),
         ({"lr": 0.0}, "lr must be > 0 and finite, got 0"),
@@ -286,7 +311,10 @@ def test_options_without_effect_warn(caplog: pytest.LogCaptureFixture) -> None:
 
 def test_structural_errors() -> None:
     module = mlp((2, 2)).forward_module(1)
-    with pytest.raises(AscendError, match=r"ascend-loss-scale: no function @nope_grad or @nope in the module \(functions: @forward, @predict\)"):
+    with pytest.raises(
+        AscendError,
+        match=r"ascend-loss-scale: no function @nope_grad or @nope in the module \(functions: @forward, @predict\)",
+    ):
         LossScalePass(func="nope").apply(make_context(), module)
     LossScalePass().apply(make_context(), module)
     with pytest.raises(AscendError, match="function @train_step already exists"):
@@ -307,7 +335,9 @@ def test_pass_options_from_a_pipeline_string() -> None:
 
     module: ModuleOp = mlp((2, 2)).forward_module(1)
     passes = {name: factory for name, factory in PASSES.items()}
-    pipeline = PassPipeline.parse_spec(passes, "ascend-loss-scale{manager=fixed scale=64.0 drop-overflow-update=false optimizer=momentum}")
+    pipeline = PassPipeline.parse_spec(
+        passes, "ascend-loss-scale{manager=fixed scale=64.0 drop-overflow-update=false optimizer=momentum}"
+    )
     pipeline.apply(ctx(), module)
     fn = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "train_step")
     assert step_layout(fn)["init_scale"] == 64.0 and "ascend.Select" not in print_module(fn)

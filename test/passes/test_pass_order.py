@@ -59,7 +59,9 @@ def test_flags_precision_with_loss_scale_alone_gets_an_autodiff_in_front() -> No
     got = order_training_passes((LossScalePass(func="f", manager="fixed"),), PrecisionPass(mode=MODE))
     assert names(got) == ["ascend-autodiff", "ascend-precision", "ascend-loss-scale"]
     ensure = got[0]
-    assert isinstance(ensure, AutodiffPass) and ensure.if_missing and ensure.func == "f" and ensure.grad_func == "f_grad"
+    assert (
+        isinstance(ensure, AutodiffPass) and ensure.if_missing and ensure.func == "f" and ensure.grad_func == "f_grad"
+    )
 
 
 def test_flags_precision_without_training_passes_stays_first() -> None:
@@ -79,7 +81,9 @@ def test_flags_precision_without_training_passes_stays_first() -> None:
         (None, f"ascend-precision{{mode={MODE}}},ascend-loss-scale"),
     ],
 )
-def test_orders_give_what_cann_does(capsys: pytest.CaptureFixture[str], forward_file: Path, flags_pipeline: str | None, explicit: str) -> None:
+def test_orders_give_what_cann_does(
+    capsys: pytest.CaptureFixture[str], forward_file: Path, flags_pipeline: str | None, explicit: str
+) -> None:
     """The ATC flags with `-p` give the same module as the explicit CANN order."""
     if flags_pipeline is None:
         code, got, err = opt(capsys, str(forward_file), "-p", explicit)
@@ -103,15 +107,32 @@ def test_orders_give_what_cann_does(capsys: pytest.CaptureFixture[str], forward_
 @pytest.mark.parametrize(
     ("pipeline", "message"),
     [
-        (f"ascend-precision{{mode={MODE}}},ascend-autodiff", "ascend-precision runs before ascend-autodiff in this pipeline"),
-        (f"ascend-precision{{mode={MODE}}},ascend-autodiff,ascend-loss-scale", "ascend-precision runs before ascend-autodiff"),
-        ("ascend-loss-scale,ascend-autodiff", "@forward_grad: ascend-autodiff: function @forward_grad already exists: ascend-autodiff (or ascend-loss-scale, which runs it) ran before"),
+        (
+            f"ascend-precision{{mode={MODE}}},ascend-autodiff",
+            "ascend-precision runs before ascend-autodiff in this pipeline",
+        ),
+        (
+            f"ascend-precision{{mode={MODE}}},ascend-autodiff,ascend-loss-scale",
+            "ascend-precision runs before ascend-autodiff",
+        ),
+        (
+            "ascend-loss-scale,ascend-autodiff",
+            "@forward_grad: ascend-autodiff: function @forward_grad already exists: ascend-autodiff (or ascend-loss-scale, which runs it) ran before",
+        ),
         ("ascend-autodiff,ascend-loss-scale,ascend-autodiff", "function @forward_grad already exists"),
-        ("ascend-loss-scale,ascend-loss-scale", "@train_step: ascend-loss-scale: function @train_step already exists (ascend-loss-scale ran already)"),
-        ("ascend-autodiff,ascend-autodiff", "@forward_grad: ascend-autodiff: function @forward_grad already exists: ascend-autodiff ran before"),
+        (
+            "ascend-loss-scale,ascend-loss-scale",
+            "@train_step: ascend-loss-scale: function @train_step already exists (ascend-loss-scale ran already)",
+        ),
+        (
+            "ascend-autodiff,ascend-autodiff",
+            "@forward_grad: ascend-autodiff: function @forward_grad already exists: ascend-autodiff ran before",
+        ),
     ],
 )
-def test_wrong_orders_are_one_line_errors(capsys: pytest.CaptureFixture[str], forward_file: Path, pipeline: str, message: str) -> None:
+def test_wrong_orders_are_one_line_errors(
+    capsys: pytest.CaptureFixture[str], forward_file: Path, pipeline: str, message: str
+) -> None:
     code, out, err = opt(capsys, str(forward_file), "-p", pipeline)
     assert code == (2 if "runs before" in message else 1)  # a pipeline refused up front is a usage error
     lines = err.strip().splitlines()
@@ -148,7 +169,14 @@ def test_loss_scale_and_optimizer_ops_are_all_marked() -> None:
     step = _step(_train_module())
     ops = [op for op in step.walk() if isinstance(op, A.AscendOp)]
     machinery = [op for op in ops if _name(op).startswith(("loss_scale/", "optimizer/"))]
-    assert {type(op) for op in machinery} >= {A.MulOp, A.RealDivOp, A.SelectOp, A.ApplyMomentumDOp, A.GreaterOp, A.NPUGetFloatStatusOp}
+    assert {type(op) for op in machinery} >= {
+        A.MulOp,
+        A.RealDivOp,
+        A.SelectOp,
+        A.ApplyMomentumDOp,
+        A.GreaterOp,
+        A.NPUGetFloatStatusOp,
+    }
     assert all(is_kept(op) for op in machinery)
     # the casts to fp32 before the unscale are unnamed but part of the machinery
     unscale = [op for op in machinery if isinstance(op, A.RealDivOp)]
@@ -196,7 +224,11 @@ func.func @forward(%w: tensor<4x3xf32>, %x: tensor<2x4xf32>, %labels: tensor<2x3
         "fwd.mlir",
     )
     grad = differentiate(module)
-    kept = sorted(_name(op) for op in grad.walk() if isinstance(op, A.AscendOp) and is_kept(op) and not _name(op).startswith("gradients/"))
+    kept = sorted(
+        _name(op)
+        for op in grad.walk()
+        if isinstance(op, A.AscendOp) and is_kept(op) and not _name(op).startswith("gradients/")
+    )
     assert kept == ["half", "sum", "xent"]
 
 
@@ -214,7 +246,9 @@ def test_precision_after_loss_scale_keeps_the_machinery_fp32(mode: str) -> None:
 def test_loss_stays_fp32_in_the_pass_pipeline(capsys: pytest.CaptureFixture[str], forward_file: Path) -> None:
     """`-p 'ascend-autodiff,ascend-precision{mode=allow_mix_precision},ascend-loss-scale'`
     computes the loss in fp32 (no hidden keep_dtype file: the marks do it)."""
-    code, out, err = opt(capsys, str(forward_file), "-p", f"ascend-autodiff,ascend-precision{{mode={MODE}}},ascend-loss-scale")
+    code, out, err = opt(
+        capsys, str(forward_file), "-p", f"ascend-autodiff,ascend-precision{{mode={MODE}}},ascend-loss-scale"
+    )
     assert code == 0, err
     module = parse_module(out, "out.mlir")
     for fn in module.ops:

@@ -173,7 +173,10 @@ def test_canonicalize_cse_around_training_passes(tmp_path: Path, pipeline: str) 
     assert read_module(str(cleaned)).verify() is None
     labels = np.eye(3, dtype=np.float32)[[0, 1, 2, 1]]
     rng = np.random.default_rng(0)
-    for x in (rng.standard_normal((4, 8)).astype(np.float32), np.full((4, 8), 1e6, np.float32)):  # the second overflows fp16
+    for x in (
+        rng.standard_normal((4, 8)).astype(np.float32),
+        np.full((4, 8), 1e6, np.float32),
+    ):  # the second overflows fp16
         before = run_all(plain, _train_inputs(plain, x, labels, model))
         after = run_all(cleaned, _train_inputs(cleaned, x, labels, model))
         assert_same(before, after)

@@ -9,11 +9,25 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_util import run_main
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import MODES, SOCS, check_invariants, graphs
+from xdsl.dialects import cf, func, scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.irdl.dominance import DominanceInfo
+from xdsl.parser import Parser
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
+
 from ascend_mp.dialects import ascend
 from ascend_mp.dialects.ascend import AscendOp, CastOp
+from ascend_mp.dtypes import tensor_dtype
+from ascend_mp.errors import AscendError
 from ascend_mp.interpreter import Program
-from ascend_mp.passes import PASSES, precision
-from ascend_mp.passes.precision import walk
+from ascend_mp.ir import make_context, parse_module, print_module
+from ascend_mp.modes import V1_MODES, V2_TO_V1
+from ascend_mp.passes import PASSES
 from ascend_mp.passes.precision import (
     AscendPrecisionPass,
     PrecisionReport,
@@ -23,22 +37,8 @@ from ascend_mp.passes.precision import (
     populate_precision_patterns,
     resolve_mode,
     run_precision,
+    walk,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from cli_util import run_main
-from strategies import MODES, SOCS, check_invariants, graphs
-from xdsl.dialects import cf, func, scf
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
-from xdsl.irdl.dominance import DominanceInfo
-from xdsl.parser import Parser
-from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
-
-from ascend_mp.dtypes import tensor_dtype
-from ascend_mp.errors import AscendError
-from ascend_mp.ir import make_context, parse_module, print_module
-from ascend_mp.modes import V1_MODES, V2_TO_V1
 from ascend_mp.tools.ascend_opt import main
 from benchmarks.graphs import chain_module
 
@@ -124,11 +124,14 @@ def test_registered_under_its_name() -> None:
     assert AscendPrecisionPass.name == "ascend-precision"
 
 
-@pytest.mark.parametrize(("mode", "mode_v2", "expected"), [
-    (None, None, "force_fp16"),
-    ("allow_mix_precision", None, "allow_mix_precision"),
-    *[(None, v2, v1) for v2, v1 in V2_TO_V1.items()],
-])
+@pytest.mark.parametrize(
+    ("mode", "mode_v2", "expected"),
+    [
+        (None, None, "force_fp16"),
+        ("allow_mix_precision", None, "allow_mix_precision"),
+        *[(None, v2, v1) for v2, v1 in V2_TO_V1.items()],
+    ],
+)
 def test_resolve_mode(mode: str | None, mode_v2: str | None, expected: str) -> None:
     assert resolve_mode(mode, mode_v2) == expected
 
@@ -159,7 +162,7 @@ def test_pass_options_from_a_pipeline(tmp_path: Path, capsys: pytest.CaptureFixt
     mixlist = write(tmp_path, "ops.json", json.dumps({"black-list": {"to-add": ["MatMulV2"]}}))
     code, out, _ = opt([src, "-p", f'ascend-precision{{mode=allow_mix_precision modify-mixlist="{mixlist}"}}'], capsys)
     assert code == 0
-    assert "ascend.MatMulV2 %x, %w {name = \"fc1\"} : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>" in out
+    assert 'ascend.MatMulV2 %x, %w {name = "fc1"} : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>' in out
 
 
 # ---------------------------------------------------------------------------------------------------- modes
@@ -193,7 +196,9 @@ def test_cnn_fp16_only_ops() -> None:
     pool = report.by_name("pool1")
     assert (pool.chosen.outputs, pool.engine, pool.reason) == (("f32",), "aicpu", "aicpu fallback")
     # must_keep_origin_dtype: the fp32 MaxPool runs on the AI CPU when Conv2D is fp16 already.
-    text = CNN.replace("%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>", "%x: tensor<1x3x8x8xf16>, %w: tensor<4x3x3x3xf16>")
+    text = CNN.replace(
+        "%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>", "%x: tensor<1x3x8x8xf16>, %w: tensor<4x3x3x3xf16>"
+    )
     text = text.replace("(tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>)", "(tensor<1x3x8x8xf16>, tensor<4x3x3x3xf16>)")
     _, report = run(text, mode="must_keep_origin_dtype")
     conv, pool = report.by_name("conv1"), report.by_name("pool1")
@@ -203,7 +208,13 @@ def test_cnn_fp16_only_ops() -> None:
 
 def test_fp16_graph_is_not_raised_in_mix_modes() -> None:
     text = MLP.replace("f32", "f16")
-    for mode in ("allow_mix_precision", "allow_mix_precision_bf16", "allow_fp32_to_fp16", "force_fp16", "must_keep_origin_dtype"):
+    for mode in (
+        "allow_mix_precision",
+        "allow_mix_precision_bf16",
+        "allow_fp32_to_fp16",
+        "force_fp16",
+        "must_keep_origin_dtype",
+    ):
         module, report = run(text, mode=mode, soc="ascend910b")
         assert not casts(module), mode
         assert report.ops_reduced == 0
@@ -336,10 +347,16 @@ def test_customize_beats_keep_beats_mixlist(tmp_path: Path) -> None:
     keep = write(tmp_path, "keep.txt", "log\nsoftmax\n")
     custom = write(tmp_path, "custom.cfg", "softmax::InputDtype:float16,OutputDtype:float16\n")
     _, report = run(MLP, mode="allow_mix_precision", modify_mixlist=mixlist, keep_dtype=keep, customize_dtypes=custom)
-    assert (report.by_name("softmax").reason, report.by_name("softmax").chosen.outputs) == ("customize_dtypes", ("f16",))
+    assert (report.by_name("softmax").reason, report.by_name("softmax").chosen.outputs) == (
+        "customize_dtypes",
+        ("f16",),
+    )
     assert (report.by_name("log").reason, report.by_name("log").chosen.outputs) == ("keep_dtype", ("f32",))
     _, report = run(MLP, mode="allow_mix_precision", modify_mixlist=mixlist)
-    assert (report.by_name("log").reason, report.by_name("log").chosen.outputs) == ("modify_mixlist: to-add white-list", ("f16",))
+    assert (report.by_name("log").reason, report.by_name("log").chosen.outputs) == (
+        "modify_mixlist: to-add white-list",
+        ("f16",),
+    )
 
 
 def test_customize_by_op_type_and_present_operands(tmp_path: Path) -> None:
@@ -356,7 +373,9 @@ def test_keep_dtype_by_type_in_force_fp16(tmp_path: Path) -> None:
     assert dtypes(named(module, "log")) == (("f16",), ("f16",))
 
 
-def test_keep_dtype_of_an_unsupported_dtype_falls_back_to_the_mode(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_keep_dtype_of_an_unsupported_dtype_falls_back_to_the_mode(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     keep = write(tmp_path, "keep.txt", "conv1\n")
     with caplog.at_level(logging.WARNING, logger="ascend_mp"):
         _, report = run(CNN, mode="allow_mix_precision", keep_dtype=keep)
@@ -367,13 +386,24 @@ def test_keep_dtype_of_an_unsupported_dtype_falls_back_to_the_mode(tmp_path: Pat
 def test_cann_guide_mixlist_examples(tmp_path: Path) -> None:
     """The guide's three ways to change a white-list op (MatMulV2 here); only the third makes it gray."""
     examples = {
-        "black-list to-add": ({"black-list": {"to-add": ["MatMulV2"]}}, "black", "f32", "modify_mixlist: to-add black-list"),
+        "black-list to-add": (
+            {"black-list": {"to-add": ["MatMulV2"]}},
+            "black",
+            "f32",
+            "modify_mixlist: to-add black-list",
+        ),
         "black-list to-add, white-list to-remove": (
             {"black-list": {"to-add": ["MatMulV2"]}, "white-list": {"to-remove": ["MatMulV2"]}},
-            "black", "f32", "modify_mixlist: to-add black-list"),
+            "black",
+            "f32",
+            "modify_mixlist: to-add black-list",
+        ),
         "white-list to-remove": (
-            {"white-list": {"to-remove": ["MatMulV2"]}}, "gray", "f16",
-            "modify_mixlist: to-remove white-list; gray: follows MatMul/mm"),
+            {"white-list": {"to-remove": ["MatMulV2"]}},
+            "gray",
+            "f16",
+            "modify_mixlist: to-remove white-list; gray: follows MatMul/mm",
+        ),
     }
     for label, (data, kind, dtype, reason) in examples.items():
         path = write(tmp_path, "ops.json", json.dumps(data))
@@ -392,21 +422,33 @@ def test_mixlist_to_remove_of_an_op_not_on_the_list_warns(tmp_path: Path, caplog
     assert any("'MatMulV2' is not on the black-list" in r.message for r in caplog.records)
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"mode": "force_fp16", "modify_mixlist": "ops.json"}, "modify_mixlist has no effect in precision mode 'force_fp16'"),
-    ({"mode": "must_keep_origin_dtype", "keep_dtype": "keep.txt"}, "keep_dtype has no effect in precision mode 'must_keep_origin_dtype'"),
-    ({"mode": "force_fp16", "keep_dtype": "keep.txt"}, "keep_dtype entry 'nosuchop' matches no op"),
-    ({"mode": "force_fp16", "keep_dtype": "keep.txt"}, "keep_dtype entry 'OpType::Conv2D' matches no op"),
-    ({"mode": "force_fp16", "customize_dtypes": "custom.cfg"}, "customize_dtypes entry 'ghost' matches no op"),
-    ({"mode": "allow_mix_precision_bf16"}, "MatMulV2 'fc1': no bf16 kernel"),
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"mode": "force_fp16", "modify_mixlist": "ops.json"},
+            "modify_mixlist has no effect in precision mode 'force_fp16'",
+        ),
+        (
+            {"mode": "must_keep_origin_dtype", "keep_dtype": "keep.txt"},
+            "keep_dtype has no effect in precision mode 'must_keep_origin_dtype'",
+        ),
+        ({"mode": "force_fp16", "keep_dtype": "keep.txt"}, "keep_dtype entry 'nosuchop' matches no op"),
+        ({"mode": "force_fp16", "keep_dtype": "keep.txt"}, "keep_dtype entry 'OpType::Conv2D' matches no op"),
+        ({"mode": "force_fp16", "customize_dtypes": "custom.cfg"}, "customize_dtypes entry 'ghost' matches no op"),
+        ({"mode": "allow_mix_precision_bf16"}, "MatMulV2 'fc1': no bf16 kernel"),
+    ],
+)
 def test_warnings_for_configurations_that_do_nothing(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, options: dict[str, str], message: str
 ) -> None:
     write(tmp_path, "ops.json", json.dumps({"white-list": {"to-add": ["Relu"]}}))
     write(tmp_path, "keep.txt", "nosuchop\nOpType::Conv2D\nfc1\n")
     write(tmp_path, "custom.cfg", "ghost::InputDtype:float32,OutputDtype:float32\n")
-    resolved = {k: (str(tmp_path / v) if k in ("modify_mixlist", "keep_dtype", "customize_dtypes") else v) for k, v in options.items()}
+    resolved = {
+        k: (str(tmp_path / v) if k in ("modify_mixlist", "keep_dtype", "customize_dtypes") else v)
+        for k, v in options.items()
+    }
     with caplog.at_level(logging.WARNING, logger="ascend_mp"):
         _, report = run(MLP, **resolved)
     warnings = [r.message for r in caplog.records if r.levelno == logging.WARNING]
@@ -466,7 +508,10 @@ IDENTITY_CASTS = """func.func @g(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> (t
 """MatMulV2 (white) goes low; the user's f32 -> LOW cast of it is then an identity. Log is black: its
 f32 input is cast to f16 by `kept` and back by `trip` (f32 -> f16 -> f32: never folded)."""
 
-IDENTITY_RUNS = (("f16", {"mode": "allow_mix_precision"}), ("bf16", {"mode": "allow_mix_precision_bf16", "soc": "ascend910b"}))
+IDENTITY_RUNS = (
+    ("f16", {"mode": "allow_mix_precision"}),
+    ("bf16", {"mode": "allow_mix_precision_bf16", "soc": "ascend910b"}),
+)
 
 
 @pytest.mark.parametrize(("low", "options"), IDENTITY_RUNS, ids=["f16", "bf16"])
@@ -520,11 +565,14 @@ def test_the_rewrite_patterns_fold_an_identity_cast_too(low: str, options: dict[
     text = IDENTITY_CASTS.replace("LOW", low)
     walked = parse(text)
     plan = decide_precision(walked, load_config(**options))  # pyright: ignore[reportArgumentType]
-    PatternRewriteWalker(GreedyRewritePatternApplier(populate_precision_patterns(plan)), apply_recursively=False).rewrite_module(walked)
+    PatternRewriteWalker(
+        GreedyRewritePatternApplier(populate_precision_patterns(plan)), apply_recursively=False
+    ).rewrite_module(walked)
     walked.verify()
     looped, _ = run(text, **options)
     assert "user" not in print_module(walked)
     assert print_module(walked) == print_module(looped)
+
 
 def _unfolded(text: str, **options: object) -> ModuleOp:
     """The pass as it was before the fold (the user's cast kept, fed by an inserted cast back to f32)."""
@@ -580,9 +628,13 @@ def assert_dominance(module: Operation) -> None:
                 holder = holder.parent_op()
             assert holder is not None and holder.parent is not None, f"{v} used outside its region by {op.name}"
             if holder.parent is block:
-                assert isinstance(v, BlockArgument) or position[v.owner] < position[holder], f"{v} used before it is defined"  # pyright: ignore[reportArgumentType]
+                assert isinstance(v, BlockArgument) or position[v.owner] < position[holder], (
+                    f"{v} used before it is defined"
+                )  # pyright: ignore[reportArgumentType]
             else:
-                assert DominanceInfo(block.parent).strictly_dominates(block, holder.parent), f"{v} does not dominate {op.name}"
+                assert DominanceInfo(block.parent).strictly_dominates(block, holder.parent), (
+                    f"{v} does not dominate {op.name}"
+                )
 
 
 def assert_right_before_first_consumer(casts_: Iterable[Operation], inserted: set[Operation]) -> None:
@@ -674,7 +726,9 @@ def test_a_consumer_in_a_nested_region_gets_the_cast_before_the_op_holding_it() 
     assert [op.y for op in (if_op.prev_op.prev_op, if_op.prev_op)] == list(inner.operands)  # pyright: ignore[reportOptionalMemberAccess, reportAttributeAccessIssue]
     # The fp16 result goes back to fp32 inside the region, right before scf.yield.
     yield_ = inner.next_op.next_op  # pyright: ignore[reportOptionalMemberAccess]
-    assert isinstance(inner.next_op, CastOp) and isinstance(yield_, scf.YieldOp) and yield_.operands[0] is inner.next_op.y
+    assert (
+        isinstance(inner.next_op, CastOp) and isinstance(yield_, scf.YieldOp) and yield_.operands[0] is inner.next_op.y
+    )
     assert report.casts_inserted == 4
     once = print_module(module)
     run_precision(module, mode="allow_mix_precision")
@@ -724,8 +778,13 @@ def test_report_file(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]  # no temporary file left
     assert data["mode"] == "allow_mix_precision" and data["soc"] == "ascend910"
     assert data["totals"] == {
-        "ops": 5, "ops_reduced": 3, "casts_inserted": 4, "casts_folded": 0,
-        "weight_bytes_before": 0, "weight_bytes_after": 0, "constants_stored_low": 0,  # weights are arguments here
+        "ops": 5,
+        "ops_reduced": 3,
+        "casts_inserted": 4,
+        "casts_folded": 0,
+        "weight_bytes_before": 0,
+        "weight_bytes_after": 0,
+        "constants_stored_low": 0,  # weights are arguments here
     }
     fc1 = data["ops"][0]
     assert fc1 == {
@@ -739,7 +798,12 @@ def test_report_file(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
         "reason": "white",
     }
     assert [o["reason"] for o in data["ops"]] == [
-        "white", "gray: follows MatMulV2/fc1", "gray: follows BiasAdd/bias1", "black", "gray: follows Log/log"]
+        "white",
+        "gray: follows MatMulV2/fc1",
+        "gray: follows BiasAdd/bias1",
+        "black",
+        "gray: follows Log/log",
+    ]
     assert data["ops"][2]["name"] is None
     assert report.to_json() == data
     infos = [r.message for r in caplog.records if r.levelno == logging.INFO]
@@ -796,7 +860,10 @@ def test_must_keep_violation(src: str, capsys: pytest.CaptureFixture[str]) -> No
 def test_both_modes(src: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = opt([src, "--precision_mode=allow_mix_precision", "--precision_mode_v2=origin"], capsys)
     assert code == 1
-    assert "precision_mode 'allow_mix_precision' and precision_mode_v2 'origin' are mutually exclusive" in one_line_error(err)
+    assert (
+        "precision_mode 'allow_mix_precision' and precision_mode_v2 'origin' are mutually exclusive"
+        in one_line_error(err)
+    )
 
 
 def test_unknown_mode_in_pipeline(src: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -805,13 +872,16 @@ def test_unknown_mode_in_pipeline(src: str, capsys: pytest.CaptureFixture[str]) 
     assert "unknown precision_mode 'mixed'" in one_line_error(err)
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("{", "ops.json:1:2: invalid JSON"),
-    ('{"grey-list": {}}', "key 'grey-list': unknown key"),
-    ('{"white-list": {"to-add": "Relu"}}', "key 'white-list.to-add': expected an array of op types"),
-    ('{"white-list": {"to-add": [3]}}', "key 'white-list.to-add[0]': expected a string op type"),
-    ('{"white-list": {"to-append": []}}', "key 'white-list.to-append': unknown key"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{", "ops.json:1:2: invalid JSON"),
+        ('{"grey-list": {}}', "key 'grey-list': unknown key"),
+        ('{"white-list": {"to-add": "Relu"}}', "key 'white-list.to-add': expected an array of op types"),
+        ('{"white-list": {"to-add": [3]}}', "key 'white-list.to-add[0]': expected a string op type"),
+        ('{"white-list": {"to-append": []}}', "key 'white-list.to-append': unknown key"),
+    ],
+)
 def test_bad_mixlist(tmp_path: Path, src: str, capsys: pytest.CaptureFixture[str], text: str, expected: str) -> None:
     path = write(tmp_path, "ops.json", text)
     code, _, err = opt([src, "--precision_mode=allow_mix_precision", f"--modify_mixlist={path}"], capsys)
@@ -826,12 +896,17 @@ def test_bad_keep_dtype_line(tmp_path: Path, src: str, capsys: pytest.CaptureFix
     assert "keep.txt:2: expected an op name or OpType::<type>, got 'OpType::'" in one_line_error(err)
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("conv1::InputDtype:float16\n", "custom.cfg:1: missing OutputDtype:<dtypes>"),
-    ("conv1::InputDtype:float17,OutputDtype:float16\n", "expected a dtype"),
-    ("conv1 InputDtype:float16\n", "custom.cfg:1: expected '<op name>::InputDtype"),
-])
-def test_bad_customize_line(tmp_path: Path, src: str, capsys: pytest.CaptureFixture[str], text: str, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("conv1::InputDtype:float16\n", "custom.cfg:1: missing OutputDtype:<dtypes>"),
+        ("conv1::InputDtype:float17,OutputDtype:float16\n", "expected a dtype"),
+        ("conv1 InputDtype:float16\n", "custom.cfg:1: expected '<op name>::InputDtype"),
+    ],
+)
+def test_bad_customize_line(
+    tmp_path: Path, src: str, capsys: pytest.CaptureFixture[str], text: str, expected: str
+) -> None:
     path = write(tmp_path, "custom.cfg", text)
     code, _, err = opt([src, f"--customize_dtypes={path}"], capsys)
     assert code == 1
@@ -843,7 +918,10 @@ def test_unsupported_customize_combination(tmp_path: Path, src: str, capsys: pyt
     code, _, err = opt([src, "--precision_mode=force_fp16", f"--customize_dtypes={path}"], capsys)
     assert code == 1
     msg = one_line_error(err)
-    assert msg == f"{src}:2:3: Conv2D 'conv1' has no kernel (f32, f32) -> f32 (customize_dtypes {path}:2); kernels: (f16, f16, f16) -> f16"
+    assert (
+        msg
+        == f"{src}:2:3: Conv2D 'conv1' has no kernel (f32, f32) -> f32 (customize_dtypes {path}:2); kernels: (f16, f16, f16) -> f16"
+    )
 
 
 @pytest.mark.parametrize("flag", ["modify_mixlist", "keep_dtype", "customize_dtypes", "op_info"])

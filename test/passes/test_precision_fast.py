@@ -21,18 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ascend_mp.passes import precision
-from ascend_mp.passes.precision import walk
-from ascend_mp.passes.precision import (
-    AscendPrecisionPass,
-    PrecisionPlan,
-    decide_precision,
-    load_config,
-    populate_precision_patterns,
-    precision_rewrite,
-    run_precision,
-)
-from ascend_mp.passes.store_weights import store_low_weights
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import MODES, graphs
@@ -43,6 +31,18 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWal
 
 from ascend_mp.errors import AscendError
 from ascend_mp.ir import make_context, print_module
+from ascend_mp.passes import precision
+from ascend_mp.passes.precision import (
+    AscendPrecisionPass,
+    PrecisionPlan,
+    decide_precision,
+    load_config,
+    populate_precision_patterns,
+    precision_rewrite,
+    run_precision,
+    walk,
+)
+from ascend_mp.passes.store_weights import store_low_weights
 from benchmarks.graphs import chain_module
 
 INPUTS = Path(__file__).parents[1] / "filecheck" / "Inputs"
@@ -194,7 +194,9 @@ def test_the_patterns_give_the_pass_s_module(text: str, options: dict[str, str])
 
 @pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(f"{k}={Path(v).name}" for k, v in o.items()))
 @pytest.mark.parametrize("text", [GRAPH, NESTED], ids=["graph", "nested"])
-def test_deciding_every_op_afresh_gives_the_same_module(text: str, options: dict[str, str], request: pytest.FixtureRequest) -> None:
+def test_deciding_every_op_afresh_gives_the_same_module(
+    text: str, options: dict[str, str], request: pytest.FixtureRequest
+) -> None:
     fast = _fast(text, options)
     request.getfixturevalue("no_memo")
     assert fast == _slow(text, options, "afresh")

@@ -14,8 +14,8 @@ from xdsl.utils.arg_spec import parse_pipeline
 from ascend_mp.ir import parse_module, print_module
 from ascend_mp.passes.loss_scale import LossScaleOptions, LossScalePass
 from ascend_mp.passes.precision import AscendPrecisionPass, PrecisionOptions, run_precision
-from ascend_mp.precision_options import AMP_DTYPES, POLICY_NAMES, option_flags
 from ascend_mp.policies import POLICIES
+from ascend_mp.precision_options import AMP_DTYPES, POLICY_NAMES, option_flags
 from ascend_mp.tools.atc import ATC_FLAGS, add_atc_arguments, precision_options
 from ascend_mp.train import TrainConfig
 from ascend_mp.train.config import training_passes
@@ -34,7 +34,7 @@ def test_the_pass_fields_are_the_options_fields() -> None:
     assert [(f.name, f.default) for f in fields(AscendPrecisionPass)] == options
     assert len(options) == 13
     shared = [(f.name, f.default) for f in fields(LossScaleOptions)]
-    assert [(f.name, f.default) for f in fields(LossScalePass)][-len(shared):] == shared
+    assert [(f.name, f.default) for f in fields(LossScalePass)][-len(shared) :] == shared
 
 
 def test_the_atc_flags_derive_from_the_fields() -> None:
@@ -44,7 +44,9 @@ def test_the_atc_flags_derive_from_the_fields() -> None:
     assert set(ATC_FLAGS.values()) == {f.name for f in fields(PrecisionOptions)} - {"tf_lists"}
     parser = argparse.ArgumentParser()
     add_atc_arguments(parser, "atc")
-    args = parser.parse_args(["--precision_mode", "allow_mix_precision", "--soc_version", "Ascend910B1", "--amp_dtype", "bf16"])
+    args = parser.parse_args(
+        ["--precision_mode", "allow_mix_precision", "--soc_version", "Ascend910B1", "--amp_dtype", "bf16"]
+    )
     assert precision_options(args) == {"mode": "allow_mix_precision", "soc": "ascend910b", "amp_dtype": "bf16"}
 
 
@@ -75,8 +77,14 @@ def test_run_precision_takes_the_options_or_their_fields(tmp_path: Path) -> None
 
 
 def test_train_config_holds_the_pass_options() -> None:
-    cfg = TrainConfig(precision_mode="allow_mix_precision", keep_dtype="k.txt", soc_version="ascend910b",
-                      loss_scale="fixed", scale=1024.0, lr=0.5)
+    cfg = TrainConfig(
+        precision_mode="allow_mix_precision",
+        keep_dtype="k.txt",
+        soc_version="ascend910b",
+        loss_scale="fixed",
+        scale=1024.0,
+        lr=0.5,
+    )
     assert cfg.precision == PrecisionOptions(mode="allow_mix_precision", keep_dtype="k.txt", soc="ascend910b")
     assert cfg.scaling == LossScaleOptions(manager="fixed", scale=1024.0, optimizer="momentum", lr=0.5)
     assert (cfg.precision_mode, cfg.loss_scale) == ("allow_mix_precision", "fixed")
@@ -89,23 +97,45 @@ def test_train_config_holds_the_pass_options() -> None:
 
 
 def test_the_training_pipeline_is_ascend_opts_order_with_every_option() -> None:
-    cfg = TrainConfig(precision=PrecisionOptions(policy="torch", amp_dtype="bf16", to_float="fc=fp32"),
-                      scaling=LossScaleOptions(manager="fixed", scale=8.0), keep_loss_fp32=False)
+    cfg = TrainConfig(
+        precision=PrecisionOptions(policy="torch", amp_dtype="bf16", to_float="fc=fp32"),
+        scaling=LossScaleOptions(manager="fixed", scale=8.0),
+        keep_loss_fp32=False,
+    )
     passes = training_passes(cfg)
     assert [p.name for p in passes] == ["ascend-autodiff", "ascend-precision", "ascend-loss-scale"]
     autodiff, precision, scaling = passes
     assert autodiff.keep_loss is False  # pyright: ignore[reportAttributeAccessIssue]
     assert isinstance(precision, AscendPrecisionPass) and precision.options() == cfg.precision
     assert isinstance(scaling, LossScalePass) and scaling.manager == "fixed" and scaling.scale == 8.0
-    assert [p.name for p in training_passes(TrainConfig(precision_mode=None))] == ["ascend-autodiff", "ascend-loss-scale"]
+    assert [p.name for p in training_passes(TrainConfig(precision_mode=None))] == [
+        "ascend-autodiff",
+        "ascend-loss-scale",
+    ]
 
 
 def test_ascend_train_takes_the_atc_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from ascend_mp.tools.ascend_train import main
 
     report = tmp_path / "report.json"
-    main(["--subset", "64", "--epochs", "1", "--loss-scale", "none", "--amp_policy", "torch", "--amp_dtype", "bf16",
-          "--soc_version", "ascend910b", "--precision-report", str(report)])
+    main(
+        [
+            "--subset",
+            "64",
+            "--epochs",
+            "1",
+            "--loss-scale",
+            "none",
+            "--amp_policy",
+            "torch",
+            "--amp_dtype",
+            "bf16",
+            "--soc_version",
+            "ascend910b",
+            "--precision-report",
+            str(report),
+        ]
+    )
     out = capsys.readouterr().out
     assert out.startswith("precision mode: amp_policy torch\nprecision torch bf16:") and "reduced to bf16" in out
     assert "model mlp, amp_policy torch (20 of 31 ops in bf16), loss scale none" in out  # what the report counts

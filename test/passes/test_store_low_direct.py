@@ -37,18 +37,19 @@ RESOURCES = f"""
 {{-#
   dialect_resources: {{
     builtin: {{
-      w: "{_blob(W, 'f')}",
-      b: "{_blob(W[::-1], 'f')}",
-      u: "{_blob([v * 3 for v in W], 'f')}",
-      r: "{_blob([v + 1 for v in W], 'f')}",
-      h: "{_blob(W, 'e')}",
-      big: "{_blob([70000.0 * (i - 8) for i in range(16)], 'f')}"
+      w: "{_blob(W, "f")}",
+      b: "{_blob(W[::-1], "f")}",
+      u: "{_blob([v * 3 for v in W], "f")}",
+      r: "{_blob([v + 1 for v in W], "f")}",
+      h: "{_blob(W, "e")}",
+      big: "{_blob([70000.0 * (i - 8) for i in range(16)], "f")}"
     }}
   }}
 #-}}
 """
 
-GRAPH = """func.func @f(%x: tensor<4x4xf32>, %p: tensor<4x4xf16>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf16>, tensor<4x4xf32>) {
+GRAPH = (
+    """func.func @f(%x: tensor<4x4xf32>, %p: tensor<4x4xf16>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf16>, tensor<4x4xf32>) {
   %w = ascend.Const dense_resource<w> : tensor<4x4xf32> {name = "w"}
   %s = ascend.Const dense<0.25> : tensor<4x4xf32> {name = "s"}
   %l = ascend.Const dense<[[1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0], [11.0, 12.0, 13.0, 14.0, 15.0], [16.0, 17.0, 18.0, 19.0, 20.0]]> : tensor<4x5xf32> {name = "lit"}
@@ -70,13 +71,22 @@ GRAPH = """func.func @f(%x: tensor<4x4xf32>, %p: tensor<4x4xf16>) -> (tensor<4x4
   %e = ascend.Add %m5, %m7 {name = "sum"} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   func.return %a, %e, %r, %k, %m2 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf16>, tensor<4x4xf32>
 }
-""" + RESOURCES
+"""
+    + RESOURCES
+)
 """w: two fp16 uses (stored low); s: a splat literal, lit: a literal too large to stay one (a blob named after the
 op); b: an fp16 and an fp32 use (kept, cast); u: read by a user cast too (kept); r: returned (kept); h: already
 fp16; big: overflows fp16 (inf, as the cast would give)."""
 
-MODES = ("allow_mix_precision", "force_fp16", "allow_fp32_to_fp16", "force_fp32", "allow_mix_precision_bf16",
-         "allow_fp32_to_bf16", "cube_fp16in_fp32out")
+MODES = (
+    "allow_mix_precision",
+    "force_fp16",
+    "allow_fp32_to_fp16",
+    "force_fp32",
+    "allow_mix_precision_bf16",
+    "allow_fp32_to_bf16",
+    "cube_fp16in_fp32out",
+)
 
 
 def _direct(text: str, mode: str) -> tuple[str, dict[str, Any], PrecisionPlan]:
@@ -122,6 +132,7 @@ def test_a_taken_handle_gets_a_fresh_one_as_before() -> None:
     """When `w_f16` already names other bytes (handles are process-wide), the blob goes under a fresh handle
     (`w_f16_0`), as storing through the casts does, and the text names it as it was asked for: `w_f16`, unique
     within the module printed (the same module prints the same text, whatever ran before in the process)."""
+
     def run(direct: bool) -> str:
         with isolated_store():
             storage().parse_resource(storage().declare_resource("w_f16"), _blob([1.0] * 16, "e"))
@@ -161,8 +172,16 @@ def test_store_blob_writes_mlir_blob_format(dtype: str, shape: tuple[int, ...]) 
     rng = np.random.default_rng(len(shape))
     array = (rng.standard_normal(shape) * 100).astype(dtype)
     type_ = TensorType(element_type(name), list(shape))
-    fmt = {"float16": "e", "float32": "f", "float64": "d", "int8": "b", "int32": "i", "int64": "q", "bool": "?",
-           "uint16": "H"}[dtype]
+    fmt = {
+        "float16": "e",
+        "float32": "f",
+        "float64": "d",
+        "int8": "b",
+        "int32": "i",
+        "int64": "q",
+        "bool": "?",
+        "uint16": "H",
+    }[dtype]
     with isolated_store():
         handle = store_blob("t", array, type_)
         expected = _blob(array.reshape(-1).tolist(), fmt)

@@ -81,7 +81,9 @@ def marked_graphs(draw: st.DrawFn) -> str:
             outs.append((name, "tensor<4xi32>"))
         elif kind == "select":
             lines.append(f'{name}c = ascend.Greater {x}, {x} {{name = "op{n}c"}} : ({t}, {t}) -> tensor<4x4xi1>')
-            lines.append(f'{name} = ascend.Select {name}c, {x}, {x} {{name = "op{n}"}} : (tensor<4x4xi1>, {t}, {t}) -> {t}')
+            lines.append(
+                f'{name} = ascend.Select {name}c, {x}, {x} {{name = "op{n}"}} : (tensor<4x4xi1>, {t}, {t}) -> {t}'
+            )
             pool.append((name, d))
         elif kind == "onehot":
             s = f"tensor<{d}>"
@@ -127,7 +129,9 @@ def _marked(module: object) -> dict[str, str]:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=marked_graphs(), run=st.sampled_from(POLICY_RUNS), soc=st.sampled_from(("ascend910", "ascend910b")))
-def test_every_rule_verifies_keeps_ints_marks_signature_and_is_idempotent(text: str, run: dict[str, str], soc: str) -> None:
+def test_every_rule_verifies_keeps_ints_marks_signature_and_is_idempotent(
+    text: str, run: dict[str, str], soc: str
+) -> None:
     module = parse_module(text)
     fn = next(op for op in module.walk() if isinstance(op, func.FuncOp))
     signature, ints, marked = fn.function_type, _ints(module), _marked(module)
@@ -161,7 +165,9 @@ NO_ORIGINAL_KERNEL = """func.func @g(%x: tensor<4x4xbf16>) -> tensor<4x4xbf16> {
 """
 
 
-@pytest.mark.parametrize("mode", ["allow_mix_precision", "allow_mix_precision_bf16", "force_fp16", "allow_fp32_to_fp16"])
+@pytest.mark.parametrize(
+    "mode", ["allow_mix_precision", "allow_mix_precision_bf16", "force_fp16", "allow_fp32_to_fp16"]
+)
 def test_an_op_without_a_kernel_for_its_dtype_does_not_move_on_a_second_run(mode: str) -> None:
     """Issue 14 item 6: bf16 Relu with only fp16 (AI Core) and fp32 (AI CPU) kernels: the first run must
     choose what a second run on its output chooses (before: fp32 AI CPU, then fp16 AI Core)."""
@@ -261,9 +267,17 @@ def _dtypes(report: object) -> dict[str, str]:
 def test_tf_lists_from_the_environment_and_the_pass_option(monkeypatch: pytest.MonkeyPatch) -> None:
     base = _dtypes(run_precision(parse_module(TF_SIMPLE), policy="tf"))
     assert base == {"deny1": "f32", "clr2": "f16", "allow1": "f16", "clr3": "f16"}
-    assert run_precision(parse_module(TF_SIMPLE), policy="tf").by_name("clr3").reason == "tf: clear, connected to allow ops"
+    assert (
+        run_precision(parse_module(TF_SIMPLE), policy="tf").by_name("clr3").reason
+        == "tf: clear, connected to allow ops"
+    )
     monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_CLEARLIST_REMOVE", "Relu")
-    assert _dtypes(run_precision(parse_module(TF_SIMPLE), policy="tf")) == {"deny1": "f32", "clr2": "f32", "allow1": "f16", "clr3": "f32"}
+    assert _dtypes(run_precision(parse_module(TF_SIMPLE), policy="tf")) == {
+        "deny1": "f32",
+        "clr2": "f32",
+        "allow1": "f16",
+        "clr3": "f32",
+    }
     monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_INFERLIST_ADD", "Relu,Exp")  # Exp is still deny
     monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_REMOVE", "Exp")
     assert _dtypes(run_precision(parse_module(TF_SIMPLE), policy="tf"))["clr2"] == "f32"  # infer, not between allow ops
@@ -272,7 +286,9 @@ def test_tf_lists_from_the_environment_and_the_pass_option(monkeypatch: pytest.M
     monkeypatch.delenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_REMOVE")
     got = run_precision(parse_module(TF_SIMPLE), policy="tf", tf_lists="ALLOWLIST_REMOVE=MatMul")
     assert set(_dtypes(got).values()) == {"f32"}  # no allow op: nothing to do
-    got = run_precision(parse_module(TF_SIMPLE), policy="tf", tf_lists="ALLOWLIST_ADD=Exp;DENYLIST_REMOVE=Exp;CLEARLIST_REMOVE=Relu")
+    got = run_precision(
+        parse_module(TF_SIMPLE), policy="tf", tf_lists="ALLOWLIST_ADD=Exp;DENYLIST_REMOVE=Exp;CLEARLIST_REMOVE=Relu"
+    )
     assert _dtypes(got) == {"deny1": "f16", "clr2": "f32", "allow1": "f16", "clr3": "f32"}
 
 
@@ -295,7 +311,9 @@ def test_tf_list_edits_change_one_list_and_an_op_on_two_lists_is_an_error(monkey
     base = _dtypes(run_precision(parse_module(TF_DENY_CHAIN), policy="tf"))
     assert base == {"bmm": "f16", "r": "f16", "s": "f16", "t": "f16", "mm": "f16"}  # between the allow ops
     monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_ADD", "BatchMatMul")
-    with pytest.raises(AscendError, match=r"'BatchMatMul' is on both the allow and the deny list.*ALLOWLIST_REMOVE=BatchMatMul") as e:
+    with pytest.raises(
+        AscendError, match=r"'BatchMatMul' is on both the allow and the deny list.*ALLOWLIST_REMOVE=BatchMatMul"
+    ) as e:
         run_precision(parse_module(TF_DENY_CHAIN), policy="tf")
     assert "\n" not in str(e.value)
     monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_ALLOWLIST_REMOVE", "BatchMatMul")
@@ -306,9 +324,15 @@ def test_tf_list_edits_change_one_list_and_an_op_on_two_lists_is_an_error(monkey
     # The same as a pass option, and a CANN op type reached from two lists (TF's MatMul on allow, MatMulV2 on deny).
     monkeypatch.delenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_ADD")
     monkeypatch.delenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_ALLOWLIST_REMOVE")
-    option = run_precision(parse_module(TF_DENY_CHAIN), policy="tf", tf_lists="DENYLIST_ADD=BatchMatMul;ALLOWLIST_REMOVE=BatchMatMul,BatchMatMulV2")
+    option = run_precision(
+        parse_module(TF_DENY_CHAIN),
+        policy="tf",
+        tf_lists="DENYLIST_ADD=BatchMatMul;ALLOWLIST_REMOVE=BatchMatMul,BatchMatMulV2",
+    )
     assert _dtypes(option) == _dtypes(got)
-    with pytest.raises(AscendError, match=r"CANN op type MatMulV2 \('MatMul' and 'MatMulV2'\) is on both the allow and the deny"):
+    with pytest.raises(
+        AscendError, match=r"CANN op type MatMulV2 \('MatMul' and 'MatMulV2'\) is on both the allow and the deny"
+    ):
         run_precision(parse_module(TF_DENY_CHAIN), policy="tf", tf_lists="DENYLIST_ADD=MatMulV2")
 
 
@@ -348,12 +372,24 @@ def test_tf_unsafe_force_all_spares_what_tf_cannot_force(monkeypatch: pytest.Mon
     are forced even though no allow-list op is present."""
     default = run_precision(parse_module(TF_FORCE), policy="tf")
     assert {d.name: d.chosen.outputs[0] for d in default.ops if d.name} == {
-        "alloc": "f32", "clear": "f32", "exp": "f32", "k": "f32", "mul": "f32", "sgd": "f32", "get": "f32"
+        "alloc": "f32",
+        "clear": "f32",
+        "exp": "f32",
+        "k": "f32",
+        "mul": "f32",
+        "sgd": "f32",
+        "get": "f32",
     }
     monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL", "unsafe_force_all")
     forced = run_precision(parse_module(TF_FORCE), policy="tf")
     assert {d.name: d.chosen.outputs[0] for d in forced.ops if d.name} == {
-        "alloc": "f32", "clear": "f32", "exp": "f16", "k": "f32", "mul": "f16", "sgd": "f32", "get": "f32"
+        "alloc": "f32",
+        "clear": "f32",
+        "exp": "f16",
+        "k": "f32",
+        "mul": "f16",
+        "sgd": "f32",
+        "get": "f32",
     }
     assert forced.by_name("exp").reason == "tf: forced (UNSAFE_FORCE_ALL)"
     assert forced.by_name("sgd").reason == "tf: not on any list"
@@ -362,13 +398,23 @@ def test_tf_unsafe_force_all_spares_what_tf_cannot_force(monkeypatch: pytest.Mon
 @pytest.mark.parametrize(
     ("level", "amp_dtype", "message"),
     [
-        ("FAST", "fp16", "environment variable TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL: unknown level 'FAST'; "
-                         "expected TENSOR_CORES_ONLY, TREAT_INFER_AS_DENY, UNSAFE_FORCE_ALL or unset"),
-        ("UNSAFE_FORCE_ALL", "bf16", "environment variable TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL: UNSAFE_FORCE_ALL "
-                                     "cannot be used with amp_dtype bf16 (TensorFlow refuses it when oneDNN is used)"),
+        (
+            "FAST",
+            "fp16",
+            "environment variable TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL: unknown level 'FAST'; "
+            "expected TENSOR_CORES_ONLY, TREAT_INFER_AS_DENY, UNSAFE_FORCE_ALL or unset",
+        ),
+        (
+            "UNSAFE_FORCE_ALL",
+            "bf16",
+            "environment variable TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL: UNSAFE_FORCE_ALL "
+            "cannot be used with amp_dtype bf16 (TensorFlow refuses it when oneDNN is used)",
+        ),
     ],
 )
-def test_tf_bad_level_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch, level: str, amp_dtype: str, message: str) -> None:
+def test_tf_bad_level_is_a_one_line_error(
+    monkeypatch: pytest.MonkeyPatch, level: str, amp_dtype: str, message: str
+) -> None:
     monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL", level)
     with pytest.raises(AscendError) as e:
         run_precision(parse_module(TF_SIMPLE), policy="tf", amp_dtype=amp_dtype)
@@ -428,13 +474,23 @@ def test_tf_keep_dtype_file_entries_are_preserved_nodes(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("env", "option", "message"),
     [
-        ({"TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_ALLOWLIST_ADDD": "MatMul"}, None, "environment variable TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_ALLOWLIST_ADDD: unknown list edit"),
-        ({"TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_ADD": "Relu,NoSuchOp"}, None, "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_ADD: unknown op 'NoSuchOp'"),
+        (
+            {"TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_ALLOWLIST_ADDD": "MatMul"},
+            None,
+            "environment variable TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_ALLOWLIST_ADDD: unknown list edit",
+        ),
+        (
+            {"TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_ADD": "Relu,NoSuchOp"},
+            None,
+            "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_DENYLIST_ADD: unknown op 'NoSuchOp'",
+        ),
         ({}, "ALLOWLIST=MatMul", "tf_lists entry 1 'ALLOWLIST=MatMul': expected"),
         ({}, "CLEARLIST_ADD=Relu;GREENLIST_ADD=Relu", "tf_lists entry 2 'GREENLIST_ADD=Relu'"),
     ],
 )
-def test_bad_tf_list_edits_are_one_line_errors(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], option: str | None, message: str) -> None:
+def test_bad_tf_list_edits_are_one_line_errors(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], option: str | None, message: str
+) -> None:
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     with pytest.raises(AscendError, match=message.replace("(", r"\(")) as e:
@@ -473,7 +529,9 @@ SEED_004 = """func.func @net(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %b: ten
 """
 
 
-@pytest.mark.parametrize("policy", [{"policy": "mindspore", "level": "O0"}, {"mode": "force_fp32"}, {"mode": "allow_mix_precision"}])
+@pytest.mark.parametrize(
+    "policy", [{"policy": "mindspore", "level": "O0"}, {"mode": "force_fp32"}, {"mode": "allow_mix_precision"}]
+)
 def test_to_float_scopes_innermost_wins(tmp_path: object, policy: dict[str, str]) -> None:
     """seed 004: net.to_float(float16); net.dense.to_float(float32); also with CANN modes (a scoped customize_dtypes)."""
     path = f"{tmp_path}/scopes.txt"
@@ -536,7 +594,9 @@ def test_mindspore_and_torch_lists_are_data_with_known_mappings() -> None:
 
 
 def test_unknown_mindspore_level_is_an_error() -> None:
-    with pytest.raises(AscendError, match="unknown amp_level 'O4' for amp_policy mindspore; expected one of O0, O1, O2, O3"):
+    with pytest.raises(
+        AscendError, match="unknown amp_level 'O4' for amp_policy mindspore; expected one of O0, O1, O2, O3"
+    ):
         load_config(policy="mindspore", level="O4")
     with pytest.raises(AscendError, match="amp_level 'O1' applies to the mindspore policy only"):
         load_config(policy="torch", level="O1")
@@ -608,8 +668,10 @@ def test_report_covers_every_chunk_of_split_input_file(tmp_path: object) -> None
     src, report = f"{tmp_path}/m.mlir", f"{tmp_path}/r.json"
     with open(src, "w") as f:
         f.write(COMPARE.replace("@g", "@first") + "\n// -----\n" + SEED_004)
-    for args in (["--precision_mode=allow_mix_precision", f"--precision-report={report}"],
-                 ["-p", f'ascend-precision{{mode=allow_mix_precision report="{report}"}}']):
+    for args in (
+        ["--precision_mode=allow_mix_precision", f"--precision-report={report}"],
+        ["-p", f'ascend-precision{{mode=allow_mix_precision report="{report}"}}'],
+    ):
         main([src, "--split-input-file", "-o", f"{tmp_path}/out.mlir", *args])
         data = json.load(open(report))
         names = [o["name"] for o in data["ops"]]
@@ -622,7 +684,9 @@ def test_mixlist_to_remove_warning_reaches_the_report(tmp_path: object) -> None:
     with open(path, "w") as f:
         f.write('{"black-list": {"to-remove": ["MatMulV2"]}}')
     report = run_precision(parse_module(COMPARE), mode="allow_mix_precision", modify_mixlist=path)
-    assert any("'MatMulV2' is not on the black-list; to-remove has no effect" in w for w in report.warnings), report.warnings
+    assert any("'MatMulV2' is not on the black-list; to-remove has no effect" in w for w in report.warnings), (
+        report.warnings
+    )
 
 
 def test_a_gray_op_after_an_fp16_bf16_join_names_the_join() -> None:
@@ -654,7 +718,7 @@ def test_mindspore_o2_keeps_the_loss_not_the_backward_in_fp32() -> None:
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(graph=st.deferred(lambda: __import__("strategies").graphs()), run=st.sampled_from(POLICY_RUNS[len(V1_MODES):]))
+@given(graph=st.deferred(lambda: __import__("strategies").graphs()), run=st.sampled_from(POLICY_RUNS[len(V1_MODES) :]))
 def test_framework_policies_on_the_fuzz_graphs(graph: tuple[str, object], run: dict[str, str]) -> None:
     """The fuzz harness's random DAGs (test/strategies.py) under every framework policy: the output verifies,
     keeps the signature, the user's ops (none deleted or reordered) and every integer tensor; idempotent."""
@@ -777,8 +841,15 @@ def test_torch_bias_add_is_the_bias_of_linear_only_right_after_its_matmul() -> N
 }
 """
     got = _decided(text, policy="torch")
-    assert got == {"mm": "f16", "linear_bias": "f16", "e": "f32", "add_after_exp": "f32", "mm_shared": "f16",
-                   "add_after_shared": "f32", "relu": "f16"}
+    assert got == {
+        "mm": "f16",
+        "linear_bias": "f16",
+        "e": "f32",
+        "add_after_exp": "f32",
+        "mm_shared": "f16",
+        "add_after_shared": "f32",
+        "relu": "f16",
+    }
 
 
 def test_torch_square_is_pow() -> None:
@@ -813,8 +884,17 @@ def test_torch_linear_over_a_3d_input_is_matmul_plus_add_of_its_bias() -> None:
 }
 """
     got = _decided(text, policy="torch")
-    assert got == {"flat": "f32", "mm": "f16", "unflat": "f16", "bias": "f32", "linear_bias": "f16", "residual": "f32",
-                   "bmm": "f16", "plain": "f32", "relu": "f16"}
+    assert got == {
+        "flat": "f32",
+        "mm": "f16",
+        "unflat": "f16",
+        "bias": "f32",
+        "linear_bias": "f16",
+        "residual": "f32",
+        "bmm": "f16",
+        "plain": "f32",
+        "relu": "f16",
+    }
 
 
 def test_mindspore_o1_batch_matmul_is_on_the_white_list() -> None:
@@ -824,7 +904,9 @@ def test_mindspore_o1_batch_matmul_is_on_the_white_list() -> None:
     assert got == {"scores": "f16", "scaled": "f32", "probs": "f32", "context": "f16"}
 
 
-def test_compare_policies_shows_torch_running_attention_in_fp16(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_policies_shows_torch_running_attention_in_fp16(
+    tmp_path: object, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`ascend-opt --compare-policies` on an attention block: the torch column has both BatchMatMulV2 and the scaled
     scores in fp16 and only the softmax in fp32, as CUDA autocast runs them."""
     from ascend_mp.tools.ascend_opt import main
@@ -842,8 +924,10 @@ def test_compare_policies_shows_torch_running_attention_in_fp16(tmp_path: object
     ("args", "message"),
     [
         (["torch", "--level", "UNSAFE_FORCE_ALL"], "run.py: error: --level applies to tf only"),
-        (["torch", "--python", "/nonexistent/python"],
-         "run.py: error: no PyTorch python at /nonexistent/python: run `make conformance` (it creates the venv) or pass --python"),
+        (
+            ["torch", "--python", "/nonexistent/python"],
+            "run.py: error: no PyTorch python at /nonexistent/python: run `make conformance` (it creates the venv) or pass --python",
+        ),
     ],
 )
 def test_conformance_runner_in_a_real_process_rejects_bad_arguments_in_one_line(args: list[str], message: str) -> None:
@@ -852,5 +936,7 @@ def test_conformance_runner_in_a_real_process_rejects_bad_arguments_in_one_line(
     import sys
 
     root = Path(__file__).resolve().parents[2]
-    done = subprocess.run([sys.executable, str(root / "conformance" / "run.py"), *args], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, str(root / "conformance" / "run.py"), *args], capture_output=True, text=True, check=False
+    )
     assert done.returncode == 2 and done.stderr.strip().splitlines()[-1] == message and "Traceback" not in done.stderr

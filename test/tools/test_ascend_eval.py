@@ -43,7 +43,9 @@ def test_fp32_accuracy_is_onnxruntime_s(files: dict[str, Path], capsys: pytest.C
     data = dict(np.load(files["cnn_data"]))
     expected = float(np.mean(ort_run(onnx.load(files["cnn"]), {"x": data["x"]})[0].argmax(-1) == data["labels"]))
     assert 0.3 < expected < 1.0  # the labels are noisy: accuracy is a real measurement
-    report = _eval(capsys, files["cnn"], files["cnn_data"], "--modes", "fp32,force_fp16", "--batch-size", "16", "--jobs", "1")
+    report = _eval(
+        capsys, files["cnn"], files["cnn_data"], "--modes", "fp32,force_fp16", "--batch-size", "16", "--jobs", "1"
+    )
     fp32 = _mode(report, "fp32")
     assert fp32["accuracy"] == expected and fp32["agreement"] == 1.0
     assert fp32["rel_err"]["max"] < 1e-5 and fp32["nonfinite_samples"] == 0
@@ -79,7 +81,14 @@ def test_overflow_counts_and_agreement_match_numpy(files: dict[str, Path], capsy
 
 
 def test_results_do_not_depend_on_jobs(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    args = (files["cnn"], files["cnn_data"], "--modes", "fp32,allow_mix_precision,cube_fp16in_fp32out", "--batch-size", "8")
+    args = (
+        files["cnn"],
+        files["cnn_data"],
+        "--modes",
+        "fp32,allow_mix_precision,cube_fp16in_fp32out",
+        "--batch-size",
+        "8",
+    )
     one, two = _eval(capsys, *args, "--jobs", "1"), _eval(capsys, *args, "--jobs", "2")
     for report in (one, two):
         report.pop("seconds")
@@ -91,11 +100,13 @@ def test_results_do_not_depend_on_jobs(files: dict[str, Path], capsys: pytest.Ca
 def test_folder_of_npy_batches(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = dict(np.load(files["cnn_data"]))
     for k, start in enumerate(range(0, 40, 15)):
-        np.save(tmp_path / f"batch_{k:03d}.npy", data["x"][start:start + 15])
+        np.save(tmp_path / f"batch_{k:03d}.npy", data["x"][start : start + 15])
     np.save(tmp_path / "labels.npy", data["labels"])
     folder = _eval(capsys, files["cnn"], tmp_path, "--modes", "fp32,force_fp16", "--jobs", "1")
     whole = _eval(capsys, files["cnn"], files["cnn_data"], "--modes", "fp32,force_fp16", "--jobs", "1")
-    assert [(m["accuracy"], m["rel_err"]) for m in folder["modes"]] == [(m["accuracy"], m["rel_err"]) for m in whole["modes"]]
+    assert [(m["accuracy"], m["rel_err"]) for m in folder["modes"]] == [
+        (m["accuracy"], m["rel_err"]) for m in whole["modes"]
+    ]
 
 
 def test_mlir_model(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -105,14 +116,26 @@ def test_mlir_model(files: dict[str, Path], tmp_path: Path, capsys: pytest.Captu
 
     (tmp_path / "m.mlir").write_text(print_module(import_onnx(str(files["cnn"]), "x:8,1,8,8")))
     mlir = _eval(capsys, tmp_path / "m.mlir", files["cnn_data"], "--modes", "fp32,force_fp16", "--jobs", "1")
-    onnx_ = _eval(capsys, files["cnn"], files["cnn_data"], "--modes", "fp32,force_fp16", "--jobs", "1", "--batch-size", "8")
+    onnx_ = _eval(
+        capsys, files["cnn"], files["cnn_data"], "--modes", "fp32,force_fp16", "--jobs", "1", "--batch-size", "8"
+    )
     assert mlir["batch_size"] == 8
     assert [m["accuracy"] for m in mlir["modes"]] == [m["accuracy"] for m in onnx_["modes"]]
 
 
 def test_plot(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     png = tmp_path / "eval.png"
-    _eval(capsys, files["cnn"], files["cnn_data"], "--modes", "fp32,force_fp16,must_keep_origin_dtype", "--jobs", "1", "--plot", png)
+    _eval(
+        capsys,
+        files["cnn"],
+        files["cnn_data"],
+        "--modes",
+        "fp32,force_fp16,must_keep_origin_dtype",
+        "--jobs",
+        "1",
+        "--plot",
+        png,
+    )
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -177,9 +200,15 @@ def test_console_scripts(tool: str, files: dict[str, Path]) -> None:
 
     (script,) = [e for e in entry_points(group="console_scripts") if e.name == tool]
     assert script.value.startswith("ascend_mp.tools.entry:")
-    proc = subprocess.run([str(Path(sys.executable).parent / tool), str(files["cnn"]), str(files["cnn_data"]), "--batch-size", "0"],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "--batch-size expects a positive count" in proc.stderr
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / tool), str(files["cnn"]), str(files["cnn_data"]), "--batch-size", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (
+        proc.returncode == 2 and proc.stderr.count("\n") == 1 and "--batch-size expects a positive count" in proc.stderr
+    )
 
 
 def test_wrong_element_kind(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -188,7 +217,9 @@ def test_wrong_element_kind(files: dict[str, Path], tmp_path: Path, capsys: pyte
     assert code == 1 and "'x' holds int32, the model input is float32" in err
 
 
-def test_float64_data_is_rounded_to_the_input_dtype(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_float64_data_is_rounded_to_the_input_dtype(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = dict(np.load(files["cnn_data"]))
     np.savez(tmp_path / "d64.npz", x=data["x"].astype(np.float64), labels=data["labels"])
     wide = _eval(capsys, files["cnn"], tmp_path / "d64.npz", "--modes", "fp32", "--jobs", "1")

@@ -14,7 +14,11 @@ GOOD = """func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 """
 
-BAD_SHAPE = GOOD.replace("-> tensor<4xf32> {", "-> tensor<5xf32> {").replace("-> tensor<4xf32>\n", "-> tensor<5xf32>\n").replace("return %0 : tensor<4xf32>", "return %0 : tensor<5xf32>")
+BAD_SHAPE = (
+    GOOD.replace("-> tensor<4xf32> {", "-> tensor<5xf32> {")
+    .replace("-> tensor<4xf32>\n", "-> tensor<5xf32>\n")
+    .replace("return %0 : tensor<4xf32>", "return %0 : tensor<5xf32>")
+)
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -40,8 +44,17 @@ def test_prints_module(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 def test_help_lists_atc_flags_and_passes(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["--help"], capsys)
     assert code == 0
-    for flag in ("--precision_mode", "--precision_mode_v2", "--modify_mixlist", "--keep_dtype", "--customize_dtypes",
-                 "--soc_version", "--op_info", "--precision-report", "ascend-attach-caps"):
+    for flag in (
+        "--precision_mode",
+        "--precision_mode_v2",
+        "--modify_mixlist",
+        "--keep_dtype",
+        "--customize_dtypes",
+        "--soc_version",
+        "--op_info",
+        "--precision-report",
+        "ascend-attach-caps",
+    ):
         assert flag in out
 
 
@@ -64,7 +77,10 @@ def test_verify_error_names_op_location(tmp_path: Path, capsys: pytest.CaptureFi
     src.write_text(BAD_SHAPE)
     code, _, err = run([str(src)], capsys)
     assert code == 1
-    assert one_line_error(err) == f"ascend-opt: error: {src}:2:3: 'ascend.Relu' op expects the result shape to equal the operand shape"
+    assert (
+        one_line_error(err)
+        == f"ascend-opt: error: {src}:2:3: 'ascend.Relu' op expects the result shape to equal the operand shape"
+    )
 
 
 def test_unknown_pass_and_bad_pipeline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -128,7 +144,9 @@ def test_exit_codes_usage_2_error_1(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert run([str(src)], capsys)[0] == 1
 
 
-def test_keyboard_interrupt_exits_130_quietly(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_keyboard_interrupt_exits_130_quietly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ascend_mp.tools import ascend_opt
 
     def interrupted(self: object, prog: object) -> None:
@@ -194,13 +212,18 @@ def test_pass_option_integer_for_float_is_accepted() -> None:
     assert coerce_pass_options(PASSES, "ascend-precision{mode=force_fp16}") == "ascend-precision{mode=force_fp16}"
 
 
-@pytest.mark.parametrize(("pipeline", "message"), [
-    ("ascend-loss-scale{scale=big}", "pass 'ascend-loss-scale' option 'scale': expected float | None, got big"),
-    ("ascend-loss-scale{scale=1,2}", "pass 'ascend-loss-scale' option 'scale': expected float | None, got 1,2"),
-    ("ascend-precision{fast}", "pass 'ascend-precision' has no option 'fast' (options: mode, mode-v2,"),
-    ("ascend-precision{mode=fast}{", "invalid pass pipeline"),
-])
-def test_pass_option_errors_name_pass_and_option(pipeline: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("pipeline", "message"),
+    [
+        ("ascend-loss-scale{scale=big}", "pass 'ascend-loss-scale' option 'scale': expected float | None, got big"),
+        ("ascend-loss-scale{scale=1,2}", "pass 'ascend-loss-scale' option 'scale': expected float | None, got 1,2"),
+        ("ascend-precision{fast}", "pass 'ascend-precision' has no option 'fast' (options: mode, mode-v2,"),
+        ("ascend-precision{mode=fast}{", "invalid pass pipeline"),
+    ],
+)
+def test_pass_option_errors_name_pass_and_option(
+    pipeline: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     src = tmp_path / "m.mlir"
     src.write_text(GOOD)
     code, _, err = run([str(src), "-p", pipeline], capsys)
@@ -233,8 +256,12 @@ def test_ctrl_c_in_a_real_process_exits_130(tmp_path: Path) -> None:
     import time
 
     tool = Path(sys.executable).parent / "ascend-opt"
-    proc = subprocess.Popen([str(tool), "-o", str(tmp_path / "out.mlir")], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [str(tool), "-o", str(tmp_path / "out.mlir")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 60
         wchan = Path(f"/proc/{proc.pid}/wchan")
@@ -251,7 +278,9 @@ def test_ctrl_c_in_a_real_process_exits_130(tmp_path: Path) -> None:
     assert os.listdir(tmp_path) == []
 
 
-def test_readme_first_commands_work_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_readme_first_commands_work_as_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The README's first commands and Python snippet, run from a checkout root, with the shipped examples."""
     import re
     import shlex

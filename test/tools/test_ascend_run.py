@@ -83,7 +83,10 @@ def test_inputs_from_npy_and_npz(small: str, tmp_path: Path, capsys: pytest.Capt
     for spec in ("x", "%x", "0"):
         out = ok([small, "--input", f"{spec}={tmp_path / 'x.npy'}", "--inputs", str(tmp_path / "in.npz")], capsys)
         assert f"input %x: tensor<2x3xf32> sum=3.5000 min=-5.0000 max=6.5000 ({tmp_path / 'x.npy'})" in out
-        assert "result0: tensor<2x3xf32> sum=12.5000 min=0.0000 max=6.5000\n  [0.0000, 2.0000, 0.0000, 4.0000, 0.0000, 6.5000]" in out
+        assert (
+            "result0: tensor<2x3xf32> sum=12.5000 min=0.0000 max=6.5000\n  [0.0000, 2.0000, 0.0000, 4.0000, 0.0000, 6.5000]"
+            in out
+        )
         assert "result1: tensor<3xi32> sum=12 min=2 max=6\n  [2, 4, 6]" in out
     np.savez(tmp_path / "both.npz", arg0=x, **{"1": np.array([0, 0, 1], np.int32)})
     assert "[0, 0, 2]" in ok([small, "--inputs", str(tmp_path / "both.npz")], capsys)
@@ -101,13 +104,20 @@ def test_output_file_is_written_atomically(small: str, tmp_path: Path, capsys: p
 def test_print_memory_and_timing(capsys: pytest.CaptureFixture[str]) -> None:
     out = ok([MLP, "--print-memory", "--print-timing"], capsys)
     assert "peak memory: 87592 bytes of live tensors" in out
-    timing = out[out.index("time: "):].splitlines()
-    assert timing[0].endswith(" ms") and {line.split()[0] for line in timing[1:]} == {"MatMulV2", "BiasAdd", "Relu", "SoftmaxV2"}
+    timing = out[out.index("time: ") :].splitlines()
+    assert timing[0].endswith(" ms") and {line.split()[0] for line in timing[1:]} == {
+        "MatMulV2",
+        "BiasAdd",
+        "Relu",
+        "SoftmaxV2",
+    }
 
 
 def test_function_selection(small: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     np.save(tmp_path / "g.npy", np.ones((5, 2), np.float32))
-    assert ok([small, "--function", "@g", "--input", f"x={tmp_path / 'g.npy'}"], capsys).startswith("@g: 1 input, 1 output")
+    assert ok([small, "--function", "@g", "--input", f"x={tmp_path / 'g.npy'}"], capsys).startswith(
+        "@g: 1 input, 1 output"
+    )
     assert ok([small, "--function", "helper"], capsys).startswith("@helper: 1 input")  # private, but named
 
 
@@ -128,10 +138,12 @@ def test_precision_flags_run_the_pass(capsys: pytest.CaptureFixture[str]) -> Non
 def test_compare_modes_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
     main([str(EXAMPLES / "cnn.mlir"), "--compare-modes"])
     out = capsys.readouterr().out
-    table = out[out.index("mode "):].splitlines()
+    table = out[out.index("mode ") :].splitlines()
     assert table[0].split() == ["mode", "max_rel_err", "mean_rel_err", "peak_bytes", "low_ops", "casts"]
     rows = {line.split()[0]: line for line in table[2:]}
-    assert "error:" in rows["must_keep_origin_dtype"] and "cnn.mlir:3:3: Conv2D 'conv1'" in rows["must_keep_origin_dtype"]
+    assert (
+        "error:" in rows["must_keep_origin_dtype"] and "cnn.mlir:3:3: Conv2D 'conv1'" in rows["must_keep_origin_dtype"]
+    )
     assert len(rows["force_fp16"].split()) == 6
 
 
@@ -147,16 +159,25 @@ def test_ascend_run_does_not_import_xdsl_interpreters(small: str) -> None:
 
 
 def test_file_errors(small: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert error([str(tmp_path / "nope.mlir")], capsys) == f"{tmp_path / 'nope.mlir'}: cannot read file: No such file or directory"
+    assert (
+        error([str(tmp_path / "nope.mlir")], capsys)
+        == f"{tmp_path / 'nope.mlir'}: cannot read file: No such file or directory"
+    )
     bad = tmp_path / "bad.mlir"
     bad.write_text("func.func @f() {\n  %x = ascend.Relu\n}\n")
     assert error([str(bad)], capsys).startswith(f"{bad}:3:1: ")
     missing = tmp_path / "x.npy"
-    assert error([small, "--input", f"x={missing}"], capsys) == f"{missing}: cannot read file: No such file or directory"
+    assert (
+        error([small, "--input", f"x={missing}"], capsys) == f"{missing}: cannot read file: No such file or directory"
+    )
     (tmp_path / "junk.npy").write_text("not numpy")
-    assert error([small, "--input", f"x={tmp_path / 'junk.npy'}"], capsys).startswith(f"{tmp_path / 'junk.npy'}: not a .npy file")
+    assert error([small, "--input", f"x={tmp_path / 'junk.npy'}"], capsys).startswith(
+        f"{tmp_path / 'junk.npy'}: not a .npy file"
+    )
     assert error([small, "--inputs", str(tmp_path / "junk.npy")], capsys).startswith(f"{tmp_path / 'junk.npy'}: ")
-    assert error([small, "-o", str(tmp_path / "no" / "dir" / "out.npz")], capsys).startswith(f"{tmp_path / 'no' / 'dir' / 'out.npz'}: cannot write file")
+    assert error([small, "-o", str(tmp_path / "no" / "dir" / "out.npz")], capsys).startswith(
+        f"{tmp_path / 'no' / 'dir' / 'out.npz'}: cannot write file"
+    )
 
 
 def test_input_errors(small: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -176,14 +197,18 @@ def test_input_errors(small: str, tmp_path: Path, capsys: pytest.CaptureFixture[
     assert error([small, "--inputs", str(tmp_path / "extra.npz")], capsys) == (
         f"{tmp_path / 'extra.npz'}: 'bogus' names no argument (arguments: 0: %x, 1: %n)"
     )
-    assert error([small, "--function", "g"], capsys) == "argument 0 (%x) of @g has a dynamic shape; give it with --input"
+    assert (
+        error([small, "--function", "g"], capsys) == "argument 0 (%x) of @g has a dynamic shape; give it with --input"
+    )
 
 
 def test_usage_errors(small: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert error([small, "--bogus"], capsys) == "unrecognized arguments: --bogus"
     assert error([small, "--seed", "x"], capsys) == "argument --seed: expected an integer, got 'x'"
     assert error([small, "--seed", "-1"], capsys) == "argument --seed: expected an integer from 0 to 2**128-1, got -1"
-    assert error([small, "--precision_mode", "fast"], capsys).startswith("argument --precision_mode: invalid choice: 'fast'")
+    assert error([small, "--precision_mode", "fast"], capsys).startswith(
+        "argument --precision_mode: invalid choice: 'fast'"
+    )
     assert error([small, "--function", "nope"], capsys) == "unknown function @nope (functions: @f, @helper, @g)"
     assert error([small, "--compare-modes", "--precision_mode", "force_fp16"], capsys) == (
         "--compare-modes runs every precision mode; drop --precision_mode/--precision_mode_v2"
@@ -200,13 +225,17 @@ def test_empty_module_has_nothing_to_run(tmp_path: Path, capsys: pytest.CaptureF
 def test_precision_pass_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     message = error([str(EXAMPLES / "cnn.mlir"), "--precision_mode", "must_keep_origin_dtype"], capsys)
     assert message.startswith(f"{EXAMPLES / 'cnn.mlir'}:3:3: Conv2D 'conv1' has no kernel"), message
-    assert error([MLP, "--precision_mode", "force_fp16", "--modify_mixlist", str(tmp_path / "none.json")], capsys).startswith(str(tmp_path / "none.json"))
+    assert error(
+        [MLP, "--precision_mode", "force_fp16", "--modify_mixlist", str(tmp_path / "none.json")], capsys
+    ).startswith(str(tmp_path / "none.json"))
 
 
 def test_cli_entry_point(small: str) -> None:
     tool = Path(sys.executable).parent / "ascend-run"
     assert tool.exists(), "the ascend-run console script is not installed (pip install -e .)"
-    proc = subprocess.run([str(tool), small, "--function", "nope"], capture_output=True, text=True, env=dict(os.environ))
+    proc = subprocess.run(
+        [str(tool), small, "--function", "nope"], capture_output=True, text=True, env=dict(os.environ)
+    )
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr == "ascend-run: error: unknown function @nope (functions: @f, @helper, @g)\n"
 
@@ -246,11 +275,15 @@ def test_random_inputs_are_drawn_in_chunks_with_the_values_of_one_draw() -> None
         assert got.dtype == dtype and np.array_equal(got, reference(np.random.default_rng(5)))
 
 
-def test_huge_tensors_are_refused_before_allocating(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_huge_tensors_are_refused_before_allocating(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "m.mlir"
-    path.write_text("func.func @f(%x: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {\n"
-                    "  %0 = ascend.Relu %x : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>\n"
-                    "  func.return %0 : tensor<1024x1024xf32>\n}\n")
+    path.write_text(
+        "func.func @f(%x: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {\n"
+        "  %0 = ascend.Relu %x : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>\n"
+        "  func.return %0 : tensor<1024x1024xf32>\n}\n"
+    )
     monkeypatch.setenv("ASCEND_MP_MAX_TENSOR_BYTES", str(1 << 20))
     assert error([str(path)], capsys) == (
         f"{path}:1:1: argument 0 of @f (tensor<1024x1024xf32>) needs 4.2 MB (1048576 elements of 4 bytes); "
@@ -361,13 +394,17 @@ def test_npz_edge_cases(small: str, tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_recursion_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "r.mlir"
-    path.write_text("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
-                    "  %0 = func.call @f(%x) : (tensor<4xf32>) -> tensor<4xf32>\n"
-                    "  func.return %0 : tensor<4xf32>\n}\n")
+    path.write_text(
+        "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  %0 = func.call @f(%x) : (tensor<4xf32>) -> tensor<4xf32>\n"
+        "  func.return %0 : tensor<4xf32>\n}\n"
+    )
     assert error([str(path)], capsys) == f"{path}:2:3: recursive call (@f -> @f): recursion is not supported"
 
 
-def test_keyboard_interrupt_exits_130(small: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_keyboard_interrupt_exits_130(
+    small: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ascend_mp.interpreter.runner import Program
 
     def interrupted(*args: object, **kwargs: object) -> None:

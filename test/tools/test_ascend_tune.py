@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import onnx
@@ -26,12 +25,27 @@ def hot(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return root / "m.onnx", root / "d.npz"
 
 
-def _agreement_via_onnxruntime(model: Path, data: Path, tmp: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> tuple[float, onnx.ModelProto]:
+def _agreement_via_onnxruntime(
+    model: Path, data: Path, tmp: Path, capsys: pytest.CaptureFixture[str], *flags: str
+) -> tuple[float, onnx.ModelProto]:
     """Compile `model` with ascend-opt and `flags`, export it as ONNX, run it with onnxruntime: top-1 agreement with fp32.
 
     The plan is made at batch 1; the exported model keeps the graph's dynamic batch and runs the whole dataset."""
     out = tmp / f"out{len(list(tmp.iterdir()))}.onnx"
-    code, _, err = run_main(opt_main, [str(model), "--precision_mode=allow_mix_precision", "--input_shape=x:1,16", *flags, "--emit-onnx", str(out), "-o", str(tmp / "o.mlir")], capsys)
+    code, _, err = run_main(
+        opt_main,
+        [
+            str(model),
+            "--precision_mode=allow_mix_precision",
+            "--input_shape=x:1,16",
+            *flags,
+            "--emit-onnx",
+            str(out),
+            "-o",
+            str(tmp / "o.mlir"),
+        ],
+        capsys,
+    )
     assert code == 0, err
     x = dict(np.load(data))["x"]
     fp32 = ort_run(onnx.load(model), {"x": x})[0].argmax(-1)
@@ -55,16 +69,34 @@ def _rounded_to(model: onnx.ModelProto, node: str) -> set[int]:
 def _output_rounded_to_fp16(model: onnx.ModelProto, node: str) -> bool:
     """Whether node `node`'s result is rounded to fp16 (a Cast to fp16 takes it)."""
     out = next(n for n in model.graph.node if n.name == node).output[0]
-    return any(n.op_type == "Cast" and n.input[0] == out and n.attribute[0].i == TensorProto.FLOAT16 for n in model.graph.node)
+    return any(
+        n.op_type == "Cast" and n.input[0] == out and n.attribute[0].i == TensorProto.FLOAT16 for n in model.graph.node
+    )
 
 
-def test_tuned_files_meet_the_tolerance(hot: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_tuned_files_meet_the_tolerance(
+    hot: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     model, data = hot
     before, _ = _agreement_via_onnxruntime(model, data, tmp_path, capsys)
     assert before < 0.9  # allow_mix_precision breaks this model
     mixlist, keep, report = tmp_path / "mix.json", tmp_path / "keep.cfg", tmp_path / "report.json"
-    code, out, err = run_main(tune_main, [str(model), str(data), "--min-agreement", "0.99", "--mixlist", str(mixlist),
-                                          "--keep-dtype", str(keep), "--report", str(report)], capsys)
+    code, out, err = run_main(
+        tune_main,
+        [
+            str(model),
+            str(data),
+            "--min-agreement",
+            "0.99",
+            "--mixlist",
+            str(mixlist),
+            "--keep-dtype",
+            str(keep),
+            "--report",
+            str(report),
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert json.loads(mixlist.read_text()) == {"black-list": {"to-add": ["MatMulV2"]}}
     kept = keep.read_text().split()
@@ -90,9 +122,13 @@ def test_deterministic(hot: tuple[Path, Path], capsys: pytest.CaptureFixture[str
     assert runs[0] == runs[1]
 
 
-def test_unreachable_tolerance_says_so(hot: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unreachable_tolerance_says_so(
+    hot: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     keep = tmp_path / "keep.cfg"
-    code, out, err = run_main(tune_main, [str(hot[0]), str(hot[1]), "--max-rel-err", "1e-12", "--keep-dtype", str(keep)], capsys)
+    code, out, err = run_main(
+        tune_main, [str(hot[0]), str(hot[1]), "--max-rel-err", "1e-12", "--keep-dtype", str(keep)], capsys
+    )
     assert code == 1 and err.count("\n") == 1 and "not reachable" in err
     assert not keep.exists()
 
@@ -127,8 +163,20 @@ def test_subset_result_is_checked_on_the_whole_dataset(tmp_path: Path, capsys: p
     outcomes = []
     for seed in range(3):
         keep = tmp_path / f"keep{seed}.cfg"
-        code, out, err = run_main(tune_main, [str(tmp_path / "m.onnx"), str(tmp_path / "d.npz"), "--samples", "1", "--seed", str(seed),
-                                              "--keep-dtype", str(keep)], capsys)
+        code, out, err = run_main(
+            tune_main,
+            [
+                str(tmp_path / "m.onnx"),
+                str(tmp_path / "d.npz"),
+                "--samples",
+                "1",
+                "--seed",
+                str(seed),
+                "--keep-dtype",
+                str(keep),
+            ],
+            capsys,
+        )
         outcomes.append(code)
         if code == 1:
             assert "miss the tolerance on the whole dataset" in err and err.count("\n") == 1 and not keep.exists()

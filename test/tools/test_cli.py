@@ -25,6 +25,7 @@ def test_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
     def raising(e: BaseException):  # noqa: ANN202
         def body() -> None:
             raise e
+
         return body
 
     assert status(lambda: None) == 0

@@ -25,8 +25,12 @@ FP32_SPREAD = 1e-6
 """Where a mode runs everything in fp32, onnxruntime and the interpreter differ by float32 summation order only."""
 
 CASES = [
-    ("force_fp16", "ascend910"), ("allow_mix_precision", "ascend910"), ("cube_fp16in_fp32out", "ascend910"),
-    ("force_fp32", "ascend910"), ("allow_mix_precision_bf16", "ascend910b"), ("allow_fp32_to_bf16", "ascend910b"),
+    ("force_fp16", "ascend910"),
+    ("allow_mix_precision", "ascend910"),
+    ("cube_fp16in_fp32out", "ascend910"),
+    ("force_fp32", "ascend910"),
+    ("allow_mix_precision_bf16", "ascend910b"),
+    ("allow_fp32_to_bf16", "ascend910b"),
 ]
 
 
@@ -61,11 +65,17 @@ def _consts(decided: object) -> dict[str, str]:
     from ascend_mp.dialects.ascend import ConstOp
     from ascend_mp.dtypes import tensor_dtype
 
-    return {op.node_name.data: str(tensor_dtype(op.results[0].type)) for op in decided.walk()  # pyright: ignore
-            if isinstance(op, ConstOp) and op.node_name is not None}
+    return {
+        op.node_name.data: str(tensor_dtype(op.results[0].type))
+        for op in decided.walk()  # pyright: ignore
+        if isinstance(op, ConstOp) and op.node_name is not None
+    }
 
 
-@pytest.mark.parametrize("mode,soc", [("force_fp16", "ascend910"), ("cube_fp16in_fp32out", "ascend910"), ("allow_mix_precision_bf16", "ascend910b")])
+@pytest.mark.parametrize(
+    "mode,soc",
+    [("force_fp16", "ascend910"), ("cube_fp16in_fp32out", "ascend910"), ("allow_mix_precision_bf16", "ascend910b")],
+)
 def test_initializers_stored_in_the_decided_dtype(models: dict[str, onnx.ModelProto], mode: str, soc: str) -> None:
     model = models["cnn"]
     decided = precision_rewritten(import_onnx(model), mode, soc=soc)
@@ -104,17 +114,26 @@ def test_ort_cpu_kernel_table(dtype: str, op_type: str, tmp_path: Path) -> None:
     low = {"f16": TensorProto.FLOAT16, "bf16": TensorProto.BFLOAT16}[dtype]
     n_in = 2 if op_type in ("Concat", "Max", "Min") else 1
     attrs = {"axis": 0} if op_type == "Concat" else {"to": low} if op_type == "Cast" else {}
-    nodes = [helper.make_node("Cast", ["x"], ["b"], to=low),
-             helper.make_node(op_type, ["b"] * n_in, ["y"], **attrs), helper.make_node("Cast", ["y"], ["z"], to=TensorProto.FLOAT)]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-                              [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)])
+    nodes = [
+        helper.make_node("Cast", ["x"], ["b"], to=low),
+        helper.make_node(op_type, ["b"] * n_in, ["y"], **attrs),
+        helper.make_node("Cast", ["y"], ["z"], to=TensorProto.FLOAT),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 9
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.optimized_model_filepath = str(tmp_path / "seen.onnx")
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    assert sum(n.op_type == "Cast" for n in onnx.load(tmp_path / "seen.onnx").graph.node) <= sum(n.op_type == "Cast" for n in nodes)
+    assert sum(n.op_type == "Cast" for n in onnx.load(tmp_path / "seen.onnx").graph.node) <= sum(
+        n.op_type == "Cast" for n in nodes
+    )
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     (z,) = session.run(None, {"x": x})
     expected = {"Transpose": x.T, "Flatten": x, "Concat": np.concatenate([x, x])}.get(op_type, x)
@@ -135,7 +154,9 @@ def test_ort_reproduces_fp16_overflow() -> None:
     assert np.array_equal(broken, ~np.isfinite(theirs).all(axis=1))
     native = export_onnx(model, decided, target="native")
     mm = next(n for n in native.graph.node if n.name == "mm1")
-    assert all(n.op_type != "Cast" or n.output[0] not in mm.input for n in native.graph.node)  # fp16 MatMul, no emulation
+    assert all(
+        n.op_type != "Cast" or n.output[0] not in mm.input for n in native.graph.node
+    )  # fp16 MatMul, no emulation
 
 
 # --------------------------------------------------------------------------------------
@@ -143,10 +164,14 @@ def test_ort_reproduces_fp16_overflow() -> None:
 # --------------------------------------------------------------------------------------
 
 
-def test_cli_writes_the_model(tmp_path: Path, models: dict[str, onnx.ModelProto], capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_writes_the_model(
+    tmp_path: Path, models: dict[str, onnx.ModelProto], capsys: pytest.CaptureFixture[str]
+) -> None:
     src, out, mlir = tmp_path / "m.onnx", tmp_path / "out.onnx", tmp_path / "out.mlir"
     onnx.save(models["cnn"], src)
-    code, _, err = run_main(opt_main, [str(src), "--precision_mode=allow_mix_precision", "--emit-onnx", str(out), "-o", str(mlir)], capsys)
+    code, _, err = run_main(
+        opt_main, [str(src), "--precision_mode=allow_mix_precision", "--emit-onnx", str(out), "-o", str(mlir)], capsys
+    )
     assert code == 0, err
     assert mlir.read_text().startswith("builtin.module") or "func.func" in mlir.read_text()
     x = dataset(models["cnn"], 8)["x"]
@@ -169,28 +194,49 @@ def test_cli_bf16_needs_opset_13(tmp_path: Path, capsys: pytest.CaptureFixture[s
     """bf16 Casts do not exist before opset 13: one line, exit 1, nothing written."""
     src, out, mlir = tmp_path / "m.onnx", tmp_path / "out.onnx", tmp_path / "out.mlir"
     onnx.save(mlp(batch=4, opset=11), src)
-    code, _, err = run_main(opt_main, [str(src), "--precision_mode=allow_mix_precision_bf16", "--soc_version=ascend910b",
-                                       "--emit-onnx", str(out), "-o", str(mlir)], capsys)
+    code, _, err = run_main(
+        opt_main,
+        [
+            str(src),
+            "--precision_mode=allow_mix_precision_bf16",
+            "--soc_version=ascend910b",
+            "--emit-onnx",
+            str(out),
+            "-o",
+            str(mlir),
+        ],
+        capsys,
+    )
     assert code == 1 and err.count("\n") == 1
     assert "opset 11" in err and "bf16" in err and str(src) in err
     assert not out.exists() and not mlir.exists()
 
 
-def test_cli_missing_output_folder(tmp_path: Path, models: dict[str, onnx.ModelProto], capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_missing_output_folder(
+    tmp_path: Path, models: dict[str, onnx.ModelProto], capsys: pytest.CaptureFixture[str]
+) -> None:
     src = tmp_path / "m.onnx"
     onnx.save(models["mlp"], src)
-    code, _, err = run_main(opt_main, [str(src), "--precision_mode=force_fp16", "--emit-onnx", str(tmp_path / "no" / "o.onnx")], capsys)
+    code, _, err = run_main(
+        opt_main, [str(src), "--precision_mode=force_fp16", "--emit-onnx", str(tmp_path / "no" / "o.onnx")], capsys
+    )
     assert code == 1 and err.count("\n") == 1 and "no such directory" in err
 
 
 def test_local_functions_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A model with local functions imports (they are inlined) but cannot be written back node for node."""
-    fn = helper.make_function("local", "Twice", ["a"], ["b"], [helper.make_node("Add", ["a", "a"], ["b"])],
-                              [helper.make_opsetid("", 17)])
-    graph = helper.make_graph([helper.make_node("Twice", ["x"], ["y"], name="twice", domain="local")], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
-    model = helper.make_model(graph, functions=[fn], opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
+    fn = helper.make_function(
+        "local", "Twice", ["a"], ["b"], [helper.make_node("Add", ["a", "a"], ["b"])], [helper.make_opsetid("", 17)]
+    )
+    graph = helper.make_graph(
+        [helper.make_node("Twice", ["x"], ["y"], name="twice", domain="local")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+    )
+    model = helper.make_model(
+        graph, functions=[fn], opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]
+    )
     model.ir_version = 9
     src, out = tmp_path / "f.onnx", tmp_path / "out.onnx"
     onnx.save(model, src)
@@ -203,13 +249,24 @@ def test_inputs_the_plan_does_not_mention() -> None:
     """Clip's bounds are read as constants by the importer (no ascend operand): they follow the node's dtype,
     which the schema ties to the output's (type T); Reshape's int64 shape is left alone."""
     rng = np.random.default_rng(0)
-    inits = {"w": rng.normal(0, 1, (8, 8)).astype(np.float32), "lo": np.array(-0.5, np.float32),
-             "hi": np.array(0.5, np.float32), "shape": np.array([1, 1, 4, 16], np.int64)}
-    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="mm"), helper.make_node("Clip", ["m", "lo", "hi"], ["c"], name="clip"),
-             helper.make_node("Reshape", ["c", "shape"], ["y"], name="reshape")]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 4, 16])],
-                              [onnx.numpy_helper.from_array(v, k) for k, v in inits.items()])
+    inits = {
+        "w": rng.normal(0, 1, (8, 8)).astype(np.float32),
+        "lo": np.array(-0.5, np.float32),
+        "hi": np.array(0.5, np.float32),
+        "shape": np.array([1, 1, 4, 16], np.int64),
+    }
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["m"], name="mm"),
+        helper.make_node("Clip", ["m", "lo", "hi"], ["c"], name="clip"),
+        helper.make_node("Reshape", ["c", "shape"], ["y"], name="reshape"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 4, 16])],
+        [onnx.numpy_helper.from_array(v, k) for k, v in inits.items()],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 9
     x = rng.normal(0, 1, (8, 8)).astype(np.float32)
@@ -222,14 +279,22 @@ def test_inputs_the_plan_does_not_mention() -> None:
         exported = export_onnx(model, decided, target=target)
         assert relative_errors(ort_run(exported, {"x": x}), ours)[0] <= 2 * envelope
     clip = next(n for n in exported.graph.node if n.name == "clip")
-    assert {i.name: i.data_type for i in exported.graph.initializer}["lo"] == TensorProto.FLOAT16 or clip.input[1] != "lo"
+    assert {i.name: i.data_type for i in exported.graph.initializer}["lo"] == TensorProto.FLOAT16 or clip.input[
+        1
+    ] != "lo"
 
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "onnx"
 
 
-@pytest.mark.parametrize("mode,soc", [("allow_mix_precision", "ascend910"), ("cube_fp16in_fp32out", "ascend910"),
-                                      ("allow_mix_precision_bf16", "ascend910b")])
+@pytest.mark.parametrize(
+    "mode,soc",
+    [
+        ("allow_mix_precision", "ascend910"),
+        ("cube_fp16in_fp32out", "ascend910"),
+        ("allow_mix_precision_bf16", "ascend910b"),
+    ],
+)
 @pytest.mark.parametrize("name", ["mlp.dynamo", "lenet.legacy"])
 def test_torch_exports(name: str, mode: str, soc: str) -> None:
     """The committed torch exports (both exporters' styles: Constant nodes, Gemm, Conv, Tanh, pooling)."""

@@ -19,7 +19,10 @@ def test_ctrl_c_while_a_tool_imports_exits_130_quietly(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     proc = subprocess.run(
         [sys.executable, "-c", "from ascend_mp.tools.entry import launch; launch('slow_tool')"],
-        capture_output=True, text=True, env=env, timeout=60,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
     )
     assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "")
 
@@ -31,7 +34,10 @@ def test_the_tool_runs_with_pythons_sigint_handler_restored(tmp_path: Path) -> N
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     proc = subprocess.run(
         [sys.executable, "-c", "from ascend_mp.tools.entry import launch; launch('quick_tool')"],
-        capture_output=True, text=True, env=env, timeout=60,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
     )
     assert (proc.returncode, proc.stdout.strip()) == (0, "True"), proc.stderr
 

@@ -102,7 +102,9 @@ def _prepare(case: dict[str, Any], tmp: Path) -> dict[str, bytes]:
 
 def check_case(case: dict[str, Any], tmp: Path, files: dict[str, bytes], result: Result) -> None:
     expected = case.get("exit", 1)
-    assert result.returncode == expected, f"exit {result.returncode}, expected {expected}; stderr: {result.stderr[:300]}"
+    assert result.returncode == expected, (
+        f"exit {result.returncode}, expected {expected}; stderr: {result.stderr[:300]}"
+    )
     assert "Traceback" not in result.stderr, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr[:2000]
@@ -126,8 +128,19 @@ def test_corpus_covers_every_tool_and_input_kind() -> None:
     tools = {c["tool"] for c in CASES}
     assert tools >= {"ascend-opt", "ascend-run", "ascend-train"}, tools
     flags = " ".join(a for c in CASES for a in c["args"])
-    for kind in ("--modify_mixlist", "--keep_dtype", "--customize_dtypes", "--op_info", "op-info=", "--precision-report",
-                 "--precision_mode_v2", "--input", "--inputs", "--resume", "--out"):
+    for kind in (
+        "--modify_mixlist",
+        "--keep_dtype",
+        "--customize_dtypes",
+        "--op_info",
+        "op-info=",
+        "--precision-report",
+        "--precision_mode_v2",
+        "--input",
+        "--inputs",
+        "--resume",
+        "--out",
+    ):
         assert kind in flags, f"no case gives {kind}"
     assert {c.get("exit", 1) for c in CASES} >= {1, 2}, "the corpus has no usage error (exit 2)"
     assert sum(1 for c in CASES if c.get("subprocess")) >= 3, "keep a few cases that run the real console scripts"

@@ -84,15 +84,29 @@ CASES: list[tuple[str, str, Callable[[str], list[str]]]] = [
     ("ascend-run", "model.mlir", lambda p: [p]),
     ("ascend-run", "x.npy", lambda p: [str(INPUTS / "good.mlir"), "--input", f"0={p}"]),
     ("ascend-run", "x.npz", lambda p: [str(INPUTS / "good.mlir"), "--inputs", p]),
-    ("ascend-opt", "to_float.txt", lambda p: [str(INPUTS / "good.mlir"), "--precision_mode", "allow_mix_precision", "--to_float", p]),
-    ("ascend-opt", "keep.txt", lambda p: [str(INPUTS / "good.mlir"), "--precision_mode", "allow_mix_precision", "--keep_dtype", p]),
+    (
+        "ascend-opt",
+        "to_float.txt",
+        lambda p: [str(INPUTS / "good.mlir"), "--precision_mode", "allow_mix_precision", "--to_float", p],
+    ),
+    (
+        "ascend-opt",
+        "keep.txt",
+        lambda p: [str(INPUTS / "good.mlir"), "--precision_mode", "allow_mix_precision", "--keep_dtype", p],
+    ),
     ("ascend-opt", "mode.ini", lambda p: [str(INPUTS / "good.mlir"), "--op_precision_mode", p]),
-    ("ascend-opt", "mixlist.json", lambda p: [str(INPUTS / "good.mlir"), "--precision_mode", "allow_mix_precision", "--modify_mixlist", p]),
+    (
+        "ascend-opt",
+        "mixlist.json",
+        lambda p: [str(INPUTS / "good.mlir"), "--precision_mode", "allow_mix_precision", "--modify_mixlist", p],
+    ),
 ]
 
 
 @pytest.mark.parametrize(("tool", "name", "argv"), CASES, ids=[f"{t}-{n}" for t, n, _ in CASES])
-def test_a_pipe_without_writer_is_one_line(tool: str, name: str, argv: Callable[[str], list[str]], tmp_path: Path) -> None:
+def test_a_pipe_without_writer_is_one_line(
+    tool: str, name: str, argv: Callable[[str], list[str]], tmp_path: Path
+) -> None:
     path = fifo(tmp_path, name)
     one_error(call(tool, argv(str(path))), tool, str(path), NO_WRITER)
 
@@ -106,7 +120,9 @@ def test_op_info_pipe_is_refused(tmp_path: Path) -> None:
 
 def test_resume_from_a_pipe_is_refused(tmp_path: Path) -> None:
     path = fifo(tmp_path, "checkpoint.npz")
-    one_error(call("ascend-train", ["--resume", str(path), "--epochs", "1"]), "ascend-train", str(path), "not a regular file")
+    one_error(
+        call("ascend-train", ["--resume", str(path), "--epochs", "1"]), "ascend-train", str(path), "not a regular file"
+    )
 
 
 def test_a_pipe_with_a_writer_is_read(tmp_path: Path) -> None:
@@ -118,7 +134,9 @@ def test_a_pipe_with_a_writer_is_read(tmp_path: Path) -> None:
     assert "func.func" in result.stdout
     keep = fifo(tmp_path, "keep.txt")
     feed = writer(keep, b"# nothing kept\n")
-    result = call("ascend-opt", [str(INPUTS / "good.mlir"), "--precision_mode", "allow_mix_precision", "--keep_dtype", str(keep)])
+    result = call(
+        "ascend-opt", [str(INPUTS / "good.mlir"), "--precision_mode", "allow_mix_precision", "--keep_dtype", str(keep)]
+    )
     feed.join(DEADLINE)
     assert result.returncode == 0, result.stderr
 
@@ -133,16 +151,20 @@ def test_dash_reads_standard_input() -> None:
 # A named pipe as an output: written through when read, one line when nobody reads
 # --------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("tool", ["ascend-opt", "ascend-run"])
 def test_output_pipe_without_reader_is_one_line(tool: str, tmp_path: Path) -> None:
     out = fifo(tmp_path, "out")
-    one_error(call(tool, [str(INPUTS / "good.mlir"), "-o", str(out)]), tool, str(out), "named pipe that no process reads")
+    one_error(
+        call(tool, [str(INPUTS / "good.mlir"), "-o", str(out)]), tool, str(out), "named pipe that no process reads"
+    )
     assert os.path.exists(out) and not out.is_file()  # still the pipe, never replaced
 
 
 # --------------------------------------------------------------------------------------
 # Devices and size limits
 # --------------------------------------------------------------------------------------
+
 
 def test_onnx_symlink_to_a_device_is_refused(tmp_path: Path) -> None:
     link = tmp_path / "zero.onnx"
@@ -152,13 +174,17 @@ def test_onnx_symlink_to_a_device_is_refused(tmp_path: Path) -> None:
 
 
 def test_to_float_device_is_refused() -> None:
-    result = call("ascend-opt", [str(INPUTS / "good.mlir"), "--precision_mode", "allow_mix_precision", "--to_float", "/dev/zero"])
+    result = call(
+        "ascend-opt", [str(INPUTS / "good.mlir"), "--precision_mode", "allow_mix_precision", "--to_float", "/dev/zero"]
+    )
     one_error(result, "ascend-opt", "/dev/zero", "device")
 
 
 def test_input_over_the_limit_is_refused_before_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASCEND_MP_MAX_TENSOR_BYTES", "100")
-    one_error(call("ascend-opt", [str(INPUTS / "good.mlir")]), "ascend-opt", "good.mlir", "more than the limit of 100 bytes")
+    one_error(
+        call("ascend-opt", [str(INPUTS / "good.mlir")]), "ascend-opt", "good.mlir", "more than the limit of 100 bytes"
+    )
 
 
 def test_endless_pipe_is_cut_at_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -174,12 +200,16 @@ def test_endless_pipe_is_cut_at_the_limit(tmp_path: Path, monkeypatch: pytest.Mo
 # Zip bombs: refused from the headers, for --inputs and --resume alike
 # --------------------------------------------------------------------------------------
 
+
 def _bomb(path: Path, nbytes: int) -> None:
     import zipfile
 
     from numpy.lib import format as npy
 
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z, z.open("param_0.npy", "w", force_zip64=True) as m:
+    with (
+        zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z,
+        z.open("param_0.npy", "w", force_zip64=True) as m,
+    ):
         npy.write_array(m, np.zeros(nbytes // 4, np.float32))
 
 
@@ -208,12 +238,23 @@ def test_zip_bomb_refused_from_its_headers(tool: str, tmp_path: Path, monkeypatc
 # Outputs are committed only when all are good, devices included
 # --------------------------------------------------------------------------------------
 
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
 def test_a_failing_device_output_changes_no_other_output(tmp_path: Path) -> None:
     out = tmp_path / "out.mlir"
     out.write_text("precious\n")
-    result = call("ascend-opt", [str(INPUTS / "good.mlir"), "--precision_mode", "force_fp16",
-                                 "--precision-report", "/dev/full", "-o", str(out)])
+    result = call(
+        "ascend-opt",
+        [
+            str(INPUTS / "good.mlir"),
+            "--precision_mode",
+            "force_fp16",
+            "--precision-report",
+            "/dev/full",
+            "-o",
+            str(out),
+        ],
+    )
     one_error(result, "ascend-opt", "/dev/full", "No space left on device")
     assert out.read_text() == "precious\n"
     assert [p.name for p in tmp_path.iterdir()] == ["out.mlir"]
@@ -222,6 +263,7 @@ def test_a_failing_device_output_changes_no_other_output(tmp_path: Path) -> None
 # --------------------------------------------------------------------------------------
 # Long chains (no deep recursion) and output names that must read back
 # --------------------------------------------------------------------------------------
+
 
 def _chain(n: int) -> str:
     lines = ["func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {"]
@@ -240,8 +282,17 @@ def test_policy_views_of_a_long_chain(tmp_path: Path) -> None:
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(300)  # a copy that recursed along the chain would need a frame per op
     try:
-        result = call("ascend-opt", [str(src), "--compare-policies", "--precision-dot", str(tmp_path / "g.dot"),
-                                     "--precision_mode", "allow_mix_precision"])
+        result = call(
+            "ascend-opt",
+            [
+                str(src),
+                "--compare-policies",
+                "--precision-dot",
+                str(tmp_path / "g.dot"),
+                "--precision_mode",
+                "allow_mix_precision",
+            ],
+        )
     finally:
         sys.setrecursionlimit(limit)
     assert result.returncode == 0, result.stderr
@@ -254,8 +305,12 @@ def test_output_names_that_are_not_plain_npz_members(tmp_path: Path) -> None:
 
     names = ["file", "allow_pickle", "../../evil", "ok"]
     nodes = [helper.make_node("Relu", ["x"], [n], name=f"n{i}") for i, n in enumerate(names)]
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
-                          [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in names])
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in names],
+    )
     path = tmp_path / "m.onnx"
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
     x = tmp_path / "x.npy"
@@ -274,6 +329,7 @@ def test_output_names_that_are_not_plain_npz_members(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------------------
 # Determinism: blob names depend only on the module printed
 # --------------------------------------------------------------------------------------
+
 
 def _opt_text(argv: list[str]) -> str:
     """ascend-opt's output in this process, without a fresh blob store (blobs of earlier runs stay)."""
@@ -299,10 +355,13 @@ def test_the_same_input_prints_the_same_text_in_one_process(tmp_path: Path) -> N
 
     paths = []
     for value in (1.0, 2.0):  # the same names, other bytes: the process-wide store renames the second
-        g = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"], name="a")], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])],
-                              [numpy_helper.from_array(np.full((4, 8), value, np.float32), "w")])
+        g = helper.make_graph(
+            [helper.make_node("Add", ["x", "w"], ["y"], name="a")],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])],
+            [numpy_helper.from_array(np.full((4, 8), value, np.float32), "w")],
+        )
         paths.append(tmp_path / f"m{value:g}.onnx")
         onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(paths[-1]))
     with isolated_store():

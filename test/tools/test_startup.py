@@ -37,7 +37,9 @@ def test_mlir_input_does_not_import_onnx(tmp_path: Path, tool: str, shows: str) 
     # A fresh interpreter: the test process itself may have imported onnx already.
     src = tmp_path / "m.mlir"
     src.write_text(GOOD)
-    script = _NO_ONNX.replace("ascend_opt", tool).replace("ascend-opt", tool.replace("_", "-")).replace("ascend.Relu", shows)
+    script = (
+        _NO_ONNX.replace("ascend_opt", tool).replace("ascend-opt", tool.replace("_", "-")).replace("ascend.Relu", shows)
+    )
     done = subprocess.run([sys.executable, "-c", script, str(src)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
 
@@ -89,14 +91,17 @@ def _count_verifies(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
-@pytest.mark.parametrize(("passes", "verifies"), [
-    ([], 1),  # the input only
-    (["--precision_mode=force_fp16"], 1),  # the project's own pass: the input only
-    (["-p", "ascend-attach-caps,ascend-precision{mode=force_fp16}"], 1),
-    (["-p", "canonicalize"], 2),  # another pass: the input and its output
-    (["-p", "ascend-precision{mode=force_fp16},canonicalize"], 2),  # the output of canonicalize
-    (["-p", "canonicalize", "--disable-verify"], 0),
-])
+@pytest.mark.parametrize(
+    ("passes", "verifies"),
+    [
+        ([], 1),  # the input only
+        (["--precision_mode=force_fp16"], 1),  # the project's own pass: the input only
+        (["-p", "ascend-attach-caps,ascend-precision{mode=force_fp16}"], 1),
+        (["-p", "canonicalize"], 2),  # another pass: the input and its output
+        (["-p", "ascend-precision{mode=force_fp16},canonicalize"], 2),  # the output of canonicalize
+        (["-p", "canonicalize", "--disable-verify"], 0),
+    ],
+)
 def test_verifies_input_and_after_passes_from_outside_the_project(
     passes: list[str], verifies: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -112,7 +117,9 @@ def test_invalid_ir_from_a_foreign_pass_is_reported(tmp_path: Path) -> None:
     src = tmp_path / "m.mlir"
     src.write_text(GOOD)
     with pytest.raises(AscendError, match=r"m\.mlir:2:\d+: .*property 'padding' is not defined"):
-        _Main(args=[str(src), "-p", "ascend-precision{mode=force_fp16},test-break-relu", "-o", str(tmp_path / "o.mlir")]).run()
+        _Main(
+            args=[str(src), "-p", "ascend-precision{mode=force_fp16},test-break-relu", "-o", str(tmp_path / "o.mlir")]
+        ).run()
     assert not (tmp_path / "o.mlir").exists()
 
 
@@ -167,15 +174,18 @@ def test_fast_path_builds_what_the_general_parser_builds(monkeypatch: pytest.Mon
     assert "fast.mlir:8:3" in fast  # locations of fast-parsed ops
 
 
-@pytest.mark.parametrize("line", [
-    "%1 = ascend.Relu %0 : (tensor<4xf16>) -> tensor<4xf32>",  # operand type differs from its definition
-    "%1 = ascend.Relu %9 : (tensor<4xf32>) -> tensor<4xf32>",  # undefined value
-    "%0 = ascend.Relu %x : (tensor<4xf32>) -> tensor<4xf32>",  # redefinition
-    "%1 = ascend.Relu %0, %0 : (tensor<4xf32>) -> tensor<4xf32>",  # counts differ
-    "%1 = ascend.Relu %0, %0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>",  # too many operands
-    "%1 = ascend.MatMulV2 %0 : (tensor<4xf32>) -> tensor<4xf32>",  # too few
-    "%1 = ascend.Nope %0 : (tensor<4xf32>) -> tensor<4xf32>",  # unknown op
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "%1 = ascend.Relu %0 : (tensor<4xf16>) -> tensor<4xf32>",  # operand type differs from its definition
+        "%1 = ascend.Relu %9 : (tensor<4xf32>) -> tensor<4xf32>",  # undefined value
+        "%0 = ascend.Relu %x : (tensor<4xf32>) -> tensor<4xf32>",  # redefinition
+        "%1 = ascend.Relu %0, %0 : (tensor<4xf32>) -> tensor<4xf32>",  # counts differ
+        "%1 = ascend.Relu %0, %0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>",  # too many operands
+        "%1 = ascend.MatMulV2 %0 : (tensor<4xf32>) -> tensor<4xf32>",  # too few
+        "%1 = ascend.Nope %0 : (tensor<4xf32>) -> tensor<4xf32>",  # unknown op
+    ],
+)
 def test_fast_path_errors_are_the_general_parsers(line: str, monkeypatch: pytest.MonkeyPatch) -> None:
     text = f"""func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {{
   %0 = ascend.Relu %x : (tensor<4xf32>) -> tensor<4xf32>

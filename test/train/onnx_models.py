@@ -7,11 +7,20 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
-def _model(nodes: list[onnx.NodeProto], inp: str, in_shape: list[object], inits: dict[str, np.ndarray], outputs: list[str], opset: int = 17) -> onnx.ModelProto:
+def _model(
+    nodes: list[onnx.NodeProto],
+    inp: str,
+    in_shape: list[object],
+    inits: dict[str, np.ndarray],
+    outputs: list[str],
+    opset: int = 17,
+) -> onnx.ModelProto:
     ins = [helper.make_tensor_value_info(inp, TensorProto.FLOAT, in_shape)]
     outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, ["N", None]) for o in outputs]
     init = [numpy_helper.from_array(np.asarray(a), n) for n, a in inits.items()]
-    model = helper.make_model(helper.make_graph(nodes, "net", ins, outs, init), opset_imports=[helper.make_opsetid("", opset)])
+    model = helper.make_model(
+        helper.make_graph(nodes, "net", ins, outs, init), opset_imports=[helper.make_opsetid("", opset)]
+    )
     model.ir_version = min(model.ir_version, 10)
     onnx.checker.check_model(model)
     return model
@@ -23,17 +32,26 @@ def cnn(seed: int = 0) -> onnx.ModelProto:
     r = np.random.default_rng(seed)
     f32 = np.float32
     inits = {
-        "conv_w": (r.normal(0, 0.5, (4, 1, 3, 3))).astype(f32), "conv_b": np.zeros(4, f32),
-        "bn_scale": np.ones(4, f32), "bn_bias": np.zeros(4, f32), "bn_mean": np.zeros(4, f32), "bn_var": np.ones(4, f32),
+        "conv_w": (r.normal(0, 0.5, (4, 1, 3, 3))).astype(f32),
+        "conv_b": np.zeros(4, f32),
+        "bn_scale": np.ones(4, f32),
+        "bn_bias": np.zeros(4, f32),
+        "bn_mean": np.zeros(4, f32),
+        "bn_var": np.ones(4, f32),
         "dw_w": (r.normal(0, 0.5, (4, 1, 3, 3))).astype(f32),
-        "fc_w": (r.normal(0, 0.5, (10, 4))).astype(f32), "fc_b": np.zeros(10, f32),
+        "fc_w": (r.normal(0, 0.5, (10, 4))).astype(f32),
+        "fc_b": np.zeros(10, f32),
     }
     nodes = [
         helper.make_node("Conv", ["image", "conv_w", "conv_b"], ["c1"], name="conv", pads=[1, 1, 1, 1]),
-        helper.make_node("BatchNormalization", ["c1", "bn_scale", "bn_bias", "bn_mean", "bn_var"], ["b1"], name="bn", momentum=0.8),
+        helper.make_node(
+            "BatchNormalization", ["c1", "bn_scale", "bn_bias", "bn_mean", "bn_var"], ["b1"], name="bn", momentum=0.8
+        ),
         helper.make_node("Relu", ["b1"], ["r1"], name="relu"),
         helper.make_node("Conv", ["r1", "dw_w"], ["d1"], name="dw", group=4, pads=[1, 1, 1, 1]),
-        helper.make_node("MaxPool", ["d1"], ["p1"], name="pool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node(
+            "MaxPool", ["d1"], ["p1"], name="pool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]
+        ),
         helper.make_node("GlobalAveragePool", ["p1"], ["g1"], name="gap"),
         helper.make_node("Flatten", ["g1"], ["f1"], name="flat"),
         helper.make_node("Gemm", ["f1", "fc_w", "fc_b"], ["logits"], name="fc", transB=1),
@@ -48,10 +66,15 @@ def attention_mlp(seed: int = 0) -> onnx.ModelProto:
     r = np.random.default_rng(seed)
     f32 = np.float32
     inits = {
-        "shape": np.array([0, 8, 8], np.int64), "w_in": r.normal(0, 0.3, (8, 16)).astype(f32),
-        "ln_g": np.ones(16, f32), "ln_b": np.zeros(16, f32),
-        "rsqrt2": np.array(1 / np.sqrt(2), f32), "one": np.array(1.0, f32), "half": np.array(0.5, f32),
-        "fc_w": r.normal(0, 0.3, (16, 10)).astype(f32), "fc_b": np.zeros(10, f32),
+        "shape": np.array([0, 8, 8], np.int64),
+        "w_in": r.normal(0, 0.3, (8, 16)).astype(f32),
+        "ln_g": np.ones(16, f32),
+        "ln_b": np.zeros(16, f32),
+        "rsqrt2": np.array(1 / np.sqrt(2), f32),
+        "one": np.array(1.0, f32),
+        "half": np.array(0.5, f32),
+        "fc_w": r.normal(0, 0.3, (16, 10)).astype(f32),
+        "fc_b": np.zeros(10, f32),
     }
     nodes = [
         helper.make_node("Reshape", ["x", "shape"], ["t"], name="reshape"),
@@ -85,7 +108,9 @@ def embedding_bag(vocab: int = 12, dim: int = 6, classes: int = 3, seed: int = 0
     ins = [helper.make_tensor_value_info("ids", TensorProto.INT64, ["N", 5])]
     outs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])]
     init = [numpy_helper.from_array(a, n) for n, a in inits.items()]
-    model = helper.make_model(helper.make_graph(nodes, "bag", ins, outs, init), opset_imports=[helper.make_opsetid("", 17)])
+    model = helper.make_model(
+        helper.make_graph(nodes, "bag", ins, outs, init), opset_imports=[helper.make_opsetid("", 17)]
+    )
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model

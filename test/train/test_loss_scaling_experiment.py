@@ -21,4 +21,6 @@ def test_the_loss_is_divided_and_kept_fp32() -> None:
     usual = Program.from_module(mlp().forward_module(4), reference=True).run("forward", *params, x, labels)[0]
     assert float(small) == float(usual) / 2.0**16
     text = str(model.forward_module(4))
-    assert "ascend.RealDiv" in text and text.count("keep_dtype") >= 4  # the loss, its mean, the division and its constant
+    assert (
+        "ascend.RealDiv" in text and text.count("keep_dtype") >= 4
+    )  # the loss, its mean, the division and its constant

@@ -44,7 +44,13 @@ def ort(model: onnx.ModelProto | str | Path, x: np.ndarray, outputs: list[str] |
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("onnx_training")
     digits = load_digits(image=True)
-    out = {"cnn": d / "cnn.onnx", "att": d / "att.onnx", "img": d / "img.npz", "img_val": d / "img_val.npz", "flat": d / "flat.npz"}
+    out = {
+        "cnn": d / "cnn.onnx",
+        "att": d / "att.onnx",
+        "img": d / "img.npz",
+        "img_val": d / "img_val.npz",
+        "flat": d / "flat.npz",
+    }
     onnx.save(onnx_models.cnn(), out["cnn"])
     onnx.save(onnx_models.attention_mlp(), out["att"])
     np.savez(out["img"], x=digits.x_train[:96], y=digits.y_train[:96])
@@ -73,7 +79,9 @@ def test_parameters_are_the_float_initializers(files: dict[str, Path]) -> None:
     assert dw.shape == (3, 3, 4, 1)  # trained in the depthwise layout, written back as ONNX's [C*M, 1, KH, KW]
     assert model.frozen == []
     text = str(model.forward_module(4))
-    assert "ascend.BatchNorm " in text and "ascend.BNInfer" in text  # batch statistics in @forward, running ones in @predict
+    assert (
+        "ascend.BatchNorm " in text and "ascend.BNInfer" in text
+    )  # batch statistics in @forward, running ones in @predict
 
 
 def test_gradient_of_an_imported_model_matches_finite_differences(files: dict[str, Path]) -> None:
@@ -85,7 +93,10 @@ def test_gradient_of_an_imported_model_matches_finite_differences(files: dict[st
     differentiate(module)
     prog = Program.from_module(module, reference=True)
     rng = np.random.default_rng(0)
-    params = [p.astype(np.float64) + (rng.normal(0, 0.1, p.shape) if q.role == "weight" else 0) for p, q in zip(model.init_params(), model.params)]
+    params = [
+        p.astype(np.float64) + (rng.normal(0, 0.1, p.shape) if q.role == "weight" else 0)
+        for p, q in zip(model.init_params(), model.params)
+    ]
     x = rng.normal(size=(3, 1, 8, 8))
     labels = np.eye(10)[[1, 4, 7]]
     _, *grads = prog.run("forward_grad", *params, x, labels)
@@ -103,7 +114,9 @@ def test_gradient_of_an_imported_model_matches_finite_differences(files: dict[st
 
 
 @pytest.mark.parametrize("name", ["cnn", "att"])
-def test_saved_model_runs_in_onnxruntime_as_the_interpreter_predicts(files: dict[str, Path], tmp_path: Path, name: str) -> None:
+def test_saved_model_runs_in_onnxruntime_as_the_interpreter_predicts(
+    files: dict[str, Path], tmp_path: Path, name: str
+) -> None:
     """Train under allow_mix_precision with dynamic scaling, write the ONNX model back: onnxruntime's
     logits equal the interpreter's fp32 @predict with the trained parameters within 1e-4."""
     model = OnnxModel(files[name], batch=16)
@@ -160,14 +173,20 @@ def test_load_npz_splits_and_reads_named_inputs(tmp_path: Path) -> None:
     np.testing.assert_array_equal(d.y_train, d.x_train[:, 0].astype(int) // 2 % 3)  # labels stay with their examples
     assert len(load_npz(str(tmp_path / "a.npz")).x_test) == 2  # 0.1 by default
     np.savez(tmp_path / "b.npz", image=x, labels=y)
-    assert load_npz(str(tmp_path / "b.npz"), val=str(tmp_path / "a.npz"), input_name="image", num_classes=4).num_classes == 4
+    assert (
+        load_npz(str(tmp_path / "b.npz"), val=str(tmp_path / "a.npz"), input_name="image", num_classes=4).num_classes
+        == 4
+    )
 
 
 @pytest.mark.parametrize(
     ("arrays", "message"),
     [
         ({"a": np.zeros((4, 2))}, "expected arrays 'x' and 'y'; the file holds a"),
-        ({"x": np.zeros((4, 2)), "y": np.zeros(4)}, "'y' must hold one integer class per example (shape (4,)), got float64 of shape (4,)"),
+        (
+            {"x": np.zeros((4, 2)), "y": np.zeros(4)},
+            "'y' must hold one integer class per example (shape (4,)), got float64 of shape (4,)",
+        ),
         ({"x": np.zeros((4, 2)), "y": np.zeros(3, int)}, "'y' must hold one integer class per example (shape (4,))"),
         ({"x": np.zeros(4), "y": np.zeros(4, int)}, "'x' must be a numeric array of examples (rank >= 2)"),
         ({"x": np.full((4, 2), np.nan), "y": np.zeros(4, int)}, "'x' holds non-finite values"),
@@ -196,7 +215,9 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
     return code, out, err
 
 
-def test_cli_trains_an_onnx_model_and_saves_it(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_trains_an_onnx_model_and_saves_it(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     saved = tmp_path / "trained.onnx"
     code, out, err = run_cli(capsys, "--model", str(files["cnn"]), "--data", str(files["img"]), "--val", str(files["img_val"]),
                              "--batch", "16", "--epochs", "1", "--precision_mode", "allow_mix_precision", "--save-onnx", str(saved), "-q")  # fmt: skip
@@ -207,10 +228,25 @@ def test_cli_trains_an_onnx_model_and_saves_it(files: dict[str, Path], tmp_path:
 
 
 def test_cli_trains_builder_models_on_npz_data(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(capsys, "--model", "mlp", "--data", str(files["img"]), "--batch", "16", "--epochs", "1", "-q")  # images, flattened
+    code, out, err = run_cli(
+        capsys, "--model", "mlp", "--data", str(files["img"]), "--batch", "16", "--epochs", "1", "-q"
+    )  # images, flattened
     assert code == 0, err
     assert "model mlp, " in out
-    code, out, err = run_cli(capsys, "--model", "cnn", "--data", str(files["img"]), "--val-split", "0.2", "--batch", "16", "--epochs", "1", "-q")
+    code, out, err = run_cli(
+        capsys,
+        "--model",
+        "cnn",
+        "--data",
+        str(files["img"]),
+        "--val-split",
+        "0.2",
+        "--batch",
+        "16",
+        "--epochs",
+        "1",
+        "-q",
+    )
     assert code == 0, err
     assert "model cnn, " in out
 
@@ -221,33 +257,67 @@ def test_cli_trains_builder_models_on_npz_data(files: dict[str, Path], capsys: p
         (["--model", "net.pb"], "argument --model: expected mlp, cnn or a model file ending in .onnx, got 'net.pb'", 2),
         (["--model", "{cnn}"], "--model {cnn} needs --data NPZ (its training data)", 2),
         (["--val-split", "0.2"], "--val-split needs --data", 2),
-        (["--data", "{img}", "--val", "{img_val}", "--val-split", "0.2"], "--val and --val-split exclude each other", 2),
+        (
+            ["--data", "{img}", "--val", "{img_val}", "--val-split", "0.2"],
+            "--val and --val-split exclude each other",
+            2,
+        ),
         (["--val-split", "1.5", "--data", "{img}"], "argument --val-split: must be in (0, 1), got 1.5", 2),
         (["--save-onnx", "out.onnx"], "--save-onnx needs --model FILE.onnx", 2),
         (["--output", "logits"], "--output needs --model FILE.onnx", 2),
-        (["--model", "{cnn}", "--data", "{img}", "--output", "nope"], "--output: 'nope' is not an output of {cnn} (outputs: logits, probs)", 1),
-        (["--model", "{cnn}", "--data", "{flat}"], "{cnn}: input 'image' takes examples of shape (1, 8, 8), the data has (64,)", 1),
+        (
+            ["--model", "{cnn}", "--data", "{img}", "--output", "nope"],
+            "--output: 'nope' is not an output of {cnn} (outputs: logits, probs)",
+            1,
+        ),
+        (
+            ["--model", "{cnn}", "--data", "{flat}"],
+            "{cnn}: input 'image' takes examples of shape (1, 8, 8), the data has (64,)",
+            1,
+        ),
         (["--model", "{missing}", "--data", "{img}"], "{missing}: no such file", 1),
-        (["--model", "cnn", "--data", "{flat}"], "--model cnn takes (C, H, W) examples with H, W >= 2, the data has (64,)", 1),
+        (
+            ["--model", "cnn", "--data", "{flat}"],
+            "--model cnn takes (C, H, W) examples with H, W >= 2, the data has (64,)",
+            1,
+        ),
         (["--data", "{missing}"], "{missing}: no such file", 1),
     ],
 )
-def test_cli_errors_are_one_line(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str, status: int) -> None:
+def test_cli_errors_are_one_line(
+    files: dict[str, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    message: str,
+    status: int,
+) -> None:
     names = {k: str(v) for k, v in files.items()} | {"missing": str(tmp_path / "missing.onnx")}
     code, _, err = run_cli(capsys, *(a.format(**names) for a in args), "--epochs", "1", "-q")
     assert code == status
     assert err == f"ascend-train: error: {message.format(**names)}\n"
 
 
-def test_labels_beyond_the_models_classes_are_refused(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_labels_beyond_the_models_classes_are_refused(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     np.savez(tmp_path / "many.npz", x=np.zeros((20, 1, 8, 8), np.float32), y=np.arange(20))
     code, _, err = run_cli(capsys, "--model", str(files["cnn"]), "--data", str(tmp_path / "many.npz"), "-q")
-    assert code == 1 and err == f"ascend-train: error: {tmp_path / 'many.npz'}: the labels go up to class 19, {files['cnn']} gives 10 classes\n"
+    assert (
+        code == 1
+        and err
+        == f"ascend-train: error: {tmp_path / 'many.npz'}: the labels go up to class 19, {files['cnn']} gives 10 classes\n"
+    )
 
 
 def test_models_with_several_inputs_are_refused(tmp_path: Path) -> None:
     ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in ("a", "b")]
-    g = helper.make_graph([helper.make_node("Add", ["a", "b"], ["y"])], "two", ins, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    g = helper.make_graph(
+        [helper.make_node("Add", ["a", "b"], ["y"])],
+        "two",
+        ins,
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+    )
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "two.onnx")
     with pytest.raises(AscendError, match=r"two.onnx: training needs a model with one input, this one has 2 \(a, b\)"):
         OnnxModel(tmp_path / "two.onnx", batch=2)
@@ -273,4 +343,8 @@ def test_an_embedding_model_trains_on_token_ids(tmp_path: Path, capsys: pytest.C
     assert not np.allclose(before, after)
     np.savez(tmp_path / "floats.npz", ids=ids.astype(np.float32), labels=y)
     code, _, err = run_cli(capsys, "--model", str(tmp_path / "bag.onnx"), "--data", str(tmp_path / "floats.npz"), "-q")
-    assert code == 1 and err == f"ascend-train: error: {tmp_path / 'floats.npz'}: {tmp_path / 'bag.onnx'} takes i64 inputs, the data holds float32\n"
+    assert (
+        code == 1
+        and err
+        == f"ascend-train: error: {tmp_path / 'floats.npz'}: {tmp_path / 'bag.onnx'} takes i64 inputs, the data holds float32\n"
+    )

@@ -15,7 +15,15 @@ import pytest
 from ascend_mp.errors import AscendError
 from ascend_mp.ir import print_module
 from ascend_mp.tools.ascend_train import main as cli
-from ascend_mp.train import TrainConfig, accuracy_comparison, compile_training, demo, load_digits, train, underflow_stats
+from ascend_mp.train import (
+    TrainConfig,
+    accuracy_comparison,
+    compile_training,
+    demo,
+    load_digits,
+    train,
+    underflow_stats,
+)
 from ascend_mp.train import trainer as trainer_mod
 
 SMALL = {"subset": 128, "epochs": 2, "batch": 32, "precision_mode": "allow_mix_precision"}
@@ -74,7 +82,13 @@ def test_smoke_run_writes_history_plot_and_checkpoint(tmp_path: Path) -> None:
     # the effective configuration: every default resolved
     config = history["config"]
     assert (config["model"], config["reduced_dtype"], config["preset"]) == ("mlp", "fp16", "pytorch")
-    assert (config["init_scale"], config["growth_factor"], config["backoff_factor"], config["growth_interval"], config["min_scale"]) == (65536.0, 2.0, 0.5, 2000, 0.0)
+    assert (
+        config["init_scale"],
+        config["growth_factor"],
+        config["backoff_factor"],
+        config["growth_interval"],
+        config["min_scale"],
+    ) == (65536.0, 2.0, 0.5, 2000, 0.0)
     assert config["drop_overflow_update"] is True and config["lr"] == 0.02
     assert (tmp_path / "loss_scale.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with np.load(tmp_path / "checkpoint.npz") as ck:
@@ -168,7 +182,10 @@ def test_warns_without_loss_scaling(caplog: pytest.LogCaptureFixture) -> None:
         (small(lr=float("inf")), "ascend-loss-scale: lr must be > 0 and finite, got inf"),
         (small(lr=float("nan")), "ascend-loss-scale: lr must be > 0 and finite, got nan"),
         (small(init_scale=1e39), "ascend-loss-scale: init-scale must be a positive finite float32 number, got 1e\\+39"),
-        (small(loss_scale="fixed", scale=float("inf")), "ascend-loss-scale: scale must be a positive finite float32 number, got inf"),
+        (
+            small(loss_scale="fixed", scale=float("inf")),
+            "ascend-loss-scale: scale must be a positive finite float32 number, got inf",
+        ),
         (small(growth_factor=float("inf")), "ascend-loss-scale: growth-factor must be > 1 and finite, got inf"),
         (small(min_scale=float("inf")), "ascend-loss-scale: min-scale must be >= 0 and finite, got inf"),
         (small(momentum=float("nan")), "ascend-loss-scale: momentum must be in \\[0, 1\\), got nan"),
@@ -203,7 +220,9 @@ def test_default_mode_is_canns_and_is_printed(capsys: pytest.CaptureFixture[str]
     assert TrainConfig().precision_mode == "allow_fp32_to_fp16"
     code, out, _ = run_cli(capsys, "--subset", "64", "--epochs", "1")
     assert code == 0
-    assert out.startswith("precision mode: allow_fp32_to_fp16 (the default: CANN's for training)\nprecision allow_fp32_to_fp16:")
+    assert out.startswith(
+        "precision mode: allow_fp32_to_fp16 (the default: CANN's for training)\nprecision allow_fp32_to_fp16:"
+    )
     # the default mode finds an fp32 kernel for every op of the MLP: it reduces nothing and says so
     assert re.search(r"model mlp, allow_fp32_to_fp16 \(nothing reduced: all \d+ ops fp32\)", out)
     assert re.search(r"precision allow_fp32_to_fp16: nothing reduced, all \d+ ops keep fp32", out)
@@ -215,13 +234,35 @@ def test_default_mode_is_canns_and_is_printed(capsys: pytest.CaptureFixture[str]
 
 
 def test_cli_trains_quietly_without_a_tty(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(capsys, "--subset", "96", "--epochs", "1", "--out", str(tmp_path / "run"), "--precision_mode", "allow_mix_precision")
+    code, out, err = run_cli(
+        capsys,
+        "--subset",
+        "96",
+        "--epochs",
+        "1",
+        "--out",
+        str(tmp_path / "run"),
+        "--precision_mode",
+        "allow_mix_precision",
+    )
     assert code == 0
     assert "precision allow_mix_precision:" in out and "test accuracy" in out and "wrote" in out
     assert "it/s" not in err  # no progress bar when stderr is not a terminal
     assert err.startswith("ascend-train: info: epoch 1/1: loss ") and len(err.strip().splitlines()) == 1
     assert (tmp_path / "run" / "history.json").exists()
-    code, out, err = run_cli(capsys, "--subset", "96", "--epochs", "2", "--out", str(tmp_path / "run"), "--resume", "-q", "--precision_mode", "allow_mix_precision")
+    code, out, err = run_cli(
+        capsys,
+        "--subset",
+        "96",
+        "--epochs",
+        "2",
+        "--out",
+        str(tmp_path / "run"),
+        "--resume",
+        "-q",
+        "--precision_mode",
+        "allow_mix_precision",
+    )
     assert code == 0 and err == "" and "steps 6" in out
 
 
@@ -245,7 +286,9 @@ def test_cli_trains_quietly_without_a_tty(tmp_path: Path, capsys: pytest.Capture
         (["--resume", "/nonexistent/ck.npz"], "/nonexistent/ck.npz: no checkpoint to resume from", 1),
     ],
 )
-def test_cli_errors_are_one_line(capsys: pytest.CaptureFixture[str], args: list[str], message: str, status: int) -> None:
+def test_cli_errors_are_one_line(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str, status: int
+) -> None:
     code, out, err = run_cli(capsys, *args)
     assert code == status
     lines = err.strip().splitlines()
@@ -254,9 +297,23 @@ def test_cli_errors_are_one_line(capsys: pytest.CaptureFixture[str], args: list[
 
 
 def test_cli_warning_line(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run_cli(capsys, "--subset", "64", "--epochs", "1", "--loss-scale", "none", "-q", "--precision_mode", "allow_mix_precision")
+    code, _, err = run_cli(
+        capsys,
+        "--subset",
+        "64",
+        "--epochs",
+        "1",
+        "--loss-scale",
+        "none",
+        "-q",
+        "--precision_mode",
+        "allow_mix_precision",
+    )
     assert code == 0
-    assert err.strip() == "ascend-train: warning: training with allow_mix_precision and no loss scaling: small fp16 gradients flush to zero (use --loss-scale dynamic)"
+    assert (
+        err.strip()
+        == "ascend-train: warning: training with allow_mix_precision and no loss scaling: small fp16 gradients flush to zero (use --loss-scale dynamic)"
+    )
 
 
 def test_demo_and_accuracy_comparison(capsys: pytest.CaptureFixture[str]) -> None:

@@ -58,7 +58,9 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
 
 
 def test_diverged_run_stops_with_a_message_and_writes_every_output(tmp_path: Path) -> None:
-    result = train(cfg(precision_mode=None, loss_scale="none", lr=3e38, epochs=3), out_dir=tmp_path, progress=False, model=tiny())
+    result = train(
+        cfg(precision_mode=None, loss_scale="none", lr=3e38, epochs=3), out_dir=tmp_path, progress=False, model=tiny()
+    )
     assert result.diverged is not None and "the parameters are no longer finite after step" in result.diverged
     assert result.steps < 3 * 4  # stopped early
     history = strict_json((tmp_path / "history.json").read_text())
@@ -75,15 +77,39 @@ def test_diverged_run_keeps_the_last_finite_checkpoint(tmp_path: Path) -> None:
     train(cfg(precision_mode=None, loss_scale="none"), out_dir=tmp_path, progress=False, model=tiny())
     good = (tmp_path / "checkpoint.npz").read_bytes()
     # resume with a learning rate that blows up: the epoch-1 checkpoint must stay as it was
-    result = train(cfg(precision_mode=None, loss_scale="none", lr=3e38, epochs=3), out_dir=tmp_path, resume=True, progress=False, model=tiny())
+    result = train(
+        cfg(precision_mode=None, loss_scale="none", lr=3e38, epochs=3),
+        out_dir=tmp_path,
+        resume=True,
+        progress=False,
+        model=tiny(),
+    )
     assert result.diverged is not None
     assert (tmp_path / "checkpoint.npz").read_bytes() == good
 
 
 def test_cli_diverged_run_exits_1_after_writing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(capsys, "--precision_mode", "none", "--loss-scale", "none", "--lr", "3e38", "--subset", "64", "--epochs", "2", "-q", "--out", str(tmp_path))
+    code, out, err = run_cli(
+        capsys,
+        "--precision_mode",
+        "none",
+        "--loss-scale",
+        "none",
+        "--lr",
+        "3e38",
+        "--subset",
+        "64",
+        "--epochs",
+        "2",
+        "-q",
+        "--out",
+        str(tmp_path),
+    )
     assert code == 1
-    assert err.startswith("ascend-train: error: training diverged: the parameters are no longer finite") and err.count("\n") == 1
+    assert (
+        err.startswith("ascend-train: error: training diverged: the parameters are no longer finite")
+        and err.count("\n") == 1
+    )
     assert "(history and plot written)" in err and "diverged:" in out
     assert strict_json((tmp_path / "history.json").read_text())["diverged"]
 
@@ -111,7 +137,9 @@ def _always_overflowing() -> Dataset:
     return Dataset(np.full_like(data.x_train, np.inf), data.y_train, data.x_test, data.y_test)
 
 
-def test_loss_scale_collapse_warns_and_says_so(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_loss_scale_collapse_warns_and_says_so(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(trainer_mod, "COLLAPSE_WARN", 6)
     with caplog.at_level(logging.WARNING, logger="ascend_mp"):
         result = train(cfg(epochs=2), progress=False, data=_always_overflowing(), model=tiny())
@@ -127,7 +155,11 @@ def test_loss_scale_collapse_stops_the_run_as_mindspore_does(tmp_path: Path, mon
     monkeypatch.setattr(trainer_mod, "COLLAPSE_WARN", 3)
     monkeypatch.setattr(trainer_mod, "COLLAPSE_STOP", 10)
     result = train(cfg(epochs=5), out_dir=tmp_path, progress=False, data=_always_overflowing(), model=tiny())
-    assert result.steps == 10 and result.diverged is not None and "the loss scale collapsed: 10 consecutive overflow steps" in result.diverged
+    assert (
+        result.steps == 10
+        and result.diverged is not None
+        and "the loss scale collapsed: 10 consecutive overflow steps" in result.diverged
+    )
     assert strict_json((tmp_path / "history.json").read_text())["diverged"]["step"] == 10
 
 
@@ -173,21 +205,52 @@ def _damaged(checkpoint: Path, tmp_path: Path, **changes: Any) -> Path:
         ({"step": 2**40}, "checkpoint field 'step' must be in [0, 2147483647], got 1099511627776"),
         ({"good_steps": -3}, "checkpoint field 'good_steps' must be in [0, 2147483647], got -3"),
         ({"loss_scale": [1.0, 2.0]}, "checkpoint field 'loss_scale' must be a float scalar, got float64 of shape (2,)"),
-        ({"loss_scale": np.float32("nan")}, "checkpoint field 'loss_scale' must be a positive finite float32 number, got nan"),
-        ({"loss_scale": np.float32(0)}, "checkpoint field 'loss_scale' must be a positive finite float32 number, got 0.0"),
-        ({"param_0": np.zeros((3, 3), np.float32)}, "checkpoint field 'param_0' (dense_0_w) has shape (3, 3), expected (64, 10)"),
-        ({"param_1": np.full(10, np.nan, np.float32)}, "checkpoint field 'param_1' (dense_0_b) holds non-finite values"),
+        (
+            {"loss_scale": np.float32("nan")},
+            "checkpoint field 'loss_scale' must be a positive finite float32 number, got nan",
+        ),
+        (
+            {"loss_scale": np.float32(0)},
+            "checkpoint field 'loss_scale' must be a positive finite float32 number, got 0.0",
+        ),
+        (
+            {"param_0": np.zeros((3, 3), np.float32)},
+            "checkpoint field 'param_0' (dense_0_w) has shape (3, 3), expected (64, 10)",
+        ),
+        (
+            {"param_1": np.full(10, np.nan, np.float32)},
+            "checkpoint field 'param_1' (dense_0_b) holds non-finite values",
+        ),
         ({"param_1": np.zeros(10, np.int32)}, "checkpoint field 'param_1' (dense_0_b) must hold floats, got int32"),
         ({"slot_0": np.zeros(2, np.float32)}, "checkpoint field 'slot_0' (zeros:0) has shape (2,), expected (64, 10)"),
         ({"slot_0": None}, "not a readable ascend-train checkpoint (field 'slot_0' is missing)"),
         ({"history": json.dumps([1, 2])}, "checkpoint field 'history' must be a JSON object, got list"),
-        ({"history": "{not json"}, "checkpoint field 'history' is not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
-        ({"history": json.dumps({"steps": {"loss": [1.0], "scale": [], "skipped": []}, "epochs": [], "underflow": {"samples": []}})}, "checkpoint field 'history' has 'steps' lists of different lengths"),
-        ({"history": json.dumps({"steps": {"loss": [], "scale": [], "skipped": []}, "epochs": [], "underflow": {"samples": []}})}, "checkpoint field 'history' records 0 epochs, but the checkpoint is at epoch 1"),
+        (
+            {"history": "{not json"},
+            "checkpoint field 'history' is not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))",
+        ),
+        (
+            {
+                "history": json.dumps(
+                    {"steps": {"loss": [1.0], "scale": [], "skipped": []}, "epochs": [], "underflow": {"samples": []}}
+                )
+            },
+            "checkpoint field 'history' has 'steps' lists of different lengths",
+        ),
+        (
+            {
+                "history": json.dumps(
+                    {"steps": {"loss": [], "scale": [], "skipped": []}, "epochs": [], "underflow": {"samples": []}}
+                )
+            },
+            "checkpoint field 'history' records 0 epochs, but the checkpoint is at epoch 1",
+        ),
         ({"meta": np.zeros(3)}, "checkpoint field 'meta' must be a JSON string, got float64 of shape (3,)"),
     ],
 )
-def test_damaged_checkpoint_fields_are_named(checkpoint: Path, tmp_path: Path, changes: dict[str, Any], message: str) -> None:
+def test_damaged_checkpoint_fields_are_named(
+    checkpoint: Path, tmp_path: Path, changes: dict[str, Any], message: str
+) -> None:
     path = _damaged(checkpoint, tmp_path, **changes)
     with pytest.raises(AscendError) as info:
         train(cfg(epochs=2), resume=path, progress=False, model=tiny())
@@ -207,7 +270,11 @@ def test_cli_damaged_checkpoint_exits_1(checkpoint: Path, tmp_path: Path, capsys
     path = tmp_path / "truncated.npz"
     path.write_bytes(checkpoint.read_bytes()[:300])
     code, _, err = run_cli(capsys, "--resume", str(path), "--subset", "64", "-q")
-    assert code == 1 and err.startswith(f"ascend-train: error: {path}: not a readable ascend-train checkpoint") and err.count("\n") == 1
+    assert (
+        code == 1
+        and err.startswith(f"ascend-train: error: {path}: not a readable ascend-train checkpoint")
+        and err.count("\n") == 1
+    )
 
 
 def test_damaged_checkpoint_leaves_nothing_changed(checkpoint: Path, tmp_path: Path) -> None:
@@ -292,7 +359,9 @@ def test_ctrl_c_exits_130_quietly(capsys: pytest.CaptureFixture[str], monkeypatc
     assert code == 130 and err == "" and out == ""
 
 
-def test_sigterm_exits_143_and_leaves_no_temporary_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sigterm_exits_143_and_leaves_no_temporary_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import signal
 
     real = trainer_mod.write_history
@@ -318,12 +387,16 @@ def test_custom_models_are_first_class(tmp_path: Path) -> None:
     # a model built for the 8x8 images trains on them
     from ascend_mp.builder import Conv2D, Flatten
 
-    cnn = Sequential([Conv2D(1, 4, 3, pad=1), Relu(), Flatten(), Dense(4 * 8 * 8, 10)], input_shape=(1, 8, 8), name="conv4")
+    cnn = Sequential(
+        [Conv2D(1, 4, 3, pad=1), Relu(), Flatten(), Dense(4 * 8 * 8, 10)], input_shape=(1, 8, 8), name="conv4"
+    )
     assert train(cfg(), progress=False, model=cnn).model_name == "conv4"
 
 
 def test_custom_model_with_the_wrong_input_is_one_line() -> None:
-    with pytest.raises(AscendError, match=r"model 'odd' takes inputs of shape \(32,\); digits are \(64,\) or \(1, 8, 8\)"):
+    with pytest.raises(
+        AscendError, match=r"model 'odd' takes inputs of shape \(32,\); digits are \(64,\) or \(1, 8, 8\)"
+    ):
         train(cfg(), progress=False, model=Sequential([Dense(32, 10)], name="odd"))
 
 
@@ -342,7 +415,13 @@ def test_plot_panels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = load_digits(subset=64)
     x = data.x_train.copy()
     x[:2] = np.float32(3e38)  # the batches holding these two examples overflow
-    result = train(cfg(epochs=2), out_dir=tmp_path, progress=False, model=tiny(), data=Dataset(x, data.y_train, data.x_test, data.y_test))
+    result = train(
+        cfg(epochs=2),
+        out_dir=tmp_path,
+        progress=False,
+        model=tiny(),
+        data=Dataset(x, data.y_train, data.x_test, data.y_test),
+    )
     (fig,) = figures
     loss_ax, scale_ax, acc_ax = fig.axes
     assert loss_ax.get_yscale() == "log" and scale_ax.get_yscale() == "log"
@@ -352,7 +431,7 @@ def test_plot_panels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     marks = next(c for c in loss_ax.collections if "skipped" in c.get_label())
     losses = [float(v) for v in steps["loss"]]
     finite = [v for v in losses if np.isfinite(v) and v > 0]
-    for (sx, sy) in marks.get_offsets():
+    for sx, sy in marks.get_offsets():
         want = losses[int(sx) - 1]
         assert sy == pytest.approx(want if np.isfinite(want) and want > 0 else max(finite))  # at its loss, not at 0
     initial = next(c for c in scale_ax.collections if "initial scale" in c.get_label())
@@ -360,19 +439,29 @@ def test_plot_panels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     overflow = next(c for c in scale_ax.collections if c.get_label() == "overflow")
     assert [int(p[0]) for p in overflow.get_offsets()] == skipped
     (line,) = acc_ax.get_lines()
-    assert line.get_xdata().tolist() == [4, 8] and line.get_ydata().tolist() == [100 * e["test_accuracy"] for e in result.history["epochs"]]
+    assert line.get_xdata().tolist() == [4, 8] and line.get_ydata().tolist() == [
+        100 * e["test_accuracy"] for e in result.history["epochs"]
+    ]
 
 
 def test_bf16_runs_say_bf16() -> None:
     """bf16 runs name bf16, never fp16; on Ascend 910 (no bf16 kernels) the mode reduces nothing and says so."""
     config = cfg(precision_mode="allow_mix_precision_bf16", loss_scale="none")
     compiled = compile_training(config, tiny())
-    assert re.match(r"precision allow_mix_precision_bf16: nothing reduced, all \d+ ops keep fp32", report_summary(compiled.report))
+    assert re.match(
+        r"precision allow_mix_precision_bf16: nothing reduced, all \d+ ops keep fp32", report_summary(compiled.report)
+    )
     summary = train(config, progress=False, compiled=compiled).summary()
-    assert re.search(r"allow_mix_precision_bf16 \(nothing reduced: all \d+ ops fp32\)", summary) and "fp16" not in summary
+    assert (
+        re.search(r"allow_mix_precision_bf16 \(nothing reduced: all \d+ ops fp32\)", summary) and "fp16" not in summary
+    )
     config = cfg(precision_mode="allow_mix_precision_bf16", loss_scale="none", soc="ascend910b")
     compiled = compile_training(config, tiny())
     assert "reduced to bf16" in report_summary(compiled.report)
     result = train(config, progress=False, compiled=compiled)
     summary = result.summary()
-    assert re.search(r"allow_mix_precision_bf16 \(\d+ of \d+ ops in bf16\)", summary) and "bf16 underflow" in summary and "fp16" not in summary
+    assert (
+        re.search(r"allow_mix_precision_bf16 \(\d+ of \d+ ops in bf16\)", summary)
+        and "bf16 underflow" in summary
+        and "fp16" not in summary
+    )
