@@ -84,7 +84,7 @@ def value_array(value: Attribute, type_: TensorType) -> np.ndarray[Any, Any]:
     assert isinstance(value, DenseIntOrFPElementsAttr)
     dtype = NUMPY[tensor_dtype(type_) or "f32"]
     shape = tuple(type_.get_shape())
-    values = np.asarray(value.get_values(), dtype)  # pyright: ignore[reportUnknownMemberType]
+    values = np.asarray(value.get_values(), dtype)
     return np.broadcast_to(values.reshape(()), shape) if values.size == 1 else values.reshape(shape)
 
 

@@ -83,11 +83,11 @@ def lower_to_text(module: ModuleOp) -> str:
 
 def _iree_compile() -> str:
     try:
-        from iree.compiler.tools.binaries import find_tool  # pyright: ignore[reportMissingImports, reportUnknownVariableType]
+        from iree.compiler.tools.binaries import find_tool  # pyright: ignore[reportMissingImports]
     except ImportError:
         _versions()
         raise IreeError("IREE's compiler package is not importable") from None
-    return str(find_tool("iree-compile"))  # pyright: ignore[reportUnknownArgumentType]
+    return str(find_tool("iree-compile"))
 
 
 def compile_text(text: str, device: str = "cpu", cuda_target: str = CUDA_TARGET, cpu_target: str = "host") -> bytes:

@@ -135,7 +135,7 @@ def _load_external(model: onnx.ModelProto, base: str | None, label: str) -> None
     folder, not a symlink; then the offset, the length and the size) with one-line errors."""
     from onnx import external_data_helper as ext
 
-    tensors = [t for t in ext._get_all_tensors(model) if ext.uses_external_data(t)]  # pyright: ignore[reportPrivateUsage]
+    tensors = [t for t in ext._get_all_tensors(model) if ext.uses_external_data(t)]
     if not tensors:
         return
     if base is None:

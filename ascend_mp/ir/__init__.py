@@ -234,7 +234,7 @@ _LINE_STARTS: dict[str, list[int]] = {}
 def _line_col(name: str, pos: int) -> tuple[int, int]:
     starts = _LINE_STARTS.get(name)
     if starts is None:
-        content = LocatingParser._inputs.get(name, "")  # pyright: ignore[reportPrivateUsage]
+        content = LocatingParser._inputs.get(name, "")
         starts = _LINE_STARTS[name] = [0] + [i + 1 for i, c in enumerate(content) if c == "\n"]
     line = bisect.bisect_right(starts, pos)
     return line, pos - starts[line - 1] + 1

@@ -48,7 +48,7 @@ class AscendOptMain(xDSLOptMain):
     def register_all_dialects(self):
         super().register_all_dialects()
         if "ascend" not in self.ctx.registered_dialect_names:
-            from ascend_mp.universe import _ascend  # pyright: ignore[reportPrivateUsage]
+            from ascend_mp.universe import _ascend
 
             self.ctx.register_dialect("ascend", _ascend)
 

@@ -214,7 +214,7 @@ class FoldCastOfConstant(RewritePattern):
         from ascend_mp.dtypes import NUMPY
 
         with np.errstate(over="ignore"):  # out of range rounds to inf, as the kernel does
-            values = np.asarray(const.value.get_values(), dtype=NUMPY[src]).astype(NUMPY[dst])  # pyright: ignore[reportUnknownMemberType]
+            values = np.asarray(const.value.get_values(), dtype=NUMPY[src]).astype(NUMPY[dst])
         y_type = op.y.type
         assert isinstance(y_type, TensorType)
         new_type = TensorType(element_type(dst), y_type.get_shape())

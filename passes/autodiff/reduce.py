@@ -170,13 +170,13 @@ def _batch_norm(c: GradContext) -> Grads:
     eps = op.properties["epsilon"]
     if op.is_training:
         # batch_variance is Bessel-corrected (as TF's FusedBatchNorm); the grad ops take the biased one.
-        ch = A._spatial(fmt)[0]  # pyright: ignore[reportPrivateUsage]
+        ch = A._spatial(fmt)[0]
         n = math.prod(d for i, d in enumerate(shape(op.x)) if i != ch)
         biased = e.mul(op.batch_variance, e.const(max(n - 1, 1) / n, dtype(op.batch_variance)))
         dx, dscale, doffset = _bn_training_grads(e, dy, op.x, op.scale, op.batch_mean, biased, eps, fmt)
         return [dx, dscale, doffset, None, None]
     # Inference: y = (x - mean) * rsqrt(var + eps) * scale + offset, all per channel.
-    ch = A._spatial(fmt)[0]  # pyright: ignore[reportPrivateUsage]
+    ch = A._spatial(fmt)[0]
     stat = [1, 1, 1, 1]
     stat[ch] = shape(op.x)[ch]
     axes = [i for i in range(4) if i != ch]

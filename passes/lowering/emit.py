@@ -59,14 +59,14 @@ def attr(op: AscendOp, name: str) -> object:
 
 
 def ints(op: AscendOp, name: str) -> tuple[int, ...]:
-    return tuple(int(v) for v in attr(op, name))  # pyright: ignore[reportGeneralTypeIssues, reportUnknownVariableType, reportUnknownArgumentType]
+    return tuple(int(v) for v in attr(op, name))  # pyright: ignore[reportGeneralTypeIssues]
 
 
 def tensor_type(value: SSAValue) -> TensorType[Attribute]:
     t = value.type
-    if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):  # pyright: ignore[reportUnknownMemberType]
+    if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):
         raise LoweringError(f"handles static tensor shapes only, got {t}")
-    return t  # pyright: ignore[reportUnknownVariableType]
+    return t
 
 
 def shape(value: SSAValue) -> tuple[int, ...]:

@@ -169,7 +169,7 @@ def pool_layout(op: AscendOp, xs: tuple[int, ...]) -> tuple[int, ...]:
     return kh, kw, sh, sw, oh, ow, pt, pb + extra_h, pl, pr + extra_w, pb, pr
 
 
-def _counts(h: int, w: int, lay: tuple[int, ...], inside: tuple[int, int, int, int]) -> np.ndarray:  # pyright: ignore[reportMissingTypeArgument, reportUnknownParameterType]
+def _counts(h: int, w: int, lay: tuple[int, ...], inside: tuple[int, int, int, int]) -> np.ndarray:
     """Elements of `inside` (top, bottom, left, right of the ones in the padded plane) per window."""
     kh, kw, sh, sw, oh, ow, pt, pb, pl, pr = lay[:10]
     plane = np.zeros((h + pt + pb, w + pl + pr), np.float64)
@@ -178,7 +178,7 @@ def _counts(h: int, w: int, lay: tuple[int, ...], inside: tuple[int, int, int, i
     return win[: (oh - 1) * sh + 1 : sh, : (ow - 1) * sw + 1 : sw].sum(axis=(2, 3))
 
 
-def counts_for(op: AscendOp, h: int, w: int, lay: tuple[int, ...]) -> np.ndarray:  # pyright: ignore[reportMissingTypeArgument, reportUnknownParameterType]
+def counts_for(op: AscendOp, h: int, w: int, lay: tuple[int, ...]) -> np.ndarray:
     """The (OH, OW) divisors of an average pool over an h x w input: the input elements of each window
     (AvgPool, AvgPoolGrad, exclusive AvgPoolV2), or those of the padded input without the ceil_mode
     overhang (AvgPoolV2 with exclusive = false)."""

@@ -51,8 +51,8 @@ def _size(s: tuple[int, ...]) -> int:
     return n
 
 
-def _permuted(em: Emitter, x: SSAValue, out: tuple[int, ...], read: list) -> SSAValue:  # pyright: ignore[reportMissingTypeArgument, reportUnknownParameterType]
-    return em.map([x], out, elem(x), lambda s, a: a[0], None, [amap(len(out), read)])  # pyright: ignore[reportUnknownArgumentType]
+def _permuted(em: Emitter, x: SSAValue, out: tuple[int, ...], read: list) -> SSAValue:
+    return em.map([x], out, elem(x), lambda s, a: a[0], None, [amap(len(out), read)])
 
 
 @lowers("Transpose")

@@ -83,7 +83,7 @@ def cast_value(
     src = plan.dtype(value)
     owner = value.owner
     if type(owner) is CastOp and owner not in plan.inserted:
-        inner = dtype_name(owner.x.type.element_type)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
+        inner = dtype_name(owner.x.type.element_type)  # pyright: ignore[reportAttributeAccessIssue]
         if inner == dtype and (inner, src) in EXACT_WIDENING:
             plan.casts_folded += 1
             plan.casts[key] = (value, owner.x)

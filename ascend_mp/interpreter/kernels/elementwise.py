@@ -186,9 +186,9 @@ def _leaky_relu(spec: OpSpec) -> KernelFn:
 def _erf_ufunc() -> Callable[[Array], Array]:
     """scipy's erf ufunc when scipy is installed, else math.erf element by element (exact, slower)."""
     try:
-        from scipy.special import erf  # pyright: ignore[reportMissingTypeStubs, reportUnknownVariableType]
+        from scipy.special import erf
 
-        return erf  # pyright: ignore[reportUnknownVariableType]
+        return erf
     except ImportError:  # pragma: no cover - scipy comes with the test and train extras
         scalar = np.frompyfunc(math.erf, 1, 1)
         return lambda x: scalar(x).astype(x.dtype)
