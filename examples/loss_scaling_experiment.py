@@ -78,7 +78,7 @@ def experiment(divisor: float, seeds: tuple[int, ...], epochs: int) -> dict[str,
     for seed in seeds:
         for name, opts in RUNS.items():
             model = SmallLossMLP(divisor)
-            cfg = TrainConfig(optimizer="momentum", lr=LR * divisor, epochs=epochs, seed=seed, **opts)  # pyright: ignore[reportArgumentType]
+            cfg = TrainConfig(optimizer="momentum", lr=LR * divisor, epochs=epochs, seed=seed, **opts)
             result = train(cfg, progress=False, model=model, data=data)
             under = result.history["underflow"]
             out[name]["accuracy"].append(result.test_accuracy)

@@ -70,7 +70,7 @@ def onnxruntime_logits(path: Path, x: np.ndarray) -> np.ndarray:
     import onnxruntime as rt
 
     session = rt.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    return session.run(None, {"image": x})[0]  # pyright: ignore[reportReturnType, reportIndexIssue]
+    return session.run(None, {"image": x})[0]  # pyright: ignore[reportReturnType]
 
 
 def run(seed: int, mode: str | None, epochs: int, folder: Path) -> dict[str, float]:

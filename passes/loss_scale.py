@@ -422,7 +422,7 @@ def step_layout(fn: func.FuncOp) -> dict[str, Any]:
     assert isinstance(state, ArrayAttr)
     return {
         "params": params.value.data,
-        "state": [s.data for s in state.data],  # pyright: ignore[reportAttributeAccessIssue]
+        "state": [s.data for s in state.data],
         "optimizer": d["optimizer"].data,  # pyright: ignore[reportAttributeAccessIssue]
         "manager": d["manager"].data,  # pyright: ignore[reportAttributeAccessIssue]
         "init_scale": float(init.data),

@@ -124,7 +124,7 @@ def _narrow_target(op: ConstOp, casts: Container[Operation] | None) -> str | Non
     if len(targets) != 1:
         return None
     (low,) = targets
-    if low not in LOW_FLOATS or PRECISION_RANK[low] >= PRECISION_RANK[src]:  # pyright: ignore[reportArgumentType]
+    if low not in LOW_FLOATS or PRECISION_RANK[low] >= PRECISION_RANK[src]:
         return None
     return low
 

@@ -83,7 +83,7 @@ def lower_to_text(module: ModuleOp) -> str:
 
 def _iree_compile() -> str:
     try:
-        from iree.compiler.tools.binaries import find_tool  # pyright: ignore[reportMissingImports]
+        from iree.compiler.tools.binaries import find_tool
     except ImportError:
         _versions()
         raise IreeError("IREE's compiler package is not importable") from None
@@ -141,7 +141,7 @@ class IreeProgram:
 
     def _load(self) -> Any:
         if self._module is None:
-            import iree.runtime as rt  # pyright: ignore[reportMissingImports]
+            import iree.runtime as rt
 
             driver = DEVICES[self.device]
             if driver not in rt.query_available_drivers():

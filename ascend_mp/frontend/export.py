@@ -112,7 +112,7 @@ def decided_dtypes(module: ModuleOp, function: str = "main") -> DecidedDtypes:
             return None
         if isinstance(owner, ConstOp):
             return ("t", owner.node_name.data, 0)
-        return ("o", owner.node_name.data, owner.results.index(v))  # pyright: ignore[reportArgumentType]
+        return ("o", owner.node_name.data, owner.results.index(v))
 
     for op in fn.body.block.ops:
         if not isinstance(op, AscendOp) or op.node_name is None:
@@ -372,7 +372,7 @@ def export_onnx(
             ", ".join(exporter.emulated[:8]) + (", ..." if len(exporter.emulated) > 8 else ""))
     try:
         onnx.checker.check_model(exported, full_check=True)
-    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:  # pyright: ignore[reportAttributeAccessIssue]
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         first = next((line.strip() for line in str(e).splitlines() if line.strip()), "invalid model")
         raise AscendError(f"--emit-onnx: the precision plan of {label} cannot be expressed in ONNX: {first}") from None
     return exported

@@ -68,7 +68,7 @@ def import_onnx(
             raise AscendError(f"{label}: its local functions cannot be inlined: {' '.join(str(e).split())}") from None
         check_graph(model, label)
     check_arity(model, opset, label)
-    shapes = input_shape if isinstance(input_shape, InputShapes) else parse_input_shape(input_shape)  # pyright: ignore[reportArgumentType]
+    shapes = input_shape if isinstance(input_shape, InputShapes) else parse_input_shape(input_shape)
     graph = _initial_graph(model, shapes, label)
     try:
         graph = fold_graph(model, graph, opset)
@@ -280,7 +280,7 @@ class Converter:
             value = _dense(np.asarray(array), type_)
         else:
             value = resource_attr(name, array, type_)
-        op = ascend.ConstOp(value, name=name)  # pyright: ignore[reportArgumentType]
+        op = ascend.ConstOp(value, name=name)
         assert self.block is not None
         self.block.add_op(op)
         _hint(op.results[0], name)

@@ -81,7 +81,7 @@ class LocatingParser(Parser):
             self.raise_error(_first_line(e), start, self.pos)
         _LOCATIONS[op] = (self.lexer.input.name, start, self.line_offset)
         if self._inputs.get(self.lexer.input.name) is not self.lexer.input.content:
-            self._inputs[self.lexer.input.name] = self.lexer.input.content  # pyright: ignore[reportArgumentType]
+            self._inputs[self.lexer.input.name] = self.lexer.input.content
             _LINE_STARTS.pop(self.lexer.input.name, None)
         return op
 
@@ -96,7 +96,7 @@ class LocatingParser(Parser):
         token = state.current_token
         if token.kind is not MLIRTokenKind.PERCENT_IDENT:
             return None
-        found = _PLAIN_OP.match(state.lexer.input.content, token.span.start)  # pyright: ignore[reportCallIssue, reportArgumentType]
+        found = _PLAIN_OP.match(state.lexer.input.content, token.span.start)
         if found is None:
             return None
         name, op_name, uses, operand_types, result_text = found.groups()
@@ -163,7 +163,7 @@ class LocatingParser(Parser):
         state = self._parser_state
         token = state.current_token
         if token.kind is MLIRTokenKind.BARE_IDENT and token.text == "tensor":
-            match = _PLAIN_TENSOR.match(state.lexer.input.content, token.span.start)  # pyright: ignore[reportCallIssue, reportArgumentType]
+            match = _PLAIN_TENSOR.match(state.lexer.input.content, token.span.start)
             if match is not None:
                 key = match.group(0)
                 cached = _TYPE_CACHE.get(key)

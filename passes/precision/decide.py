@@ -174,7 +174,7 @@ class Decider:
         if type(outs) is str:  # one result
             dtypes: tuple[str | None, ...] = (None if outs == "?" else outs,)
         else:
-            dtypes = tuple([None if d == "?" else d for d in outs])  # pyright: ignore[reportGeneralTypeIssues]
+            dtypes = tuple([None if d == "?" else d for d in outs])
         return self.effect(op, cls, ins, dtypes)
 
     def effect(self, op: AscendOp, cls: OpClass, ins: Sequence[State], outs: tuple[str | None, ...]) -> Effect:

@@ -320,12 +320,12 @@ def producer_label(owner: Operation | Block) -> str:
 def dtype_key(type_: Attribute) -> int:
     """What a value's dtype is cached under: the id of its element type for a tensor (an imported module has a
     type object per value, but a handful of element types), else of its type."""
-    return id(type_.element_type) if type(type_) is TensorType else id(type_)  # pyright: ignore[reportAttributeAccessIssue]
+    return id(type_.element_type) if type(type_) is TensorType else id(type_)
 
 
 def key_owner(type_: Attribute) -> object:
     """The object whose id :func:`dtype_key` is (kept alive with the cache entry, so the id stays unique)."""
-    return type_.element_type if type(type_) is TensorType else type_  # pyright: ignore[reportAttributeAccessIssue]
+    return type_.element_type if type(type_) is TensorType else type_
 
 
 def value_dtype(value: SSAValue) -> str | None:

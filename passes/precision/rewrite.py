@@ -238,7 +238,7 @@ def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan, *, store_low: 
                 if cast is None and low:
                     const = low.get(id(value))
                     if const is not None:  # the first use of a constant stored low: retyped, its uses read it
-                        plan.retyped_consts.append((const, value.type))  # pyright: ignore[reportArgumentType]
+                        plan.retyped_consts.append((const, value.type))
                         set_type(value, plan.retyped(value.type, dtype))
                         plan.casts_inserted += 1  # the cast it stands for (the report counts it, as before)
                         plan.casts[(id(value), dtype)] = (value, value)
@@ -280,7 +280,7 @@ def _low_consts(plan: PrecisionPlan) -> dict[int, ConstOp]:
                 target = None
                 break
             target = dtype
-        if target in LOW_FLOATS and PRECISION_RANK[target] < PRECISION_RANK[src]:  # pyright: ignore[reportArgumentType]
+        if target in LOW_FLOATS and PRECISION_RANK[target] < PRECISION_RANK[src]:
             found[id(value)] = const
     return found
 

@@ -233,7 +233,7 @@ class Planner:
                     outs = type_state(result)[0] or "?"
             else:
                 outs = tuple(map(type_key, map(dtype_key, map(type_of, results))))
-                if None in outs:  # pyright: ignore[reportOperatorIssue]
+                if None in outs:
                     outs = tuple([type_state(r)[0] or "?" for r in results])
             key = (cls, extra, tag, ins, outs)
             effect = memo.get(key)
@@ -243,10 +243,10 @@ class Planner:
             # What `commit` does, inline.
             new = effect.new
             if single:
-                states[id(result)] = effect.states[0]  # pyright: ignore[reportPossiblyUnboundVariable]
+                states[id(result)] = effect.states[0]
                 if retype and new is not None:
-                    hit = types.get((id(rtype), new[0]))  # `retyped`'s cache, read here  # pyright: ignore[reportPossiblyUnboundVariable]
-                    set_type(result, hit[1] if hit is not None else retyped(rtype, new[0]))  # pyright: ignore[reportPossiblyUnboundVariable, reportArgumentType]
+                    hit = types.get((id(rtype), new[0]))  # `retyped`'s cache, read here
+                    set_type(result, hit[1] if hit is not None else retyped(rtype, new[0]))  # pyright: ignore[reportArgumentType]
                     new = None
             else:
                 for r, state in zip(results, effect.states):
@@ -265,8 +265,8 @@ class Planner:
                 records.append((op, effect, operands, self.function, count))
             if what == _CONST:
                 consts.append(op)  # pyright: ignore[reportArgumentType]
-                if lone is not None and has_one_use(result):  # pyright: ignore[reportPossiblyUnboundVariable]
-                    lone[id(result)] = op  # pyright: ignore[reportPossiblyUnboundVariable, reportArgumentType]
+                if lone is not None and has_one_use(result):
+                    lone[id(result)] = op  # pyright: ignore[reportArgumentType]
             if effect.loud or (info and effect.reduced is not None):
                 self.seq, self.count = seq, count
                 self.notes(op, effect)
