@@ -429,7 +429,7 @@ def per_sample_errors(outputs: Sequence[Array], reference: Sequence[Array], n: i
     return d.max(axis=1) / np.maximum(r.max(axis=1), np.finfo(np.float64).tiny)
 
 
-def evaluate(model: Model, dataset: Dataset, settings: EvalSettings, progress: Callable[[int], None] | None = None) -> EvalReport:
+def evaluate(model: Model, dataset: Dataset, settings: EvalSettings, progress: Callable[[int], object] | None = None) -> EvalReport:
     """Run every variant over the dataset (see the module docstring); `progress(k)` after each batch."""
     for v in settings.variants:
         variant_options(v)

@@ -90,7 +90,7 @@ def experiment(divisor: float, seeds: tuple[int, ...], epochs: int) -> dict[str,
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])  # pyright: ignore[reportOptionalMemberAccess]  # this module has a docstring
     p.add_argument("--quick", action="store_true", help="one seed, 5 epochs")
     p.add_argument("--epochs", type=int, default=20)
     args = p.parse_args()

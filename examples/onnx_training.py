@@ -99,7 +99,7 @@ def run(seed: int, mode: str | None, epochs: int, folder: Path) -> dict[str, flo
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])  # pyright: ignore[reportOptionalMemberAccess]  # this module has a docstring
     p.add_argument("--quick", action="store_true", help="one seed, 3 epochs")
     p.add_argument("--epochs", type=int, default=15)
     args = p.parse_args()

@@ -519,7 +519,7 @@ def _gather_elements(cx: Converter, node: Node) -> None:
     if idx.size and (idx.min() < 0 or idx.max() >= shape[axis]):
         raise _unsupported(cx, node, f"indices must lie in [{-shape[axis]}, {shape[axis] - 1}] on axis {axis}")
     coords = list(np.indices(idx.shape))
-    coords[axis] = idx
+    coords[axis] = idx  # pyright: ignore[reportCallIssue, reportArgumentType]  # numpy's stubs type list(np.indices(...)) as a list of scalars; they are index arrays
     rows = np.ravel_multi_index(tuple(coords), shape).astype(np.int32)
     flat = cx.emit(ascend.ReshapeOp, [x], cx.tensor((math.prod(shape),), _dtype(x)))
     y = cx.emit(cls, [flat, cx.new_const(rows.reshape(-1), f"{node.name}/rows")], cx.tensor((rows.size,), _dtype(x)), axis=0)

@@ -55,7 +55,7 @@ from ascend_mp.dialects.ascend import AscendOp, CastOp, ConstOp
 from ascend_mp.dtypes import tensor_dtype
 from ascend_mp.errors import AscendError
 
-FLOAT_TO_ONNX = {"f16": TensorProto.FLOAT16, "bf16": TensorProto.BFLOAT16, "f32": TensorProto.FLOAT, "f64": TensorProto.DOUBLE}
+FLOAT_TO_ONNX: dict[str, int] = {"f16": TensorProto.FLOAT16, "bf16": TensorProto.BFLOAT16, "f32": TensorProto.FLOAT, "f64": TensorProto.DOUBLE}
 ONNX_TO_FLOAT = {v: k for k, v in FLOAT_TO_ONNX.items()}
 
 ORT_CPU_KERNELS = {

@@ -196,7 +196,7 @@ def _load_one_external(tensor: onnx.TensorProto, base: str, label: str) -> None:
             f"{label}: external data of tensor '{tensor.name}' in '{location}' has {len(tensor.raw_data)} bytes, expected {want}"
         )
     del tensor.external_data[:]
-    tensor.data_location = 0
+    tensor.data_location = 0  # pyright: ignore[reportAttributeAccessIssue]  # onnx's stubs type the enum field as DataLocation; 0 is DEFAULT
 
 
 def _expected_bytes(tensor: onnx.TensorProto) -> int | None:

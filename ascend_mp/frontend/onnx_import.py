@@ -388,4 +388,4 @@ def _dense(array: np.ndarray[Any, Any], type_: TensorType) -> DenseIntOrFPElemen
         values: list[Any] = [int(v) for v in flat]
     else:
         values = [float(v) for v in flat]
-    return DenseIntOrFPElementsAttr.from_list(type_, values)
+    return DenseIntOrFPElementsAttr.from_list(type_, values)  # pyright: ignore[reportCallIssue, reportArgumentType]  # xDSL's from_list overloads want a TensorType of a float/int type statically; this one is only known at run time

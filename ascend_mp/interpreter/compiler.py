@@ -522,7 +522,7 @@ class FunctionCompiler:
             done: set[int] = set()
             if p.in_place is not None and all(
                 group_last.get(ins[j]) == i and ins.count(ins[j]) == 1
-                and arrays[j] is not None and array_last.get(arrays[j]) == i and arrays.count(arrays[j]) == 1
+                and arrays[j] is not None and array_last.get(arrays[j]) == i and arrays.count(arrays[j]) == 1  # pyright: ignore[reportArgumentType]  # arrays[j] is checked not None just before; pyright does not narrow a subscript by a variable
                 for j in p.in_place[0]
             ):
                 for r, j in enumerate(p.in_place[0]):

@@ -220,7 +220,7 @@ class AscendOptMain(xDSLOptMain):
         self.prepare_output = capture
         super().run()
         if isinstance(output, _Deferred):
-            write_output(self.args.output_file, output.getvalue())
+            write_output(self.args.output_file, output.getvalue())  # pyright: ignore[reportArgumentType]  # output is a _Deferred only when -o was given
 
 
 class _ModuleTarget(MLIRTarget):

@@ -296,7 +296,8 @@ def coerce_pass_options(available: dict[str, Callable[[], Any]], pipeline: str) 
     options turned into floats (`scale=1024`). Problems are `UsageError`s naming the pass and option."""
     import dataclasses
 
-    from xdsl.utils.arg_spec import ArgSpecParseError, parse_pipeline
+    from xdsl.utils.arg_spec import parse_pipeline
+    from xdsl.utils.exceptions import ArgSpecParseError
 
     if not pipeline:
         return pipeline
@@ -322,7 +323,7 @@ def coerce_pass_options(available: dict[str, Callable[[], Any]], pipeline: str) 
             as_float = [float(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
             if as_float != value or any(type(a) is not type(b) for a, b in zip(as_float, value)):
                 if _accepts(as_float, hint):
-                    spec.parameters[raw_name] = as_float
+                    spec.parameters[raw_name] = as_float  # pyright: ignore[reportArgumentType]  # xDSL types option values as tuples; printing the spec back takes any sequence
                     changed = True
                     continue
             shown = ",".join(str(v).lower() if isinstance(v, bool) else str(v) for v in value) or "(no value)"

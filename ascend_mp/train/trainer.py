@@ -575,7 +575,7 @@ def train(
                 timed += 1
                 loss, overflow = state.update(results)
                 if hasattr(model, "after_step"):  # an ONNX model's batch-norm running statistics
-                    model.after_step(state.params, x)
+                    model.after_step(state.params, x)  # pyright: ignore[reportAttributeAccessIssue]  # an ONNX model's method, checked by hasattr just above
                 loss_f = float(loss)
                 skip = overflow and drops
                 steps_hist["loss"].append(json_number(loss_f))

@@ -130,9 +130,9 @@ class Unit(StrEnum):
 class ListKind(StrEnum):
     """CANN's mixed-precision lists: `precision_reduce` true / false / absent."""
 
-    WHITE = auto()
-    BLACK = auto()
-    GRAY = auto()
+    WHITE = "white"
+    BLACK = "black"
+    GRAY = "gray"
 
 
 @irdl_attr_definition

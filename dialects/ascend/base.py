@@ -16,7 +16,7 @@ from __future__ import annotations
 from abc import ABC
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, NoReturn
 
 from xdsl.dialects.builtin import StringAttr, TensorType, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -132,7 +132,7 @@ class AscendOp(IRDLOperation, ABC):
         )
 
     # -- helpers ------------------------------------------------------------------
-    def fail(self, message: str) -> None:
+    def fail(self, message: str) -> NoReturn:
         raise VerifyException(f"'{self.name}' op {message}")
 
     def _named_values(self) -> dict[str, list[SSAValue]]:

@@ -156,7 +156,7 @@ def loss_ops(body: Sequence[Operation], loss: SSAValue) -> list[Operation]:
     for op in body:
         if isinstance(op, LOSS_FUNCTIONS) or any(o.owner in after_loss_fn for o in op.operands):
             after_loss_fn.add(op)
-    found = [op for op in body if op in feeds and op in after_loss_fn]
+    found: list[Operation] = [op for op in body if op in feeds and op in after_loss_fn]
     if not found and isinstance(loss.owner, A.AscendOp):
         found = [loss.owner]
     return found

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from xdsl.ir import SSAValue
@@ -14,7 +15,7 @@ from ascend_mp.passes.autodiff.base import GradContext, Grads, broadcast_to, kee
 
 
 def _axes(op: A.AscendOp, rank: int) -> list[int]:
-    return sorted({a % rank for a in op.axes})
+    return sorted({a % rank for a in op.axes})  # pyright: ignore[reportAttributeAccessIssue]  # called for the Reduce* ops, which all have `axes`
 
 
 @rule(A.SoftmaxV2Op)
@@ -91,14 +92,14 @@ def _softmax_xent(c: GradContext) -> Grads:
 @rule(A.MaxPoolOp)
 def _max_pool(c: GradContext) -> Grads:
     x, y, dy = unary(c)
-    props = {k: c.op.properties[k] for k in ("ksize", "strides", "padding", "data_format")}
+    props: dict[str, Any] = {k: c.op.properties[k] for k in ("ksize", "strides", "padding", "data_format")}
     return [c.e.one(A.MaxPoolGradOp, x, y, dy, type_=x.type, **props)]
 
 
 @rule(A.AvgPoolOp)
 def _avg_pool(c: GradContext) -> Grads:
     x, _, dy = unary(c)
-    props = {k: c.op.properties[k] for k in ("ksize", "strides", "padding", "data_format")}
+    props: dict[str, Any] = {k: c.op.properties[k] for k in ("ksize", "strides", "padding", "data_format")}
     return [c.e.one(A.AvgPoolGradOp, dy, type_=x.type, orig_input_shape=list(shape(x)), **props)]
 
 
@@ -258,7 +259,7 @@ def _pool_v2_geometry(op: A.AscendOp, xs: tuple[int, ...]) -> tuple[str, list[Po
     return fmt, dims
 
 
-def _pool_props(fmt: str, dims: list[PoolDim]) -> dict[str, object]:
+def _pool_props(fmt: str, dims: list[PoolDim]) -> dict[str, Any]:
     ksize, strides = [1, 1, 1, 1], [1, 1, 1, 1]
     for dim, k, s, _, _, _ in dims:
         ksize[dim], strides[dim] = k, s

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 from xdsl.dialects import arith, math, tensor
 from xdsl.dialects.builtin import (
     AffineMapAttr,
+    AnyFloat,
     ArrayAttr,
     BFloat16Type,
     Float16Type,
@@ -77,7 +79,7 @@ def elem(value: SSAValue) -> Attribute:
     return tensor_type(value).element_type
 
 
-def is_float(t: Attribute) -> bool:
+def is_float(t: Attribute) -> TypeGuard[AnyFloat]:
     return isinstance(t, (Float16Type, BFloat16Type, Float32Type, Float64Type))
 
 
@@ -131,8 +133,8 @@ class Scalar:
 
     def const(self, value: float | int, t: Attribute) -> SSAValue:
         if is_float(t):
-            return self.add(arith.ConstantOp(FloatAttr(float(value), t)))  # pyright: ignore[reportArgumentType]
-        return self.add(arith.ConstantOp(IntegerAttr(int(value), t)))  # pyright: ignore[reportArgumentType]
+            return self.add(arith.ConstantOp(FloatAttr(float(value), t)))
+        return self.add(arith.ConstantOp(IntegerAttr(int(value), t)))  # pyright: ignore[reportCallIssue, reportArgumentType]  # t is an integer or index type here (not is_float)
 
     def convert(self, v: SSAValue, to: Attribute) -> SSAValue:
         """`v` as type `to`: extf/truncf between floats, fptosi/sitofp, extsi/trunci, i1 from `!= 0`."""
@@ -224,8 +226,8 @@ class Emitter:
 
     def scalar(self, value: float | int, t: Attribute) -> SSAValue:
         if is_float(t):
-            return self.add(arith.ConstantOp(FloatAttr(float(value), t)))  # pyright: ignore[reportArgumentType]
-        return self.add(arith.ConstantOp(IntegerAttr(int(value), t)))  # pyright: ignore[reportArgumentType]
+            return self.add(arith.ConstantOp(FloatAttr(float(value), t)))
+        return self.add(arith.ConstantOp(IntegerAttr(int(value), t)))  # pyright: ignore[reportCallIssue, reportArgumentType]  # t is an integer or index type here (not is_float)
 
     def generic(
         self,

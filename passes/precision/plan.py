@@ -323,7 +323,7 @@ def dtype_key(type_: Attribute) -> int:
     return id(type_.element_type) if type(type_) is TensorType else id(type_)
 
 
-def key_owner(type_: Attribute) -> object:
+def key_owner(type_: Attribute) -> Attribute:
     """The object whose id :func:`dtype_key` is (kept alive with the cache entry, so the id stays unique)."""
     return type_.element_type if type(type_) is TensorType else type_
 
@@ -343,6 +343,11 @@ def own_states(dtypes: Sequence[str | None], votes: bool) -> tuple[State, ...]:
     return tuple([(d, d, d) if votes and d in PRECISION_RANK else (d, d, None) for d in dtypes])
 
 
+def nones(n: int) -> list[str | None]:
+    """`n` Nones: a list of dtypes to fill in."""
+    return [None] * n
+
+
 def operands_kept(states: Sequence[State | None]) -> tuple[str | None, ...] | None:
     """The operand dtypes of an op that keeps its dtypes, from its operands' states (None: a value the walk has not
     met): the input dtype of every operand the decisions changed, else None (nothing to cast)."""
@@ -350,7 +355,7 @@ def operands_kept(states: Sequence[State | None]) -> tuple[str | None, ...] | No
     for i, state in enumerate(states):
         if state is not None and state[1] != state[0]:
             if wanted is None:
-                wanted = [None] * len(states)
+                wanted = nones(len(states))
             wanted[i] = state[0]
     return None if wanted is None else tuple(wanted)
 

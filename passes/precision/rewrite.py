@@ -94,7 +94,7 @@ def cast_value(
         result = cast_value(plan, cast_value(plan, value, F32, rewriter, user, seq), dtype, rewriter, user, seq)
         plan.casts[key] = (value, result)
         return result
-    cast = quick_op(CastOp, (value,), (with_dtype(value.type, dtype),))  # CastOp(...) at a fraction of the cost
+    cast = quick_op(CastOp, (value,), (with_dtype(value.type, dtype),))  # CastOp(...) at a fraction of the cost  # pyright: ignore[reportArgumentType]  # casts go on the dialect's values, which are tensors
     block, before, anchor = _place(plan, value, user)
     if type(rewriter) is _DirectRewriter:
         link_op(cast, block, before)

@@ -236,17 +236,17 @@ class Planner:
                 if None in outs:
                     outs = tuple([type_state(r)[0] or "?" for r in results])
             key = (cls, extra, tag, ins, outs)
-            effect = memo.get(key)
+            effect = memo.get(key)  # pyright: ignore[reportArgumentType]  # decide's key; its parts are typed loosely in this hot loop (outs: object)
             if effect is None:
                 self.seq, self.count = seq, count  # where an error or a warning says the op is
-                effect = memo[key] = decide(key, op)  # pyright: ignore[reportArgumentType]
+                effect = memo[key] = decide(key, op)  # pyright: ignore[reportArgumentType]  # as memo.get(key) above
             # What `commit` does, inline.
             new = effect.new
             if single:
                 states[id(result)] = effect.states[0]
                 if retype and new is not None:
-                    hit = types.get((id(rtype), new[0]))  # `retyped`'s cache, read here
-                    set_type(result, hit[1] if hit is not None else retyped(rtype, new[0]))  # pyright: ignore[reportArgumentType]
+                    hit = types.get((id(rtype), new[0]))  # `retyped`'s cache, read here  # pyright: ignore[reportArgumentType]  # a single result's `new` is set only when its dtype changes, so new[0] is a dtype
+                    set_type(result, hit[1] if hit is not None else retyped(rtype, new[0]))  # pyright: ignore[reportArgumentType]  # a single result's `new` is set only when its dtype changes, so new[0] is a dtype
                     new = None
             else:
                 for r, state in zip(results, effect.states):
