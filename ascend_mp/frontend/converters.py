@@ -93,7 +93,7 @@ def _transpose(cx: Converter, node: Node) -> None:
 @converter("Concat")
 def _concat(cx: Converter, node: Node) -> None:
     xs = [cx.value(n) for n in node.inputs if n]
-    cx.emit(ascend.ConcatV2DOp, [xs], node.outputs[0], concat_dim=int(node.attr("axis")))  # pyright: ignore[reportArgumentType]
+    cx.emit(ascend.ConcatV2DOp, [xs], node.outputs[0], concat_dim=int(node.attr("axis")))
 
 
 @converter("Cast")
@@ -706,9 +706,9 @@ class _Rnn:
         outs = list(node.outputs) + [""] * 3
         if outs[0]:
             steps = [cx.emit(ascend.ReshapeOp, [h], self.t((1, 1, batch, hid))) for h in sum((hs for hs, _ in per_dir), [])]
-            by_dir = [cx.emit(ascend.ConcatV2DOp, [steps[d * seq:(d + 1) * seq]], self.t((seq, 1, batch, hid)), concat_dim=0)  # pyright: ignore[reportArgumentType]
+            by_dir = [cx.emit(ascend.ConcatV2DOp, [steps[d * seq:(d + 1) * seq]], self.t((seq, 1, batch, hid)), concat_dim=0)
                       if seq > 1 else steps[d * seq] for d in range(nd)]
-            y = cx.emit(ascend.ConcatV2DOp, [by_dir], self.t((seq, nd, batch, hid)), concat_dim=1) if nd > 1 else by_dir[0]  # pyright: ignore[reportArgumentType]
+            y = cx.emit(ascend.ConcatV2DOp, [by_dir], self.t((seq, nd, batch, hid)), concat_dim=1) if nd > 1 else by_dir[0]
             if self.layout:
                 y = cx.emit(ascend.TransposeOp, [y], self.t((batch, seq, nd, hid)), perm=[2, 0, 1, 3])
             cx.bind(outs[0], cx.emit(ascend.ReshapeOp, [y], outs[0]))
@@ -716,7 +716,7 @@ class _Rnn:
             if not outs[k + 1]:
                 continue
             finals = [cx.emit(ascend.ReshapeOp, [states[k]], self.t((1, batch, hid))) for _, states in per_dir]
-            y = cx.emit(ascend.ConcatV2DOp, [finals], self.t((nd, batch, hid)), concat_dim=0) if nd > 1 else finals[0]  # pyright: ignore[reportArgumentType]
+            y = cx.emit(ascend.ConcatV2DOp, [finals], self.t((nd, batch, hid)), concat_dim=0) if nd > 1 else finals[0]
             if self.layout:
                 y = cx.emit(ascend.TransposeOp, [y], self.t((batch, nd, hid)), perm=[1, 0, 2])
             cx.bind(outs[k + 1], cx.emit(ascend.ReshapeOp, [y], outs[k + 1]))

@@ -289,7 +289,7 @@ class Converter:
     def bind(self, name: str, value: SSAValue) -> None:
         self.values[name] = value
 
-    def emit(self, cls: type[ascend.AscendOp], operands: Sequence[SSAValue | None], out: str | TensorType | Sequence[TensorType], **props: Any) -> SSAValue:
+    def emit(self, cls: type[ascend.AscendOp], operands: Sequence[SSAValue | Sequence[SSAValue] | None], out: str | TensorType | Sequence[TensorType], **props: Any) -> SSAValue:
         """Append an op named after the current node; `out` is the ONNX output it defines, or its type."""
         if isinstance(out, str):
             types: list[Attribute] = [self.type_of(out)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 from xdsl.dialects import arith, math, tensor
 from xdsl.dialects.builtin import (
@@ -49,8 +49,9 @@ class LoweringError(Exception):
     """An op (or an op's configuration) this lowering does not handle; the pass reports it with the op's location."""
 
 
-def attr(op: AscendOp, name: str) -> object:
-    """The property `name` of `op` as a Python value (given, else the op's declared default)."""
+def attr(op: AscendOp, name: str) -> Any:
+    """The property `name` of `op` as a Python value (given, else the op's declared default): an int, float, bool, str
+    or int tuple, which the caller knows from the op's definition (hence Any)."""
     value = op.properties.get(name)
     if value is not None:
         return from_attr(value)
@@ -61,7 +62,7 @@ def attr(op: AscendOp, name: str) -> object:
 
 
 def ints(op: AscendOp, name: str) -> tuple[int, ...]:
-    return tuple(int(v) for v in attr(op, name))  # pyright: ignore[reportGeneralTypeIssues]
+    return tuple(int(v) for v in attr(op, name))
 
 
 def tensor_type(value: SSAValue) -> TensorType[Attribute]:

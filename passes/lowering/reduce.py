@@ -99,7 +99,7 @@ def _bn_infer(em: Emitter, op: AscendOp) -> list[SSAValue]:
     y = op.results[0]
     out = shape(y)
     rank = len(out)
-    eps = float(attr(op, "epsilon"))  # pyright: ignore[reportArgumentType]
+    eps = float(attr(op, "epsilon"))
     acc_t = _acc(op)
     vec = amap(rank, [dim(1)])
 
@@ -117,9 +117,9 @@ def _layer_norm(em: Emitter, op: AscendOp) -> list[SSAValue]:
     y, mean_r, var_r = op.results
     src = shape(x)
     rank = len(src)
-    begin = int(attr(op, "begin_norm_axis")) % rank  # pyright: ignore[reportArgumentType]
+    begin = int(attr(op, "begin_norm_axis")) % rank
     axes = list(range(begin, rank))
-    eps = float(attr(op, "epsilon"))  # pyright: ignore[reportArgumentType]
+    eps = float(attr(op, "epsilon"))
     acc_t = _acc(op)
     count = float(np.prod([src[a] for a in axes]))
     xw = em.convert(x, acc_t)
@@ -243,7 +243,7 @@ def _argmax(em: Emitter, op: AscendOp) -> list[SSAValue]:
     x, y = op.operands[0], op.results[0]
     src = shape(x)
     rank = len(src)
-    axis = int(attr(op, "dimension")) % rank  # pyright: ignore[reportArgumentType]
+    axis = int(attr(op, "dimension")) % rank
     acc_t = _acc(op)
     out_t = elem(y)
     best = em.fill(shape(y), acc_t, -INF)
@@ -269,7 +269,7 @@ def _batch_norm(em: Emitter, op: AscendOp) -> list[SSAValue]:
     src = shape(x)
     channel = 1 if str(attr(op, "data_format")) == "NCHW" else len(src) - 1
     axes = [i for i in range(len(src)) if i != channel]
-    eps = float(attr(op, "epsilon"))  # pyright: ignore[reportArgumentType]
+    eps = float(attr(op, "epsilon"))
     acc_t = _acc(op)
     vec = amap(len(src), [dim(channel)])
     if bool(attr(op, "is_training")):
@@ -328,7 +328,7 @@ def _bn_training_update(em: Emitter, op: AscendOp) -> list[SSAValue]:
     y_r, mean_r, var_r, bm_r, bv_r = op.results
     xs = shape(x)
     n = float(np.prod([xs[a] for a in _NCHW_STATS]))
-    eps, factor = float(attr(op, "epsilon")), float(attr(op, "factor"))  # pyright: ignore[reportArgumentType]
+    eps, factor = float(attr(op, "epsilon")), float(attr(op, "factor"))
     acc = _floats(op)
     c = [xs[1]]
     bm = em.map([total], c, acc, lambda s, a: s.divf(a[0], s.const(n, acc)), acc)
@@ -362,7 +362,7 @@ def _bn_training_update_grad(em: Emitter, op: AscendOp) -> list[SSAValue]:
     dy, x, bm, bv = op.operands
     ds_r, do_r = op.results
     acc = _floats(op)
-    xhat = _xhat(em, x, bm, bv, float(attr(op, "epsilon")), acc)  # pyright: ignore[reportArgumentType]
+    xhat = _xhat(em, x, bm, bv, float(attr(op, "epsilon")), acc)
     prod = em.map([dy, xhat], shape(x), acc, lambda s, a: s.mulf(a[0], a[1]), acc)
     d_scale = em.reduce(prod, _NCHW_STATS, 0.0, add_values, acc)
     d_offset = em.reduce(dy, _NCHW_STATS, 0.0, add_values, acc)
@@ -376,7 +376,7 @@ def _bn_training_reduce_grad(em: Emitter, op: AscendOp) -> list[SSAValue]:
     y = op.results[0]
     xs = shape(x)
     n = float(np.prod([xs[a] for a in _NCHW_STATS]))
-    eps = float(attr(op, "epsilon"))  # pyright: ignore[reportArgumentType]
+    eps = float(attr(op, "epsilon"))
     acc = _floats(op)
     xhat = _xhat(em, x, bm, bv, eps, acc)
 
