@@ -126,7 +126,7 @@ def _onnx_interface(path: str) -> Model:
             raise AscendError(f"{label}: input '{vi.name}' has no batch dimension")
         batch.add(dims[0])
         rest = tuple(dims[1:])
-        inputs.append((vi.name, None if None in rest else rest, np.dtype(NUMPY[ONNX_TO_DTYPE[t.elem_type]])))  # pyright: ignore
+        inputs.append((vi.name, None if None in rest else rest, np.dtype(NUMPY[ONNX_TO_DTYPE[t.elem_type]])))  # pyright: ignore[reportArgumentType]  # `rest` is passed only when it holds no None
     fixed = {b for b in batch if b is not None}
     if len(fixed) > 1 or (fixed and None in batch):
         raise AscendError(f"{label}: the inputs' first dimensions differ ({sorted(fixed)}); they must be one batch dimension")

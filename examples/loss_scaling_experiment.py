@@ -56,8 +56,8 @@ class SmallLossMLP(Sequential):
         assert isinstance(ret, func.ReturnOp)
         e = Emitter(fwd.body.blocks[0], before=ret)
         small = e.div(ret.arguments[0], e.const(self.divisor))
-        for op in (small.owner, small.owner.operands[1].owner):  # pyright: ignore[reportAttributeAccessIssue]
-            mark_keep_dtype(op)  # pyright: ignore[reportArgumentType]
+        for op in (small.owner, small.owner.operands[1].owner):  # pyright: ignore[reportAttributeAccessIssue]  # `small` and its operand are op results (owners are Operations)
+            mark_keep_dtype(op)  # pyright: ignore[reportArgumentType]  # as above: op results' owners are Operations
         ret.operands = [small]
         assert isinstance(small.owner, ascend.RealDivOp)
         return module

@@ -423,8 +423,8 @@ def step_layout(fn: func.FuncOp) -> dict[str, Any]:
     return {
         "params": params.value.data,
         "state": [s.data for s in state.data],
-        "optimizer": d["optimizer"].data,  # pyright: ignore[reportAttributeAccessIssue]
-        "manager": d["manager"].data,  # pyright: ignore[reportAttributeAccessIssue]
+        "optimizer": d["optimizer"].data,  # pyright: ignore[reportAttributeAccessIssue]  # a StringAttr: this pass writes the dict (above)
+        "manager": d["manager"].data,  # pyright: ignore[reportAttributeAccessIssue]  # a StringAttr: this pass writes the dict (above)
         "init_scale": float(init.data),
     }
 

@@ -136,7 +136,7 @@ class IreeProgram:
 
         compile_flags(device, cuda_target)  # an unknown device fails before anything runs
         vmfb = compile_text(lower_to_text(module), device, cuda_target)
-        dtypes = {f.sym_name.data: [numpy_dtype(t) for t in f.function_type.outputs] for f in functions(module)}  # pyright: ignore[reportArgumentType]
+        dtypes = {f.sym_name.data: [numpy_dtype(t) for t in f.function_type.outputs] for f in functions(module)}  # pyright: ignore[reportArgumentType]  # the lowered functions return tensors
         return cls(vmfb, device, dtypes)
 
     def _load(self) -> Any:

@@ -242,7 +242,7 @@ def _gemm(cx: Converter, node: Node) -> None:
     else:
         c = cx.value(c_name)
         if beta != 1.0:
-            c = cx.emit(ascend.MulOp, [c, _scalar(cx, beta, c, f"{node.name}/beta")], c.type)  # pyright: ignore[reportArgumentType]
+            c = cx.emit(ascend.MulOp, [c, _scalar(cx, beta, c, f"{node.name}/beta")], c.type)  # pyright: ignore[reportArgumentType]  # an ONNX value's type is a TensorType (SSAValue.type is typed Attribute)
     sc, sy = ascend.shape_of(c), ascend.shape_of(y)
     if len(sc) == 1 and sc[0] == sy[1] and sy[1] != 1:
         cx.emit(ascend.BiasAddOp, [y, c], node.outputs[0])
@@ -463,10 +463,10 @@ def _gelu(cx: Converter, node: Node) -> None:
         return
     erf = _op("Erf")
     t = x.type
-    scaled = cx.emit(ascend.MulOp, [x, _scalar(cx, 1 / math.sqrt(2), x, f"{node.name}/rsqrt2")], t)  # pyright: ignore[reportArgumentType]
-    e = cx.emit(erf, [scaled], t)  # pyright: ignore[reportArgumentType]
-    one = cx.emit(ascend.AddOp, [e, _scalar(cx, 1.0, x, f"{node.name}/one")], t)  # pyright: ignore[reportArgumentType]
-    half = cx.emit(ascend.MulOp, [x, _scalar(cx, 0.5, x, f"{node.name}/half")], t)  # pyright: ignore[reportArgumentType]
+    scaled = cx.emit(ascend.MulOp, [x, _scalar(cx, 1 / math.sqrt(2), x, f"{node.name}/rsqrt2")], t)  # pyright: ignore[reportArgumentType]  # an ONNX value's type is a TensorType (SSAValue.type is typed Attribute)
+    e = cx.emit(erf, [scaled], t)  # pyright: ignore[reportArgumentType]  # an ONNX value's type is a TensorType (SSAValue.type is typed Attribute)
+    one = cx.emit(ascend.AddOp, [e, _scalar(cx, 1.0, x, f"{node.name}/one")], t)  # pyright: ignore[reportArgumentType]  # an ONNX value's type is a TensorType (SSAValue.type is typed Attribute)
+    half = cx.emit(ascend.MulOp, [x, _scalar(cx, 0.5, x, f"{node.name}/half")], t)  # pyright: ignore[reportArgumentType]  # an ONNX value's type is a TensorType (SSAValue.type is typed Attribute)
     cx.emit(ascend.MulOp, [half, one], node.outputs[0])
 
 

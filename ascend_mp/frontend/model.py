@@ -58,7 +58,7 @@ def parse_input_shape(text: str | Mapping[str, object] | None) -> InputShapes:
     if text is None:
         return InputShapes({})
     if isinstance(text, Mapping):
-        return InputShapes({str(k): tuple(int(d) for d in v) for k, v in text.items()})  # pyright: ignore[reportGeneralTypeIssues]
+        return InputShapes({str(k): tuple(int(d) for d in v) for k, v in text.items()})  # pyright: ignore[reportGeneralTypeIssues]  # a Python caller's dict maps names to dim sequences (the docstring's contract)
     entries = [e.strip() for e in text.strip().strip('"').split(";")]
     entries = [e for e in entries if e] if len(entries) > 1 else entries
     if not entries or not entries[0]:

@@ -221,7 +221,7 @@ class Converter:
         assert t is not None and t[1] is not None
         if t[0] not in ONNX_TO_DTYPE:
             raise AscendError(f"{self.label}: value '{name}' has an unsupported element type ({onnx.TensorProto.DataType.Name(t[0])})")
-        return self.tensor([int(d) for d in t[1]], ONNX_TO_DTYPE[t[0]])  # pyright: ignore[reportArgumentType]
+        return self.tensor([int(d) for d in t[1]], ONNX_TO_DTYPE[t[0]])  # pyright: ignore[reportArgumentType]  # the dims are all known here (the unknown case raised above)
 
     def _runtime_integer(self, name: str) -> bool:
         """An integer value computed at run time: a shape, axes or indices whose value can decide shapes."""

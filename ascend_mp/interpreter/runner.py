@@ -276,7 +276,7 @@ class Program:
                     limit = max_tensor_bytes()
                 for s in step.outs:
                     if regs[s].size * itemsize[s] > limit:
-                        too_big(step.op, regs[s], itemsize[s])  # pyright: ignore[reportArgumentType]
+                        too_big(step.op, regs[s], itemsize[s])  # pyright: ignore[reportArgumentType]  # the compiler builds every step with its op
             for slot, check in step.checks:
                 if not status.flag and check(regs[slot]):
                     status.flag = True

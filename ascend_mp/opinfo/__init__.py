@@ -265,7 +265,7 @@ def kernels_for(cls: type[AscendOp], entry: TableEntry, engine: str, source: str
         inp = tuple(c[i] if c is not None else out[0] for c in ins)
         if None in inp or None in out:
             continue  # a dtype the project does not model
-        kernel = Kernel(inp, out, engine)  # pyright: ignore[reportArgumentType]
+        kernel = Kernel(inp, out, engine)  # pyright: ignore[reportArgumentType]  # `None in inp or None in out` skipped above
         if kernel not in kernels:
             kernels.append(kernel)
     return tuple(kernels)

@@ -84,7 +84,7 @@ class AscendOptMain(xDSLOptMain):
 
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
         if file_extension == "mlir":
-            return self.available_frontends["mlir"](chunk, start_offset)  # pyright: ignore[reportCallIssue]
+            return self.available_frontends["mlir"](chunk, start_offset)  # pyright: ignore[reportCallIssue]  # xDSL types frontends as one-argument callables; ours for mlir (parse_mlir above) takes the line offset too
         return super().parse_chunk(chunk, file_extension, start_offset)
 
     def register_all_targets(self):

@@ -214,7 +214,7 @@ def run(argv: Sequence[str] | None = None) -> None:
         if not args.quiet:
             named = cfg.precision is None or cfg.precision.mode is not None  # not by precision_mode_v2 or a policy
             default = " (the default: CANN's for training)" if args.precision_mode is None and named else ""
-            label = _mode(args) if named else cfg.precision.mode_v2 or f"amp_policy {cfg.precision.policy}"  # pyright: ignore[reportOptionalMemberAccess]
+            label = _mode(args) if named else cfg.precision.mode_v2 or f"amp_policy {cfg.precision.policy}"  # pyright: ignore[reportOptionalMemberAccess]  # not `named` means cfg.precision is set
             print(f"precision mode: {label}{default}", flush=True)
         model, data = train_inputs.prepare(args, cfg.batch, cfg.subset, cfg.seed)
         compiled = compile_training(cfg, model)

@@ -273,7 +273,7 @@ def save_checkpoint(path: str | Path, state: TrainState, meta: dict[str, Any], e
     arrays["meta"] = np.array(json.dumps(meta))
     arrays["history"] = np.array(json.dumps(history, allow_nan=False))
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)  # pyright: ignore[reportArgumentType]
+    np.savez(buffer, **arrays)  # pyright: ignore[reportArgumentType]  # numpy's stubs match **arrays against allow_pickle; the keys are array names
     write_output(path, buffer.getvalue())
 
 

@@ -159,7 +159,7 @@ class AscendOp(IRDLOperation, ABC):
 
     def _verify_dtypes(self, named: dict[str, list[SSAValue]]) -> None:
         """SAME_DTYPE's values share one element type; FLOAT_ONLY's are float tensors."""
-        same = [v.type.element_type for n in self.SAME_DTYPE for v in named.get(n, [])]  # pyright: ignore[reportAttributeAccessIssue]
+        same = [v.type.element_type for n in self.SAME_DTYPE for v in named.get(n, [])]  # pyright: ignore[reportAttributeAccessIssue]  # ascend ops' operands are tensors (their verified constraints); Attribute has no element_type
         if same and any(t != same[0] for t in same):
             dtypes = _group_dtypes(self.SAME_DTYPE, named)
             if len(set(dtypes.values())) > 1:
@@ -189,7 +189,7 @@ class AscendOp(IRDLOperation, ABC):
 def _group_dtypes(group: Sequence[str], named: Mapping[str, list[SSAValue]]) -> dict[str, str | None]:
     """The dtype of each value of `group`'s definitions (a variadic one's values as `name#i`)."""
     return {
-        (n if len(named.get(n, [])) == 1 else f"{n}#{i}"): dtype_name(v.type.element_type)  # pyright: ignore[reportAttributeAccessIssue]
+        (n if len(named.get(n, [])) == 1 else f"{n}#{i}"): dtype_name(v.type.element_type)  # pyright: ignore[reportAttributeAccessIssue]  # ascend ops' operands are tensors (their verified constraints); Attribute has no element_type
         for n in group
         for i, v in enumerate(named.get(n, []))
     }

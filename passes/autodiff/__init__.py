@@ -242,7 +242,7 @@ def differentiate(
     e = Emitter(new_block)
     seed = e.const(1.0, tensor_dtype(loss.type) or "f32", value_shape(loss), name=SEED_NAME)
     if keep_loss:
-        mark_keep_dtype(seed.owner)  # pyright: ignore[reportArgumentType]
+        mark_keep_dtype(seed.owner)  # pyright: ignore[reportArgumentType]  # the seed is an op's result, so its owner is an Operation (not a Block)
     adjoint: dict[SSAValue, SSAValue] = {loss: seed}
 
     def accumulate(value: SSAValue, grad: SSAValue) -> None:

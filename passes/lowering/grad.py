@@ -289,7 +289,7 @@ def _avg_pool_grad(em: Emitter, op: AscendOp) -> list[SSAValue]:
     acc = compute_type(elem(g))
     assert acc is not None
     counts = counts_for(op, h, w, lay)
-    cval = em.add(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(acc, [oh, ow]), [float(v) for v in counts.reshape(-1)]), TensorType(acc, [oh, ow])))  # pyright: ignore[reportCallIssue, reportArgumentType]
+    cval = em.add(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(acc, [oh, ow]), [float(v) for v in counts.reshape(-1)]), TensorType(acc, [oh, ow])))  # pyright: ignore[reportCallIssue, reportArgumentType]  # xDSL's from_list overloads want a TensorType of a float/int type statically; acc is a float type
     share = em.map([g, cval], shape(g), acc, lambda s, a: s.divf(a[0], a[1]), acc, [identity(4), amap(4, [dim(2), dim(3)])])
     gp = _scatter_back(em, share, lay, h, w)
     window = em.empty([kh, kw], acc)

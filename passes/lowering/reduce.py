@@ -219,7 +219,7 @@ def _pool(em: Emitter, op: AscendOp) -> list[SSAValue]:
     h, w = (xs[2], xs[3]) if nchw else (xs[1], xs[2])
     counts = counts_for(op, h, w, lay)
     ctype = TensorType(acc_t, [oh, ow])
-    cattr = DenseIntOrFPElementsAttr.from_list(ctype, [float(v) for v in counts.reshape(-1)])  # pyright: ignore[reportCallIssue, reportArgumentType] (acc_t is a float type here)
+    cattr = DenseIntOrFPElementsAttr.from_list(ctype, [float(v) for v in counts.reshape(-1)])  # pyright: ignore[reportCallIssue, reportArgumentType]  # xDSL's from_list overloads want a TensorType of a float type statically; acc_t is one here
     cval = em.add(arith.ConstantOp(cattr, ctype))
     hw = [dim(2), dim(3)] if nchw else [dim(1), dim(2)]
     return [em.map([total, cval], out, elem(y), lambda s, a: s.divf(a[0], a[1]), acc_t, [identity(4), amap(4, hw)])]

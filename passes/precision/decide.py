@@ -375,7 +375,7 @@ class Decider:
     def customized(self, op: AscendOp, op_type: str, name: str | None, cands: Candidates, custom: KernelDtypes) -> Choice:
         kernel = cands.find(custom.inputs, custom.outputs)
         if kernel is None:
-            path = self.config.customize_dtypes.path  # pyright: ignore[reportOptionalMemberAccess]
+            path = self.config.customize_dtypes.path  # pyright: ignore[reportOptionalMemberAccess]  # customized() runs only for an op the customize_dtypes file names
             label = f"{op_type} '{name}'" if name else op_type
             raise AscendPassError(
                 f"{op_location(op, self.where())}: {label} has no kernel {fmt_sig(custom.inputs, custom.outputs)} "

@@ -59,7 +59,7 @@ class _DirectRewriter:
 
 
 def cast_value(
-    plan: PrecisionPlan, value: SSAValue, dtype: str, rewriter: PatternRewriter, user: Operation | None = None, seq: int | None = None
+    plan: PrecisionPlan, value: SSAValue, dtype: str, rewriter: PatternRewriter | _DirectRewriter, user: Operation | None = None, seq: int | None = None
 ) -> SSAValue:
     """`value` converted to `dtype` for `user`: one shared cast per (value, dtype), exact round trips folded.
 
@@ -83,7 +83,7 @@ def cast_value(
     src = plan.dtype(value)
     owner = value.owner
     if type(owner) is CastOp and owner not in plan.inserted:
-        inner = dtype_name(owner.x.type.element_type)  # pyright: ignore[reportAttributeAccessIssue]
+        inner = dtype_name(owner.x.type.element_type)  # pyright: ignore[reportAttributeAccessIssue]  # ascend ops' operands are tensors (their verified constraints); Attribute has no element_type
         if inner == dtype and (inner, src) in EXACT_WIDENING:
             plan.casts_folded += 1
             plan.casts[key] = (value, owner.x)
@@ -171,7 +171,7 @@ def _cast_operands(
         value = operands[i]
         if plan.dtype(value) == dtype:
             continue
-        operands[i] = cast_value(plan, value, dtype, rewriter, op, seq)  # pyright: ignore[reportArgumentType]
+        operands[i] = cast_value(plan, value, dtype, rewriter, op, seq)
         changed = True
     if changed:
         rewriter.notify_op_modified(op)
@@ -245,7 +245,7 @@ def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan, *, store_low: 
                         continue
                 if replaced is None:
                     replaced = list(operands)
-                replaced[i] = cast[1] if cast is not None and cast[0] is value else cast_value(plan, value, dtype, rewriter, op, seq)  # pyright: ignore[reportArgumentType]
+                replaced[i] = cast[1] if cast is not None and cast[0] is value else cast_value(plan, value, dtype, rewriter, op, seq)
             if replaced is not None:
                 set_operands(op, replaced)
         if new is not None:
