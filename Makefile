@@ -23,8 +23,8 @@ lint: setup
 	$(BIN)/ruff check --quiet .
 	$(BIN)/ruff format --check --quiet .
 	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)
-	for f in ascend_mp/*; do ln -s "$$PWD/$$f" $(TYPECHECK)/; done
-	for d in dialects passes examples; do ln -s "$$PWD/$$d" $(TYPECHECK)/$$d; done
+	cp -rs "$$PWD/ascend_mp/." $(TYPECHECK)/
+	for d in dialects passes examples; do cp -rs "$$PWD/$$d" $(TYPECHECK)/$$d; done
 	$(BIN)/pyright
 
 # The edit-test loop: everything in-process, stop at the first failure; leaves out the random-graph

@@ -76,7 +76,7 @@ class ModulePrinter(Printer):
         super().print_resource_handle(dialect, name)
 
     def print_metadata(self, dialects: Iterable[Any]) -> None:
-        super().print_metadata([_PrintedBlobs(self._handles)])
+        super().print_metadata([_PrintedBlobs(self._handles)])  # pyright: ignore[reportArgumentType]  # duck-typed Dialect: print_metadata reads only name, has_interface, get_interface
 
 
 class _PrintedBlobs:

@@ -391,7 +391,7 @@ class Sequential:
         sce = e.op(ascend.SoftmaxCrossEntropyWithLogitsOp, logits, block.args[-1], types=[tensor((batch,)), logits.type], name="loss/SoftmaxCrossEntropyWithLogits")
         loss = e.one(ascend.ReduceMeanOp, sce.results[0], type_=tensor(()), name="loss/ReduceMean", axes=[0])
         if keep_loss:
-            mark_all([sce, loss.owner])  # pyright: ignore[reportArgumentType]
+            mark_all([sce, loss.owner])  # pyright: ignore[reportArgumentType]  # the loss is an op's result, so its owner is an Operation (not a Block)
         finish_function(fwd, block, [loss])
 
         pred, block = new_function("predict", [*ptypes, xtype], [*names, "x"])

@@ -126,7 +126,7 @@ def _onnx_interface(path: str) -> Model:
             raise AscendError(f"{label}: input '{vi.name}' has no batch dimension")
         batch.add(dims[0])
         rest = tuple(dims[1:])
-        inputs.append((vi.name, None if None in rest else rest, np.dtype(NUMPY[ONNX_TO_DTYPE[t.elem_type]])))  # pyright: ignore
+        inputs.append((vi.name, None if None in rest else rest, np.dtype(NUMPY[ONNX_TO_DTYPE[t.elem_type]])))  # pyright: ignore[reportArgumentType]  # `rest` is passed only when it holds no None
     fixed = {b for b in batch if b is not None}
     if len(fixed) > 1 or (fixed and None in batch):
         raise AscendError(f"{label}: the inputs' first dimensions differ ({sorted(fixed)}); they must be one batch dimension")
@@ -429,7 +429,7 @@ def per_sample_errors(outputs: Sequence[Array], reference: Sequence[Array], n: i
     return d.max(axis=1) / np.maximum(r.max(axis=1), np.finfo(np.float64).tiny)
 
 
-def evaluate(model: Model, dataset: Dataset, settings: EvalSettings, progress: Callable[[int], None] | None = None) -> EvalReport:
+def evaluate(model: Model, dataset: Dataset, settings: EvalSettings, progress: Callable[[int], object] | None = None) -> EvalReport:
     """Run every variant over the dataset (see the module docstring); `progress(k)` after each batch."""
     for v in settings.variants:
         variant_options(v)

@@ -21,7 +21,7 @@ import os
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from ascend_mp.config import _is_op_name, _is_op_type, _lines, _read_text, _shown, _unknown_op_type, _warn  # pyright: ignore[reportPrivateUsage]
+from ascend_mp.config import _is_op_name, _is_op_type, _lines, _read_text, _shown, _unknown_op_type, _warn
 from ascend_mp.errors import AscendError
 
 DEFAULT_MODE = "high_precision"

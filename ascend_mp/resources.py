@@ -150,14 +150,14 @@ def isolated_store() -> Iterator[None]:
     """Run a block with an empty resource store, as a new process starts, and restore the store
     afterwards (for running the tools in-process, e.g. in tests: blob handles are process-wide)."""
     store = storage()
-    saved = (dict(store._blob_storage), dict(_CACHE))  # pyright: ignore[reportPrivateUsage]
-    store._blob_storage.clear()  # pyright: ignore[reportPrivateUsage]
+    saved = (dict(store._blob_storage), dict(_CACHE))
+    store._blob_storage.clear()
     _CACHE.clear()
     try:
         yield
     finally:
-        store._blob_storage.clear()  # pyright: ignore[reportPrivateUsage]
-        store._blob_storage.update(saved[0])  # pyright: ignore[reportPrivateUsage]
+        store._blob_storage.clear()
+        store._blob_storage.update(saved[0])
         _CACHE.clear()
         _CACHE.update(saved[1])
 

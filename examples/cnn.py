@@ -18,7 +18,7 @@ def build() -> Sequential:
 
 
 def main() -> None:
-    example_main(build(), __doc__.splitlines()[0])
+    example_main(build(), __doc__.splitlines()[0])  # pyright: ignore[reportOptionalMemberAccess]  # this module has a docstring
 
 
 if __name__ == "__main__":

@@ -56,8 +56,8 @@ class SmallLossMLP(Sequential):
         assert isinstance(ret, func.ReturnOp)
         e = Emitter(fwd.body.blocks[0], before=ret)
         small = e.div(ret.arguments[0], e.const(self.divisor))
-        for op in (small.owner, small.owner.operands[1].owner):  # pyright: ignore[reportAttributeAccessIssue]
-            mark_keep_dtype(op)  # pyright: ignore[reportArgumentType]
+        for op in (small.owner, small.owner.operands[1].owner):  # pyright: ignore[reportAttributeAccessIssue]  # `small` and its operand are op results (owners are Operations)
+            mark_keep_dtype(op)  # pyright: ignore[reportArgumentType]  # as above: op results' owners are Operations
         ret.operands = [small]
         assert isinstance(small.owner, ascend.RealDivOp)
         return module
@@ -80,7 +80,7 @@ def experiment(divisor: float, seeds: tuple[int, ...], epochs: int) -> dict[str,
     for seed in seeds:
         for name, opts in RUNS.items():
             model = SmallLossMLP(divisor)
-            cfg = TrainConfig(optimizer="momentum", lr=LR * divisor, epochs=epochs, seed=seed, **opts)  # pyright: ignore[reportArgumentType]
+            cfg = TrainConfig(optimizer="momentum", lr=LR * divisor, epochs=epochs, seed=seed, **opts)
             result = train(cfg, progress=False, model=model, data=data)
             under = result.history["underflow"]
             out[name]["accuracy"].append(result.test_accuracy)
@@ -92,7 +92,7 @@ def experiment(divisor: float, seeds: tuple[int, ...], epochs: int) -> dict[str,
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])  # pyright: ignore[reportOptionalMemberAccess]  # this module has a docstring
     p.add_argument("--quick", action="store_true", help="one seed, 5 epochs")
     p.add_argument("--epochs", type=int, default=20)
     args = p.parse_args()

@@ -79,7 +79,7 @@ def onnxruntime_logits(path: Path, x: np.ndarray) -> np.ndarray:
     import onnxruntime as rt
 
     session = rt.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    return session.run(None, {"image": x})[0]  # pyright: ignore[reportReturnType, reportIndexIssue]
+    return session.run(None, {"image": x})[0]  # pyright: ignore[reportReturnType]  # the model's one output is a dense tensor
 
 
 def run(seed: int, mode: str | None, epochs: int, folder: Path) -> dict[str, float]:
@@ -87,7 +87,7 @@ def run(seed: int, mode: str | None, epochs: int, folder: Path) -> dict[str, flo
 
     data = load_digits(image=True)
     path = folder / f"digits_cnn_{seed}.onnx"
-    onnx.save(digits_cnn(seed), path)  # pyright: ignore[reportArgumentType]
+    onnx.save(digits_cnn(seed), path)  # pyright: ignore[reportArgumentType]  # digits_cnn returns a ModelProto (typed object: this module imports onnx only when run)
     batch = 32
     model = OnnxModel(path, batch=batch, example_shape=(1, 8, 8))
     cfg = TrainConfig(
@@ -99,7 +99,7 @@ def run(seed: int, mode: str | None, epochs: int, folder: Path) -> dict[str, flo
         batch=batch,
         seed=seed,
     )
-    result = train(cfg, progress=False, model=model, data=data)  # pyright: ignore[reportArgumentType]
+    result = train(cfg, progress=False, model=model, data=data)  # pyright: ignore[reportArgumentType]  # train takes an OnnxModel as well; its signature names only Sequential
     trained = folder / f"trained_{seed}_{mode or 'fp32'}.onnx"
     model.save_onnx(result.params, trained)
     n = len(data.x_test) // batch * batch
@@ -113,12 +113,12 @@ def run(seed: int, mode: str | None, epochs: int, folder: Path) -> dict[str, flo
         "onnxruntime_accuracy": float(np.mean(theirs.argmax(1) == data.y_test[:n])),
         "max_logit_difference": float(np.abs(theirs - ours).max()),
         "step_ms": 1000 * result.step_seconds,
-        "precision": result.precision,  # pyright: ignore[reportReturnType]
+        "precision": result.precision,  # pyright: ignore[reportReturnType]  # a label among the floats; the caller reads it only to print
     }
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])  # pyright: ignore[reportOptionalMemberAccess]  # this module has a docstring
     p.add_argument("--quick", action="store_true", help="one seed, 3 epochs")
     p.add_argument("--epochs", type=int, default=15)
     args = p.parse_args()

@@ -68,7 +68,7 @@ class ConvertAscendToLinalgPass(ModulePass):
             for o in ops:
                 em = Emitter(status)
                 try:
-                    values = list(LOWERINGS[o.name](em, o))  # pyright: ignore[reportArgumentType]
+                    values = list(LOWERINGS[o.name](em, o))  # pyright: ignore[reportArgumentType]  # LOWERINGS holds ascend op names only, so o is an AscendOp
                     if status is not None:
                         status.observe(em, o.name, values)
                 except LoweringError as e:

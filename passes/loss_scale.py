@@ -422,9 +422,9 @@ def step_layout(fn: func.FuncOp) -> dict[str, Any]:
     assert isinstance(state, ArrayAttr)
     return {
         "params": params.value.data,
-        "state": [s.data for s in state.data],  # pyright: ignore[reportAttributeAccessIssue]
-        "optimizer": d["optimizer"].data,  # pyright: ignore[reportAttributeAccessIssue]
-        "manager": d["manager"].data,  # pyright: ignore[reportAttributeAccessIssue]
+        "state": [s.data for s in state.data],
+        "optimizer": d["optimizer"].data,  # pyright: ignore[reportAttributeAccessIssue]  # a StringAttr: this pass writes the dict (above)
+        "manager": d["manager"].data,  # pyright: ignore[reportAttributeAccessIssue]  # a StringAttr: this pass writes the dict (above)
         "init_scale": float(init.data),
     }
 

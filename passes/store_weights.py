@@ -84,7 +84,7 @@ def value_array(value: Attribute, type_: TensorType) -> np.ndarray[Any, Any]:
     assert isinstance(value, DenseIntOrFPElementsAttr)
     dtype = NUMPY[tensor_dtype(type_) or "f32"]
     shape = tuple(type_.get_shape())
-    values = np.asarray(value.get_values(), dtype)  # pyright: ignore[reportUnknownMemberType]
+    values = np.asarray(value.get_values(), dtype)
     return np.broadcast_to(values.reshape(()), shape) if values.size == 1 else values.reshape(shape)
 
 
@@ -124,7 +124,7 @@ def _narrow_target(op: ConstOp, casts: Container[Operation] | None) -> str | Non
     if len(targets) != 1:
         return None
     (low,) = targets
-    if low not in LOW_FLOATS or PRECISION_RANK[low] >= PRECISION_RANK[src]:  # pyright: ignore[reportArgumentType]
+    if low not in LOW_FLOATS or PRECISION_RANK[low] >= PRECISION_RANK[src]:
         return None
     return low
 
@@ -171,14 +171,14 @@ def store_low_weights(
             assert isinstance(old_type, TensorType)
             new_type, in_place = with_dtype(old_type, low), False
         low = tensor_dtype(new_type) or ""
-        jobs.append((old_type, new_type, low))  # pyright: ignore[reportArgumentType]
+        jobs.append((old_type, new_type, low))  # pyright: ignore[reportArgumentType]  # a Const's result is a tensor (ConstOp's result constraint)
         done.append((op, in_place))
         props = op.properties
         value, name = props["value"], props.get("name")
         sources.append((value, name.data if isinstance(name, StringAttr) else "const"))
         if isinstance(value, DenseResourceAttr):
             handle = handle_for(f"{value.resource_handle.data}_{low}")
-            targets.append((_narrow(op, blob_attr(handle, new_type), in_place), handle))  # pyright: ignore[reportArgumentType]
+            targets.append((_narrow(op, blob_attr(handle, new_type), in_place), handle))  # pyright: ignore[reportArgumentType]  # a Const's result is a tensor (ConstOp's result constraint)
         else:
             targets.append(None)  # a literal, or a blob named after the op: after its payload
     report = WeightBytes(types=[(old, new) for old, new, _ in jobs] + kept)
@@ -200,7 +200,7 @@ def _narrow(op: ConstOp, attr: Attribute, in_place: bool) -> ConstOp:
     if in_place:
         op.properties["value"] = attr
         return op
-    new = ConstOp(attr)
+    new = ConstOp(attr)  # pyright: ignore[reportArgumentType]  # attr is a dense_resource or the dense attr _low_value built
     new.y.name_hint = op.y.name_hint
     new.properties.update(_other_properties(op))
     new.attributes.update(op.attributes)
@@ -231,7 +231,7 @@ def _low_value(value: Attribute, name: str, old_type: TensorType, new_type: Tens
     with np.errstate(over="ignore"):  # overflow gives inf, as the Cast it replaces would
         array = np.asarray(value_array(value, old_type)).astype(NUMPY[low])
     if fits_dense_literal(array) and not isinstance(value, DenseResourceAttr):
-        return DenseIntOrFPElementsAttr.from_list(new_type, [float(v) for v in array.reshape(-1)])
+        return DenseIntOrFPElementsAttr.from_list(new_type, [float(v) for v in array.reshape(-1)])  # pyright: ignore[reportCallIssue, reportArgumentType]  # xDSL's from_list overloads want a TensorType of a float/int type statically; this one is only known at run time
     prefix = value.resource_handle.data if isinstance(value, DenseResourceAttr) else name
     return store_blob(f"{prefix}_{low}", array, new_type)
 

@@ -83,11 +83,11 @@ def lower_to_text(module: ModuleOp) -> str:
 
 def _iree_compile() -> str:
     try:
-        from iree.compiler.tools.binaries import find_tool  # pyright: ignore[reportMissingImports, reportUnknownVariableType]
+        from iree.compiler.tools.binaries import find_tool
     except ImportError:
         _versions()
         raise IreeError("IREE's compiler package is not importable") from None
-    return str(find_tool("iree-compile"))  # pyright: ignore[reportUnknownArgumentType]
+    return str(find_tool("iree-compile"))
 
 
 def compile_text(text: str, device: str = "cpu", cuda_target: str = CUDA_TARGET, cpu_target: str = "host") -> bytes:
@@ -136,12 +136,12 @@ class IreeProgram:
 
         compile_flags(device, cuda_target)  # an unknown device fails before anything runs
         vmfb = compile_text(lower_to_text(module), device, cuda_target)
-        dtypes = {f.sym_name.data: [numpy_dtype(t) for t in f.function_type.outputs] for f in functions(module)}  # pyright: ignore[reportArgumentType]
+        dtypes = {f.sym_name.data: [numpy_dtype(t) for t in f.function_type.outputs] for f in functions(module)}  # pyright: ignore[reportArgumentType]  # the lowered functions return tensors
         return cls(vmfb, device, dtypes)
 
     def _load(self) -> Any:
         if self._module is None:
-            import iree.runtime as rt  # pyright: ignore[reportMissingImports]
+            import iree.runtime as rt
 
             driver = DEVICES[self.device]
             if driver not in rt.query_available_drivers():

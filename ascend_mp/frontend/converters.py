@@ -94,7 +94,7 @@ def _transpose(cx: Converter, node: Node) -> None:
 @converter("Concat")
 def _concat(cx: Converter, node: Node) -> None:
     xs = [cx.value(n) for n in node.inputs if n]
-    cx.emit(ascend.ConcatV2DOp, [xs], node.outputs[0], concat_dim=int(node.attr("axis")))  # pyright: ignore[reportArgumentType]
+    cx.emit(ascend.ConcatV2DOp, [xs], node.outputs[0], concat_dim=int(node.attr("axis")))
 
 
 @converter("Cast")
@@ -243,7 +243,7 @@ def _gemm(cx: Converter, node: Node) -> None:
     else:
         c = cx.value(c_name)
         if beta != 1.0:
-            c = cx.emit(ascend.MulOp, [c, _scalar(cx, beta, c, f"{node.name}/beta")], c.type)  # pyright: ignore[reportArgumentType]
+            c = cx.emit(ascend.MulOp, [c, _scalar(cx, beta, c, f"{node.name}/beta")], c.type)  # pyright: ignore[reportArgumentType]  # an ONNX value's type is a TensorType (SSAValue.type is typed Attribute)
     sc, sy = ascend.shape_of(c), ascend.shape_of(y)
     if len(sc) == 1 and sc[0] == sy[1] and sy[1] != 1:
         cx.emit(ascend.BiasAddOp, [y, c], node.outputs[0])
@@ -464,10 +464,10 @@ def _gelu(cx: Converter, node: Node) -> None:
         return
     erf = _op("Erf")
     t = x.type
-    scaled = cx.emit(ascend.MulOp, [x, _scalar(cx, 1 / math.sqrt(2), x, f"{node.name}/rsqrt2")], t)  # pyright: ignore[reportArgumentType]
-    e = cx.emit(erf, [scaled], t)  # pyright: ignore[reportArgumentType]
-    one = cx.emit(ascend.AddOp, [e, _scalar(cx, 1.0, x, f"{node.name}/one")], t)  # pyright: ignore[reportArgumentType]
-    half = cx.emit(ascend.MulOp, [x, _scalar(cx, 0.5, x, f"{node.name}/half")], t)  # pyright: ignore[reportArgumentType]
+    scaled = cx.emit(ascend.MulOp, [x, _scalar(cx, 1 / math.sqrt(2), x, f"{node.name}/rsqrt2")], t)  # pyright: ignore[reportArgumentType]  # an ONNX value's type is a TensorType (SSAValue.type is typed Attribute)
+    e = cx.emit(erf, [scaled], t)  # pyright: ignore[reportArgumentType]  # an ONNX value's type is a TensorType (SSAValue.type is typed Attribute)
+    one = cx.emit(ascend.AddOp, [e, _scalar(cx, 1.0, x, f"{node.name}/one")], t)  # pyright: ignore[reportArgumentType]  # an ONNX value's type is a TensorType (SSAValue.type is typed Attribute)
+    half = cx.emit(ascend.MulOp, [x, _scalar(cx, 0.5, x, f"{node.name}/half")], t)  # pyright: ignore[reportArgumentType]  # an ONNX value's type is a TensorType (SSAValue.type is typed Attribute)
     cx.emit(ascend.MulOp, [half, one], node.outputs[0])
 
 
@@ -520,7 +520,7 @@ def _gather_elements(cx: Converter, node: Node) -> None:
     if idx.size and (idx.min() < 0 or idx.max() >= shape[axis]):
         raise _unsupported(cx, node, f"indices must lie in [{-shape[axis]}, {shape[axis] - 1}] on axis {axis}")
     coords = list(np.indices(idx.shape))
-    coords[axis] = idx
+    coords[axis] = idx  # pyright: ignore[reportCallIssue, reportArgumentType]  # numpy's stubs type list(np.indices(...)) as a list of scalars; they are index arrays
     rows = np.ravel_multi_index(tuple(coords), shape).astype(np.int32)
     flat = cx.emit(ascend.ReshapeOp, [x], cx.tensor((math.prod(shape),), _dtype(x)))
     y = cx.emit(cls, [flat, cx.new_const(rows.reshape(-1), f"{node.name}/rows")], cx.tensor((rows.size,), _dtype(x)), axis=0)
@@ -707,9 +707,9 @@ class _Rnn:
         outs = list(node.outputs) + [""] * 3
         if outs[0]:
             steps = [cx.emit(ascend.ReshapeOp, [h], self.t((1, 1, batch, hid))) for h in sum((hs for hs, _ in per_dir), [])]
-            by_dir = [cx.emit(ascend.ConcatV2DOp, [steps[d * seq:(d + 1) * seq]], self.t((seq, 1, batch, hid)), concat_dim=0)  # pyright: ignore[reportArgumentType]
+            by_dir = [cx.emit(ascend.ConcatV2DOp, [steps[d * seq:(d + 1) * seq]], self.t((seq, 1, batch, hid)), concat_dim=0)
                       if seq > 1 else steps[d * seq] for d in range(nd)]
-            y = cx.emit(ascend.ConcatV2DOp, [by_dir], self.t((seq, nd, batch, hid)), concat_dim=1) if nd > 1 else by_dir[0]  # pyright: ignore[reportArgumentType]
+            y = cx.emit(ascend.ConcatV2DOp, [by_dir], self.t((seq, nd, batch, hid)), concat_dim=1) if nd > 1 else by_dir[0]
             if self.layout:
                 y = cx.emit(ascend.TransposeOp, [y], self.t((batch, seq, nd, hid)), perm=[2, 0, 1, 3])
             cx.bind(outs[0], cx.emit(ascend.ReshapeOp, [y], outs[0]))
@@ -717,7 +717,7 @@ class _Rnn:
             if not outs[k + 1]:
                 continue
             finals = [cx.emit(ascend.ReshapeOp, [states[k]], self.t((1, batch, hid))) for _, states in per_dir]
-            y = cx.emit(ascend.ConcatV2DOp, [finals], self.t((nd, batch, hid)), concat_dim=0) if nd > 1 else finals[0]  # pyright: ignore[reportArgumentType]
+            y = cx.emit(ascend.ConcatV2DOp, [finals], self.t((nd, batch, hid)), concat_dim=0) if nd > 1 else finals[0]
             if self.layout:
                 y = cx.emit(ascend.TransposeOp, [y], self.t((batch, nd, hid)), perm=[1, 0, 2])
             cx.bind(outs[k + 1], cx.emit(ascend.ReshapeOp, [y], outs[k + 1]))

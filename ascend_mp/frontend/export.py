@@ -55,7 +55,7 @@ from ascend_mp.dialects.ascend import AscendOp, CastOp, ConstOp
 from ascend_mp.dtypes import tensor_dtype
 from ascend_mp.errors import AscendError
 
-FLOAT_TO_ONNX = {"f16": TensorProto.FLOAT16, "bf16": TensorProto.BFLOAT16, "f32": TensorProto.FLOAT, "f64": TensorProto.DOUBLE}
+FLOAT_TO_ONNX: dict[str, int] = {"f16": TensorProto.FLOAT16, "bf16": TensorProto.BFLOAT16, "f32": TensorProto.FLOAT, "f64": TensorProto.DOUBLE}
 ONNX_TO_FLOAT = {v: k for k, v in FLOAT_TO_ONNX.items()}
 
 ORT_CPU_KERNELS = {
@@ -112,7 +112,7 @@ def decided_dtypes(module: ModuleOp, function: str = "main") -> DecidedDtypes:
             return None
         if isinstance(owner, ConstOp):
             return ("t", owner.node_name.data, 0)
-        return ("o", owner.node_name.data, owner.results.index(v))  # pyright: ignore[reportArgumentType]
+        return ("o", owner.node_name.data, owner.results.index(v))
 
     for op in fn.body.block.ops:
         if not isinstance(op, AscendOp) or op.node_name is None:
@@ -372,7 +372,7 @@ def export_onnx(
             ", ".join(exporter.emulated[:8]) + (", ..." if len(exporter.emulated) > 8 else ""))
     try:
         onnx.checker.check_model(exported, full_check=True)
-    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:  # pyright: ignore[reportAttributeAccessIssue]
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         first = next((line.strip() for line in str(e).splitlines() if line.strip()), "invalid model")
         raise AscendError(f"--emit-onnx: the precision plan of {label} cannot be expressed in ONNX: {first}") from None
     return exported

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,7 +91,7 @@ def axis_in(axis: Any, rank: int, what: str = "axis") -> int:
     return a % rank
 
 
-def _alloc(shape: Sequence[int], dtype: Any) -> tuple[int, ...]:
+def _alloc(shape: Iterable[Any], dtype: Any) -> tuple[int, ...]:
     """`shape`, after checking a folded result of it fits the tensor limit (before numpy allocates it)."""
     dims = tuple(int(d) for d in shape)
     if any(d < 0 for d in dims):
@@ -203,7 +203,7 @@ def _range(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[A
         raise ValueError("delta must not be 0")
     count = max(math.ceil((float(limit) - float(start)) / float(delta)), 0)
     _alloc((count,), start.dtype)
-    return [np.arange(start, limit, delta).astype(start.dtype)]
+    return [np.arange(start, limit, delta).astype(start.dtype)]  # pyright: ignore[reportCallIssue, reportArgumentType]  # one-element arrays (checked above), which numpy takes as scalars
 
 
 def _broadcast(*shapes: Sequence[int]) -> tuple[int, ...]:
@@ -347,7 +347,7 @@ def _isnan(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[A
 
 @folder("Not")
 def _not(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
-    return [np.logical_not(ins[0])]
+    return [np.logical_not(ins[0])]  # pyright: ignore[reportCallIssue, reportArgumentType]  # Not's one input is required, so never None
 
 
 def _make_unary(fn: Callable[..., Any]) -> Folder:

@@ -58,7 +58,7 @@ def parse_input_shape(text: str | Mapping[str, object] | None) -> InputShapes:
     if text is None:
         return InputShapes({})
     if isinstance(text, Mapping):
-        return InputShapes({str(k): tuple(int(d) for d in v) for k, v in text.items()})  # pyright: ignore[reportGeneralTypeIssues]
+        return InputShapes({str(k): tuple(int(d) for d in v) for k, v in text.items()})  # pyright: ignore[reportGeneralTypeIssues]  # a Python caller's dict maps names to dim sequences (the docstring's contract)
     entries = [e.strip() for e in text.strip().strip('"').split(";")]
     entries = [e for e in entries if e] if len(entries) > 1 else entries
     if not entries or not entries[0]:
@@ -135,7 +135,7 @@ def _load_external(model: onnx.ModelProto, base: str | None, label: str) -> None
     folder, not a symlink; then the offset, the length and the size) with one-line errors."""
     from onnx import external_data_helper as ext
 
-    tensors = [t for t in ext._get_all_tensors(model) if ext.uses_external_data(t)]  # pyright: ignore[reportPrivateUsage]
+    tensors = [t for t in ext._get_all_tensors(model) if ext.uses_external_data(t)]
     if not tensors:
         return
     if base is None:
@@ -196,7 +196,7 @@ def _load_one_external(tensor: onnx.TensorProto, base: str, label: str) -> None:
             f"{label}: external data of tensor '{tensor.name}' in '{location}' has {len(tensor.raw_data)} bytes, expected {want}"
         )
     del tensor.external_data[:]
-    tensor.data_location = 0
+    tensor.data_location = 0  # pyright: ignore[reportAttributeAccessIssue]  # onnx's stubs type the enum field as DataLocation; 0 is DEFAULT
 
 
 def _expected_bytes(tensor: onnx.TensorProto) -> int | None:

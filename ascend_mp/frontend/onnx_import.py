@@ -68,7 +68,7 @@ def import_onnx(
             raise AscendError(f"{label}: its local functions cannot be inlined: {' '.join(str(e).split())}") from None
         check_graph(model, label)
     check_arity(model, opset, label)
-    shapes = input_shape if isinstance(input_shape, InputShapes) else parse_input_shape(input_shape)  # pyright: ignore[reportArgumentType]
+    shapes = input_shape if isinstance(input_shape, InputShapes) else parse_input_shape(input_shape)
     graph = _initial_graph(model, shapes, label)
     try:
         graph = fold_graph(model, graph, opset)
@@ -202,7 +202,7 @@ class Converter:
         assert t is not None and t[1] is not None
         if t[0] not in ONNX_TO_DTYPE:
             raise AscendError(f"{self.label}: value '{name}' has an unsupported element type ({onnx.TensorProto.DataType.Name(t[0])})")
-        return self.tensor([int(d) for d in t[1]], ONNX_TO_DTYPE[t[0]])  # pyright: ignore[reportArgumentType]
+        return self.tensor([int(d) for d in t[1]], ONNX_TO_DTYPE[t[0]])  # pyright: ignore[reportArgumentType]  # the dims are all known here (the unknown case raised above)
 
     def _runtime_integer(self, name: str) -> bool:
         """An integer value computed at run time: a shape, axes or indices whose value can decide shapes."""
@@ -261,7 +261,7 @@ class Converter:
             value = _dense(np.asarray(array), type_)
         else:
             value = resource_attr(name, array, type_)
-        op = ascend.ConstOp(value, name=name)  # pyright: ignore[reportArgumentType]
+        op = ascend.ConstOp(value, name=name)
         assert self.block is not None
         self.block.add_op(op)
         _hint(op.results[0], name)
@@ -270,7 +270,7 @@ class Converter:
     def bind(self, name: str, value: SSAValue) -> None:
         self.values[name] = value
 
-    def emit(self, cls: type[ascend.AscendOp], operands: Sequence[SSAValue | None], out: str | TensorType | Sequence[TensorType], **props: Any) -> SSAValue:
+    def emit(self, cls: type[ascend.AscendOp], operands: Sequence[SSAValue | Sequence[SSAValue] | None], out: str | TensorType | Sequence[TensorType], **props: Any) -> SSAValue:
         """Append an op named after the current node; `out` is the ONNX output it defines, or its type."""
         if isinstance(out, str):
             types: list[Attribute] = [self.type_of(out)]
@@ -369,4 +369,4 @@ def _dense(array: np.ndarray[Any, Any], type_: TensorType) -> DenseIntOrFPElemen
         values: list[Any] = [int(v) for v in flat]
     else:
         values = [float(v) for v in flat]
-    return DenseIntOrFPElementsAttr.from_list(type_, values)
+    return DenseIntOrFPElementsAttr.from_list(type_, values)  # pyright: ignore[reportCallIssue, reportArgumentType]  # xDSL's from_list overloads want a TensorType of a float/int type statically; this one is only known at run time

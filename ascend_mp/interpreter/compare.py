@@ -164,7 +164,7 @@ def precision_rewritten(module: ModuleOp, mode: str, **pass_options: Any) -> Mod
     if "ascend-precision" not in PASSES:
         raise AscendError("the ascend-precision pass is not available in this build")
     clone = _clone(module)
-    PASSES["ascend-precision"]()(mode=mode, **pass_options).apply(make_context(), clone)
+    PASSES["ascend-precision"]()(mode=mode, **pass_options).apply(make_context(), clone)  # pyright: ignore[reportCallIssue]  # PASSES is typed type[ModulePass]; this one is AscendPrecisionPass, which has `mode`
     return clone
 
 

@@ -65,7 +65,7 @@ def _compiled_kernel() -> Callable[..., Array] | None:
 def _build_compiled_kernel() -> Callable[..., Array]:
     import warnings
 
-    import numba  # pyright: ignore[reportMissingImports]
+    import numba
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -165,7 +165,7 @@ def compiled(name: str, shape: tuple[int, ...] | None = None) -> Callable[..., A
 def _build_compiled(name: str) -> Callable[..., Any]:
     import warnings
 
-    import numba  # pyright: ignore[reportMissingImports]
+    import numba
 
     def build(cache: bool) -> Callable[..., Any]:
         if name == "relu":  # a real ufunc: out= works, any layout

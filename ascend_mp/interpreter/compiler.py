@@ -124,7 +124,7 @@ class CompiledFunction:
     """The float16 arguments: float32 arrays of their values inside, converted by `Program.run`."""
     carried_results: tuple[int, ...] = ()
     """The float16 results, likewise."""
-    fast: Callable[..., list[Any]] = field(default=lambda *a: [])  # pyright: ignore[reportUnknownLambdaType]
+    fast: Callable[..., list[Any]] = field(default=lambda *a: [])
     """Runs the body on carried values (what calls between functions use)."""
     source: str = ""
     """The generated Python code of `fast` (for debugging)."""
@@ -175,7 +175,7 @@ def _dense_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray[Any, Any]:
 
 def _attr_value(attr: Attribute) -> Any:
     if isinstance(attr, DenseArrayBase):
-        return tuple(int(v) for v in attr.get_values())  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        return tuple(int(v) for v in attr.get_values())
     if isinstance(attr, IntegerAttr):
         value = int(attr.value.data)
         width = getattr(attr.type, "width", None)
@@ -522,7 +522,7 @@ class FunctionCompiler:
             done: set[int] = set()
             if p.in_place is not None and all(
                 group_last.get(ins[j]) == i and ins.count(ins[j]) == 1
-                and arrays[j] is not None and array_last.get(arrays[j]) == i and arrays.count(arrays[j]) == 1
+                and arrays[j] is not None and array_last.get(arrays[j]) == i and arrays.count(arrays[j]) == 1  # pyright: ignore[reportArgumentType]  # arrays[j] is checked not None just before; pyright does not narrow a subscript by a variable
                 for j in p.in_place[0]
             ):
                 for r, j in enumerate(p.in_place[0]):

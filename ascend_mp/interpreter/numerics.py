@@ -32,7 +32,7 @@ Array = np.ndarray[Any, Any]
 
 
 try:  # the clip ufunc itself: np.clip's Python wrapper costs more than clipping a small tensor
-    from numpy._core.umath import clip as _clip  # pyright: ignore[reportMissingModuleSource, reportPrivateImportUsage]
+    from numpy._core.umath import clip as _clip  # pyright: ignore[reportAttributeAccessIssue]  # numpy's stubs omit umath.clip (numpy 2 has it; the except covers 1.x)
 except ImportError:  # pragma: no cover - numpy 1.x
     _clip = np.clip
 

@@ -189,7 +189,7 @@ class Program:
             step, ins = found
             shapes = ", ".join(str(tuple(a.shape)) if isinstance(a, np.ndarray) else "?" for a in ins)
             op = step.op
-            raise AscendError(f"{op_location(op)}: out of memory running {op.name} on operands of shapes {shapes}") from None
+            raise AscendError(f"{op_location(op)}: out of memory running {op.name} on operands of shapes {shapes}") from None  # pyright: ignore[reportArgumentType, reportOptionalMemberAccess]  # found[0].op is checked not None above
 
     def _check_args(self, fn: CompiledFunction, args: Sequence[Any]) -> Sequence[np.ndarray[Any, Any]]:
         specs = fn.args
@@ -276,7 +276,7 @@ class Program:
                     limit = max_tensor_bytes()
                 for s in step.outs:
                     if regs[s].size * itemsize[s] > limit:
-                        too_big(step.op, regs[s], itemsize[s])  # pyright: ignore[reportArgumentType]
+                        too_big(step.op, regs[s], itemsize[s])  # pyright: ignore[reportArgumentType]  # the compiler builds every step with its op
             for slot, check in step.checks:
                 if not status.flag and check(regs[slot]):
                     status.flag = True

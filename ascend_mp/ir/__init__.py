@@ -82,7 +82,7 @@ class LocatingParser(Parser):
             self.raise_error(_first_line(e), start, self.pos)
         _LOCATIONS[op] = (self.lexer.input.name, start, self.line_offset)
         if self._inputs.get(self.lexer.input.name) is not self.lexer.input.content:
-            self._inputs[self.lexer.input.name] = self.lexer.input.content  # pyright: ignore[reportArgumentType]
+            self._inputs[self.lexer.input.name] = self.lexer.input.content
             _LINE_STARTS.pop(self.lexer.input.name, None)
         return op
 
@@ -97,7 +97,7 @@ class LocatingParser(Parser):
         token = state.current_token
         if token.kind is not MLIRTokenKind.PERCENT_IDENT:
             return None
-        found = _PLAIN_OP.match(state.lexer.input.content, token.span.start)  # pyright: ignore[reportCallIssue, reportArgumentType]
+        found = _PLAIN_OP.match(state.lexer.input.content, token.span.start)
         if found is None:
             return None
         name, op_name, uses, operand_types, result_text = found.groups()
@@ -164,7 +164,7 @@ class LocatingParser(Parser):
         state = self._parser_state
         token = state.current_token
         if token.kind is MLIRTokenKind.BARE_IDENT and token.text == "tensor":
-            match = _PLAIN_TENSOR.match(state.lexer.input.content, token.span.start)  # pyright: ignore[reportCallIssue, reportArgumentType]
+            match = _PLAIN_TENSOR.match(state.lexer.input.content, token.span.start)
             if match is not None:
                 key = match.group(0)
                 cached = _TYPE_CACHE.get(key)
@@ -235,7 +235,7 @@ _LINE_STARTS: dict[str, list[int]] = {}
 def _line_col(name: str, pos: int) -> tuple[int, int]:
     starts = _LINE_STARTS.get(name)
     if starts is None:
-        content = LocatingParser._inputs.get(name, "")  # pyright: ignore[reportPrivateUsage]
+        content = LocatingParser._inputs.get(name, "")
         starts = _LINE_STARTS[name] = [0] + [i + 1 for i, c in enumerate(content) if c == "\n"]
     line = bisect.bisect_right(starts, pos)
     return line, pos - starts[line - 1] + 1

@@ -28,13 +28,13 @@ def set_type(value: SSAValue, type_: Attribute) -> None:
     """Retype `value` in place: its uses see the new type. xDSL's public way, `replace_value_with_new_type`,
     builds a new value and moves every use to it (about 10x the cost); callers retype only values whose every
     consumer they have already decided."""
-    value._type = type_  # pyright: ignore[reportPrivateUsage]
+    value._type = type_
 
 
 def has_one_use(value: SSAValue) -> bool:
     """`len(value.uses) == 1`, without building the use set."""
     use = value.first_use
-    return use is not None and use._next_use is None  # pyright: ignore[reportPrivateUsage]
+    return use is not None and use._next_use is None
 
 
 def use_sites(value: SSAValue) -> Iterator[tuple[Operation, int]]:
@@ -42,8 +42,8 @@ def use_sites(value: SSAValue) -> Iterator[tuple[Operation, int]]:
     property calls."""
     use = value.first_use
     while use is not None:
-        yield use._operation, use._index  # pyright: ignore[reportPrivateUsage]
-        use = use._next_use  # pyright: ignore[reportPrivateUsage]
+        yield use._operation, use._index
+        use = use._next_use
 
 
 def link_op(op: Operation, block: Block, before: Operation | None) -> None:
@@ -51,31 +51,31 @@ def link_op(op: Operation, block: Block, before: Operation | None) -> None:
     `Block.insert_op_before` and `Block.add_op` do, without their checks (which walk the op's parents)."""
     op.parent = block
     if before is None:
-        last = block._last_op  # pyright: ignore[reportPrivateUsage]
-        op._prev_op = last  # pyright: ignore[reportPrivateUsage]
+        last = block._last_op
+        op._prev_op = last
         if last is None:
-            block._first_op = op  # pyright: ignore[reportPrivateUsage]
+            block._first_op = op
         else:
-            last._next_op = op  # pyright: ignore[reportPrivateUsage]
-        block._last_op = op  # pyright: ignore[reportPrivateUsage]
+            last._next_op = op
+        block._last_op = op
         return
-    prev = before._prev_op  # pyright: ignore[reportPrivateUsage]
-    op._prev_op, op._next_op, before._prev_op = prev, before, op  # pyright: ignore[reportPrivateUsage]
+    prev = before._prev_op
+    op._prev_op, op._next_op, before._prev_op = prev, before, op
     if prev is None:
-        block._first_op = op  # pyright: ignore[reportPrivateUsage]
+        block._first_op = op
     else:
-        prev._next_op = op  # pyright: ignore[reportPrivateUsage]
+        prev._next_op = op
 
 
 def set_operands(op: Operation, values: Sequence[SSAValue]) -> None:
     """`op.operands[i] = values[i]` for every position that changes, at once: what xDSL's `OpOperands.__setitem__`
     does (move the use to the new value, replace the operand tuple), once per op instead of once per operand."""
-    uses = op._operand_uses  # pyright: ignore[reportPrivateUsage]
-    for old, new, use in zip(op._operands, values, uses):  # pyright: ignore[reportPrivateUsage]
+    uses = op._operand_uses
+    for old, new, use in zip(op._operands, values, uses):
         if old is not new:
             old.remove_use(use)
             new.add_use(use)
-    op._operands = SSAValues(values)  # pyright: ignore[reportPrivateUsage]
+    op._operands = SSAValues(values)
 
 
 _SHELLS: dict[type[Operation], tuple[dict[str, Any], dict[str, Any]]] = {}
@@ -101,15 +101,15 @@ def quick_op(cls: type[Operation], operands: tuple[SSAValue, ...], result_types:
         first = value.first_use
         use.__dict__.update(_operation=op, _index=i, _prev_use=None, _next_use=first)
         if first is not None:
-            first._prev_use = use  # pyright: ignore[reportPrivateUsage]
+            first._prev_use = use
         value.first_use = use
         uses.append(use)
     results = []
     for i, type_ in enumerate(result_types):
         result = new(OpResult)
-        result.__dict__.update(_type=type_, op=op, index=i)
+        result.__dict__.update(_type=type_, op=op, index=i)  # pyright: ignore[reportAttributeAccessIssue]  # `new` is object.__new__, typed as returning the class; this is an instance, whose __dict__ is a dict
         results.append(result)
-    op.__dict__.update(fields, _operands=SSAValues(operands), _operand_uses=tuple(uses), results=SSAValues(results),
+    op.__dict__.update(fields, _operands=SSAValues(operands), _operand_uses=tuple(uses), results=SSAValues(results),  # pyright: ignore[reportAttributeAccessIssue]  # `new` is object.__new__, typed as returning the class; this is an instance, whose __dict__ is a dict
                        properties=dict(properties), attributes={})
     return op
 

@@ -165,7 +165,7 @@ def read_table_dir(folder: str | Path) -> dict[str, TableEntry]:
 def parse_table(raw: Any, source: str) -> dict[str, TableEntry]:
     if not isinstance(raw, dict):
         raise AscendError(f"{source}: expected a JSON object mapping op types to entries")
-    return {op: _parse_entry(op, entry, source) for op, entry in raw.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    return {op: _parse_entry(op, entry, source) for op, entry in raw.items()}
 
 
 def _parse_entry(op: str, entry: Any, source: str) -> TableEntry:
@@ -179,7 +179,7 @@ def _parse_entry(op: str, entry: Any, source: str) -> TableEntry:
     port_keys: dict[tuple[str, str], str] = {}
     problems: list[str] = []
     width: tuple[str, int] | None = None
-    for key in sorted(entry, key=_port_order):  # pyright: ignore[reportUnknownArgumentType]
+    for key in sorted(entry, key=_port_order):
         if not (key.startswith("input") or key.startswith("output")):
             continue
         if not key.removeprefix("input").removeprefix("output").isdigit():
@@ -187,7 +187,7 @@ def _parse_entry(op: str, entry: Any, source: str) -> TableEntry:
         port = entry[key]
         if not isinstance(port, dict):
             raise fail(key, "expected an object with 'name' and 'dtype'")
-        name = port.get("name")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        name = port.get("name")
         if not isinstance(name, str) or not name:
             raise fail(f"{key}.name", "expected a non-empty string")
         dtypes: tuple[str | None, ...] | None = None
@@ -215,12 +215,12 @@ def _parse_entry(op: str, entry: Any, source: str) -> TableEntry:
     kind = ListKind.GRAY
     if "precision_reduce" in entry:
         pr = entry["precision_reduce"]
-        flag = pr.get("flag") if isinstance(pr, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        flag = pr.get("flag") if isinstance(pr, dict) else None
         if flag not in ("true", "false"):
             raise fail("precision_reduce.flag", "expected \"true\" or \"false\"")
         kind = ListKind.WHITE if flag == "true" else ListKind.BLACK
-    dyn = entry.get("dynamicFormat")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    dynamic = isinstance(dyn, dict) and dyn.get("flag") == "true"  # pyright: ignore[reportUnknownMemberType]
+    dyn = entry.get("dynamicFormat")
+    dynamic = isinstance(dyn, dict) and dyn.get("flag") == "true"
     return TableEntry(inputs, outputs, kind, dynamic, tuple(problems))
 
 
@@ -265,7 +265,7 @@ def kernels_for(cls: type[AscendOp], entry: TableEntry, engine: str, source: str
         inp = tuple(c[i] if c is not None else out[0] for c in ins)
         if None in inp or None in out:
             continue  # a dtype the project does not model
-        kernel = Kernel(inp, out, engine)  # pyright: ignore[reportArgumentType]
+        kernel = Kernel(inp, out, engine)  # pyright: ignore[reportArgumentType]  # `None in inp or None in out` skipped above
         if kernel not in kernels:
             kernels.append(kernel)
     return tuple(kernels)

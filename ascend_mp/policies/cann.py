@@ -59,7 +59,7 @@ class CubeFp16InFp32Out(Rule):
 
     def steps(self, f: OpFacts) -> Steps:
         if not f.cube:
-            return ForceFp32(self.label).steps(f)
+            return ForceFp32(label=self.label).steps(f)
         return (
             Step(F16, AICORE, "mode: fp16 in, fp32 out", out=F32),
             Step(F32, AICORE, "no fp16-in/fp32-out kernel"),

@@ -47,7 +47,7 @@ def compare_policies(module: ModuleOp, soc: str = "ascend910", op_info: str | No
 
     reports = []
     for _, options in POLICY_COLUMNS:
-        reports.append(run_precision(module.clone(), soc=soc, op_info=op_info, **options))  # type: ignore[arg-type]
+        reports.append(run_precision(module.clone(), soc=soc, op_info=op_info, **options))  # pyright: ignore[reportArgumentType]  # options holds mode or policy keywords, never `options`
     rows: list[Row] = []
     for i, first in enumerate(reports[0].ops):
         decisions = [r.ops[i] for r in reports]

@@ -321,7 +321,7 @@ class TfRule(Rule):
         """TF's `MustPreserve` (nodes_to_preserve, the fetch nodes): marked `keep_dtype` or in the keep_dtype
         file. TF leaves such a node out of `should_process_nodes_`: never painted allow nor entered by the
         allow passes (1, 3, 4, 5); deny still propagates through it (pass 2 does not ask ShouldProcess)."""
-        if op.keep_dtype is not None:  # type: ignore[attr-defined]
+        if op.keep_dtype is not None:  # pyright: ignore[reportAttributeAccessIssue]  # prepare() puts only AscendOps in the graph
             return True
         if self.preserve is None:
             return False

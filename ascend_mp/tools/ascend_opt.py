@@ -48,7 +48,7 @@ class AscendOptMain(xDSLOptMain):
     def register_all_dialects(self):
         super().register_all_dialects()
         if "ascend" not in self.ctx.registered_dialect_names:
-            from ascend_mp.universe import _ascend  # pyright: ignore[reportPrivateUsage]
+            from ascend_mp.universe import _ascend
 
             self.ctx.register_dialect("ascend", _ascend)
 
@@ -84,7 +84,7 @@ class AscendOptMain(xDSLOptMain):
 
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
         if file_extension == "mlir":
-            return self.available_frontends["mlir"](chunk, start_offset)  # pyright: ignore[reportCallIssue]
+            return self.available_frontends["mlir"](chunk, start_offset)  # pyright: ignore[reportCallIssue]  # xDSL types frontends as one-argument callables; ours for mlir (parse_mlir above) takes the line offset too
         return super().parse_chunk(chunk, file_extension, start_offset)
 
     def register_all_targets(self):
@@ -220,7 +220,7 @@ class AscendOptMain(xDSLOptMain):
         self.prepare_output = capture
         super().run()
         if isinstance(output, _Deferred):
-            write_output(self.args.output_file, output.getvalue())
+            write_output(self.args.output_file, output.getvalue())  # pyright: ignore[reportArgumentType]  # output is a _Deferred only when -o was given
 
 
 class _ModuleTarget(MLIRTarget):

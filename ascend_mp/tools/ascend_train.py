@@ -99,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--resume", nargs="?", const=True, default=False, metavar="CHECKPOINT",
                     help="continue from a checkpoint (default: DIR/checkpoint.npz of --out)")  # fmt: skip
     io.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no per-epoch lines")
-    add_log_argument(io)
+    add_log_argument(io)  # pyright: ignore[reportArgumentType]  # an argument group's add_argument is the parser's
     io.add_argument("--demo", action="store_true", help="run make demo's training part and exit")
     return p
 
@@ -154,7 +154,7 @@ def _check_paths(args: argparse.Namespace) -> None:
 
         load_keep_dtype(args.keep_dtype)
     if args.resume:
-        resume = Path(args.out) / "checkpoint.npz" if args.resume is True else Path(args.resume)
+        resume = Path(args.out) / "checkpoint.npz" if args.resume is True else Path(args.resume)  # pyright: ignore[reportArgumentType]  # --resume is True or a path, and truthy here
         if not resume.exists():
             raise AscendError(f"{resume}: no checkpoint to resume from")
         if resume.is_dir():
@@ -214,7 +214,7 @@ def run(argv: Sequence[str] | None = None) -> None:
         if not args.quiet:
             named = cfg.precision is None or cfg.precision.mode is not None  # not by precision_mode_v2 or a policy
             default = " (the default: CANN's for training)" if args.precision_mode is None and named else ""
-            label = _mode(args) if named else cfg.precision.mode_v2 or f"amp_policy {cfg.precision.policy}"  # pyright: ignore[reportOptionalMemberAccess]
+            label = _mode(args) if named else cfg.precision.mode_v2 or f"amp_policy {cfg.precision.policy}"  # pyright: ignore[reportOptionalMemberAccess]  # not `named` means cfg.precision is set
             print(f"precision mode: {label}{default}", flush=True)
         model, data = train_inputs.prepare(args, cfg.batch, cfg.subset, cfg.seed)
         compiled = compile_training(cfg, model)

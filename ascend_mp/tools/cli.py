@@ -144,7 +144,7 @@ def parse_text(ctx: Any, text: str, name: str, line_offset: int = 0, implicit_mo
     from xdsl.utils.exceptions import ParseError
 
     import ascend_mp.blob_names  # noqa: F401  (records the blob names the parser declares)
-    from ascend_mp.ir import _LOCATIONS, LocatingParser, format_parse_error, source_location  # pyright: ignore[reportPrivateUsage]
+    from ascend_mp.ir import _LOCATIONS, LocatingParser, format_parse_error, source_location
 
     class Tracking(LocatingParser):
         """Remembers where each op being parsed starts (innermost last)."""
@@ -152,7 +152,7 @@ def parse_text(ctx: Any, text: str, name: str, line_offset: int = 0, implicit_mo
         opened: list[Any]
 
         def parse_operation(self) -> Any:
-            self.opened.append(self._parser_state.current_token.span)  # pyright: ignore[reportPrivateUsage]
+            self.opened.append(self._parser_state.current_token.span)
             op = super().parse_operation()
             self.opened.pop()
             return op
@@ -167,7 +167,7 @@ def parse_text(ctx: Any, text: str, name: str, line_offset: int = 0, implicit_mo
             raise
         raise AscendError(format_parse_error(e, line_offset)) from None
     except AssertionError:
-        where = parser.opened[-1].get_location() if parser.opened else parser._parser_state.current_token.span.get_location()  # pyright: ignore[reportPrivateUsage]
+        where = parser.opened[-1].get_location() if parser.opened else parser._parser_state.current_token.span.get_location()
         raise AscendError(
             f"{where.file}:{where.line + line_offset}:{where.col}: invalid literal for its type "
             f"(e.g. real numbers for a complex tensor; write complex elements as (re, im))"
@@ -277,7 +277,7 @@ def flush_warnings(prog: str) -> None:
 
 
 def _accepts(value: Any, hint: Any) -> bool:
-    from xdsl.utils.arg_spec import _convert_arg_to_type  # pyright: ignore[reportPrivateUsage]
+    from xdsl.utils.arg_spec import _convert_arg_to_type
 
     try:
         _convert_arg_to_type(value, hint)
@@ -296,7 +296,8 @@ def coerce_pass_options(available: dict[str, Callable[[], Any]], pipeline: str) 
     options turned into floats (`scale=1024`). Problems are `UsageError`s naming the pass and option."""
     import dataclasses
 
-    from xdsl.utils.arg_spec import ArgSpecParseError, parse_pipeline
+    from xdsl.utils.arg_spec import parse_pipeline
+    from xdsl.utils.exceptions import ArgSpecParseError
 
     if not pipeline:
         return pipeline
@@ -322,7 +323,7 @@ def coerce_pass_options(available: dict[str, Callable[[], Any]], pipeline: str) 
             as_float = [float(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
             if as_float != value or any(type(a) is not type(b) for a, b in zip(as_float, value)):
                 if _accepts(as_float, hint):
-                    spec.parameters[raw_name] = as_float
+                    spec.parameters[raw_name] = as_float  # pyright: ignore[reportArgumentType]  # xDSL types option values as tuples; printing the spec back takes any sequence
                     changed = True
                     continue
             shown = ",".join(str(v).lower() if isinstance(v, bool) else str(v) for v in value) or "(no value)"

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace, read_input: Callable[[], ModuleOp]) -> None:
             target = module.clone()  # deepcopy recurses once per op: a long chain would overflow
             names = ("mode", "mode_v2", "modify_mixlist", "keep_dtype", "customize_dtypes", "soc", "op_info", "report")
             config = load_config(
-                *(options.get(k) if k != "soc" else soc for k in names),
+                *(options.get(k) if k != "soc" else soc for k in names),  # pyright: ignore[reportArgumentType]  # each option's value has its parameter's type; soc is a str
                 policy=options.get("policy"), level=options.get("level"), amp_dtype_name=options.get("amp_dtype"),
                 to_float=options.get("to_float"),
             )

@@ -192,7 +192,7 @@ def training_passes(cfg: TrainConfig) -> tuple[ModulePass, ...]:
     `ascend-opt` orders it (`order_training_passes`): ascend-autodiff, ascend-precision, ascend-loss-scale."""
     from ascend_mp.passes import PASSES
 
-    autodiff = PASSES["ascend-autodiff"]()(keep_loss=cfg.keep_loss_fp32)  # pyright: ignore[reportCallIssue]
-    scaling = PASSES["ascend-loss-scale"]()(**{f.name: getattr(cfg.scaling, f.name) for f in fields(LossScaleOptions)})  # pyright: ignore[reportCallIssue]
-    precision = None if cfg.precision is None else PASSES["ascend-precision"]()(**cfg.precision.given())  # pyright: ignore[reportCallIssue]
+    autodiff = PASSES["ascend-autodiff"]()(keep_loss=cfg.keep_loss_fp32)  # pyright: ignore[reportCallIssue]  # PASSES is typed type[ModulePass]; this one is the autodiff pass, which has keep_loss
+    scaling = PASSES["ascend-loss-scale"]()(**{f.name: getattr(cfg.scaling, f.name) for f in fields(LossScaleOptions)})
+    precision = None if cfg.precision is None else PASSES["ascend-precision"]()(**cfg.precision.given())
     return order_training_passes((autodiff, scaling), precision)

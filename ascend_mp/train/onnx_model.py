@@ -104,7 +104,7 @@ class OnnxModel:
         if example_shape is None:
             if not declared[1:] or None in declared[1:]:
                 raise AscendError(f"{path}: input '{self.input_name}' has dynamic dimensions {declared}; give training data to fix them")
-            example_shape = tuple(int(d) for d in declared[1:])  # pyright: ignore[reportArgumentType]
+            example_shape = tuple(int(d) for d in declared[1:])  # pyright: ignore[reportArgumentType]  # None in declared[1:] raised just above
         if declared and (len(declared) != 1 + len(example_shape) or any(d not in (None, s) for d, s in zip(declared[1:], example_shape))):
             want = tuple("?" if d is None else d for d in declared[1:])
             raise AscendError(f"{path}: input '{self.input_name}' takes examples of shape {want}, the data has {tuple(example_shape)}")
@@ -245,7 +245,7 @@ class OnnxModel:
         sce = e.op(A.SoftmaxCrossEntropyWithLogitsOp, logits, block.args[-1], types=[tensor((batch,)), logits.type], name="loss/SoftmaxCrossEntropyWithLogits")
         loss = e.one(A.ReduceMeanOp, sce.results[0], type_=tensor(()), name="loss/ReduceMean", axes=[0])
         if keep_loss:
-            mark_all([sce, loss.owner])  # pyright: ignore[reportArgumentType]
+            mark_all([sce, loss.owner])  # pyright: ignore[reportArgumentType]  # the loss is an op's result, so its owner is an Operation (not a Block)
         finish_function(fwd, block, [loss])
 
         pred, block = new_function("predict", [*ptypes, xtype], [*names, "x"])

@@ -273,7 +273,7 @@ def save_checkpoint(path: str | Path, state: TrainState, meta: dict[str, Any], e
     arrays["meta"] = np.array(json.dumps(meta))
     arrays["history"] = np.array(json.dumps(history, allow_nan=False))
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)  # pyright: ignore[reportArgumentType]
+    np.savez(buffer, **arrays)  # pyright: ignore[reportArgumentType]  # numpy's stubs match **arrays against allow_pickle; the keys are array names
     write_output(path, buffer.getvalue())
 
 
@@ -575,7 +575,7 @@ def train(
                 timed += 1
                 loss, overflow = state.update(results)
                 if hasattr(model, "after_step"):  # an ONNX model's batch-norm running statistics
-                    model.after_step(state.params, x)
+                    model.after_step(state.params, x)  # pyright: ignore[reportAttributeAccessIssue]  # an ONNX model's method, checked by hasattr just above
                 loss_f = float(loss)
                 skip = overflow and drops
                 steps_hist["loss"].append(json_number(loss_f))

@@ -130,9 +130,9 @@ class Unit(StrEnum):
 class ListKind(StrEnum):
     """CANN's mixed-precision lists: `precision_reduce` true / false / absent."""
 
-    WHITE = auto()
-    BLACK = auto()
-    GRAY = auto()
+    WHITE = "white"
+    BLACK = "black"
+    GRAY = "gray"
 
 
 @irdl_attr_definition
@@ -210,22 +210,22 @@ def _ints(values: Sequence[int]) -> DenseArrayBase:
 
 def _read_ints(attr: Attribute) -> tuple[int, ...]:
     assert isinstance(attr, DenseArrayBase)
-    return tuple(int(v) for v in attr.get_values())  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    return tuple(int(v) for v in attr.get_values())
 
 
 def _read_int(attr: Attribute) -> int:
     assert isinstance(attr, IntegerAttr)
-    return int(attr.value.data)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+    return int(attr.value.data)
 
 
 def _read_bool(attr: Attribute) -> bool:
     assert isinstance(attr, IntegerAttr)
-    return bool(attr.value.data)  # pyright: ignore[reportUnknownMemberType]
+    return bool(attr.value.data)
 
 
 def _read_float(attr: Attribute) -> float:
     assert isinstance(attr, (FloatAttr, IntegerAttr))
-    return float(attr.value.data)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+    return float(attr.value.data)
 
 
 def _read_str(attr: Attribute) -> str:
@@ -279,18 +279,18 @@ def to_attr(value: object) -> Attribute:
     if isinstance(value, str):
         return StringAttr(value)
     if isinstance(value, (list, tuple)):
-        return _ints([int(v) for v in value])  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        return _ints([int(v) for v in value])
     raise TypeError(f"cannot turn {value!r} into an attribute")
 
 
 def from_attr(attr: Attribute) -> object:
     """The Python value of an attribute as ascend ops use it (the inverse of :func:`to_attr`)."""
     if isinstance(attr, DenseArrayBase):
-        return tuple(int(v) for v in attr.get_values())  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        return tuple(int(v) for v in attr.get_values())
     if isinstance(attr, IntegerAttr):
-        width = getattr(attr.type, "width", None)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        width = getattr(attr.type, "width", None)
         value = int(attr.value.data)
-        return bool(value) if width is not None and width.data == 1 else value  # pyright: ignore[reportUnknownMemberType]
+        return bool(value) if width is not None and width.data == 1 else value
     if isinstance(attr, FloatAttr):
         return float(attr.value.data)
     if isinstance(attr, StringAttr):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from abc import ABC
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, NoReturn
 
 from xdsl.dialects.builtin import StringAttr, TensorType, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -132,7 +132,7 @@ class AscendOp(IRDLOperation, ABC):
         )
 
     # -- helpers ------------------------------------------------------------------
-    def fail(self, message: str) -> None:
+    def fail(self, message: str) -> NoReturn:
         raise VerifyException(f"'{self.name}' op {message}")
 
     def _named_values(self) -> dict[str, list[SSAValue]]:
@@ -159,8 +159,8 @@ class AscendOp(IRDLOperation, ABC):
 
     def _verify_dtypes(self, named: dict[str, list[SSAValue]]) -> None:
         """SAME_DTYPE's values share one element type; FLOAT_ONLY's are float tensors."""
-        same = [v.type.element_type for n in self.SAME_DTYPE for v in named.get(n, [])]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
-        if same and any(t != same[0] for t in same):  # pyright: ignore[reportUnknownVariableType]
+        same = [v.type.element_type for n in self.SAME_DTYPE for v in named.get(n, [])]  # pyright: ignore[reportAttributeAccessIssue]  # ascend ops' operands are tensors (their verified constraints); Attribute has no element_type
+        if same and any(t != same[0] for t in same):
             dtypes = _group_dtypes(self.SAME_DTYPE, named)
             if len(set(dtypes.values())) > 1:
                 listed = ", ".join(f"{n}: {d}" for n, d in dtypes.items())
@@ -189,7 +189,7 @@ class AscendOp(IRDLOperation, ABC):
 def _group_dtypes(group: Sequence[str], named: Mapping[str, list[SSAValue]]) -> dict[str, str | None]:
     """The dtype of each value of `group`'s definitions (a variadic one's values as `name#i`)."""
     return {
-        (n if len(named.get(n, [])) == 1 else f"{n}#{i}"): dtype_name(v.type.element_type)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
+        (n if len(named.get(n, [])) == 1 else f"{n}#{i}"): dtype_name(v.type.element_type)  # pyright: ignore[reportAttributeAccessIssue]  # ascend ops' operands are tensors (their verified constraints); Attribute has no element_type
         for n in group
         for i, v in enumerate(named.get(n, []))
     }
@@ -262,7 +262,7 @@ def check_op_facts(cls: type[AscendOp]) -> None:
         raise TypeError(f"{cls.name}: CANN_INPUTS has {len(cls.CANN_INPUTS)} names for {len(op_def.operands)} operands")
     if cls.CANN_OUTPUTS is not None and len(cls.CANN_OUTPUTS) != len(op_def.results):
         raise TypeError(f"{cls.name}: CANN_OUTPUTS has {len(cls.CANN_OUTPUTS)} names for {len(op_def.results)} results")
-    if not isinstance(cls.UNIT, Unit):  # pyright: ignore[reportUnnecessaryIsInstance]
+    if not isinstance(cls.UNIT, Unit):
         raise TypeError(f"{cls.name}: UNIT {cls.UNIT!r} is not an ascend.Unit")
     cls.attr_defaults()  # every declared default has a Python value
 

@@ -214,11 +214,11 @@ class FoldCastOfConstant(RewritePattern):
         from ascend_mp.dtypes import NUMPY
 
         with np.errstate(over="ignore"):  # out of range rounds to inf, as the kernel does
-            values = np.asarray(const.value.get_values(), dtype=NUMPY[src]).astype(NUMPY[dst])  # pyright: ignore[reportUnknownMemberType]
+            values = np.asarray(const.value.get_values(), dtype=NUMPY[src]).astype(NUMPY[dst])
         y_type = op.y.type
         assert isinstance(y_type, TensorType)
         new_type = TensorType(element_type(dst), y_type.get_shape())
-        attr = DenseIntOrFPElementsAttr.from_list(new_type, [float(v) for v in values.astype(np.float64).ravel()])
+        attr = DenseIntOrFPElementsAttr.from_list(new_type, [float(v) for v in values.astype(np.float64).ravel()])  # pyright: ignore[reportCallIssue, reportArgumentType]  # xDSL's from_list overloads want a TensorType of a float/int type statically; this one is only known at run time
         rewriter.replace(op, ConstOp(attr))
 
 

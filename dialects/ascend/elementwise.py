@@ -60,8 +60,8 @@ class BinaryOp(AscendOp, ABC):
 def _expect_bool(op: AscendOp, values: Sequence[SSAValue], what: str) -> None:
     for v in values:
         assert isinstance(v.type, TensorType)
-        if dtype_name(v.type.element_type) != "i1":  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
-            op.fail(f"expects a bool (i1) {what}, got {v.type.element_type}")  # pyright: ignore[reportUnknownMemberType]
+        if dtype_name(v.type.element_type) != "i1":
+            op.fail(f"expects a bool (i1) {what}, got {v.type.element_type}")
 
 
 class CompareOp(BinaryOp, ABC):
@@ -330,8 +330,8 @@ class SelectOp(AscendOp):
     def verify_shapes(self) -> None:
         cond = self.condition.type
         assert isinstance(cond, TensorType)
-        if dtype_name(cond.element_type) != "i1":  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
-            self.fail(f"expects a bool (i1) condition, got {cond.element_type}")  # pyright: ignore[reportUnknownMemberType]
+        if dtype_name(cond.element_type) != "i1":
+            self.fail(f"expects a bool (i1) condition, got {cond.element_type}")
         x1, x2, y = shape_of(self.x1), shape_of(self.x2), shape_of(self.y)
         if not (dims_match(x1, x2) and dims_match(x1, y)):
             self.fail(f"expects x1, x2 and y of one shape, got {x1}, {x2} and {y}")

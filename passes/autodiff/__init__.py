@@ -156,7 +156,7 @@ def loss_ops(body: Sequence[Operation], loss: SSAValue) -> list[Operation]:
     for op in body:
         if isinstance(op, LOSS_FUNCTIONS) or any(o.owner in after_loss_fn for o in op.operands):
             after_loss_fn.add(op)
-    found = [op for op in body if op in feeds and op in after_loss_fn]
+    found: list[Operation] = [op for op in body if op in feeds and op in after_loss_fn]
     if not found and isinstance(loss.owner, A.AscendOp):
         found = [loss.owner]
     return found
@@ -242,7 +242,7 @@ def differentiate(
     e = Emitter(new_block)
     seed = e.const(1.0, tensor_dtype(loss.type) or "f32", value_shape(loss), name=SEED_NAME)
     if keep_loss:
-        mark_keep_dtype(seed.owner)  # pyright: ignore[reportArgumentType]
+        mark_keep_dtype(seed.owner)  # pyright: ignore[reportArgumentType]  # the seed is an op's result, so its owner is an Operation (not a Block)
     adjoint: dict[SSAValue, SSAValue] = {loss: seed}
 
     def accumulate(value: SSAValue, grad: SSAValue) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from xdsl.ir import SSAValue
 
@@ -27,7 +28,7 @@ def matmul_grads(c: GradContext, x1: SSAValue, x2: SSAValue, ta: bool, tb: bool,
     def mm(a: SSAValue, b: SSAValue, t1: bool, t2: bool, like: SSAValue) -> SSAValue:
         out = matmul_shape(shape(a), shape(b), t1, t2)
         operands: list[SSAValue | None] = [a, b] if cls is A.BatchMatMulOp else [a, b, None]
-        r = e.one(cls, *operands, type_=tensor(out, dtype(like)), **{fa: t1, fb: t2})
+        r = e.one(cls, *operands, type_=tensor(out, dtype(like)), **{fa: t1, fb: t2})  # pyright: ignore[reportArgumentType]  # the keys are transpose/adj attribute names, never `name`
         return unbroadcast(e, r, shape(like))
 
     d1 = d2 = None
@@ -44,7 +45,7 @@ def matmul_grads(c: GradContext, x1: SSAValue, x2: SSAValue, ta: bool, tb: bool,
     return [d1, d2]
 
 
-def conv_props(op: A.AscendOp) -> dict[str, object]:
+def conv_props(op: A.AscendOp) -> dict[str, Any]:
     return {k: op.properties[k] for k in ("strides", "pads", "dilations", "groups", "data_format") if k in op.properties}
 
 
@@ -93,7 +94,7 @@ def _depthwise(c: GradContext) -> Grads:
     dy = e.cast(c.dy(), dtype(op.x))
     kh, kw, ch, mult = shape(op.filter)
     nchw = op.data_format == "NCHW"
-    props = conv_props(op) | {"groups": ch}
+    props: dict[str, Any] = conv_props(op) | {"groups": ch}
     if nchw:
         t = e.one(A.TransposeOp, op.filter, type_=tensor((ch, mult, kh, kw), dtype(op.filter)), perm=[2, 3, 0, 1])
         grouped_shape = (ch * mult, 1, kh, kw)

@@ -206,6 +206,7 @@ def _hard_sigmoid(c: GradContext) -> Grads:
     """alpha * dy where 0 < alpha x + beta < 1."""
     x, _, dy = unary(c)
     e = c.e
+    assert isinstance(c.op, A.HardSigmoidOp)
     alpha = c.op.alpha
     t = e.add(e.mul(x, e.scalar(alpha, x)), e.scalar(c.op.beta, x))
     return [e.mul(_inside(e, dy, t, e.sub(e.scalar(1.0, x), t)), e.scalar(alpha, x))]

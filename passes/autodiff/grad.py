@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ascend_mp.dialects import ascend as A
 from ascend_mp.emit import dtype, shape
 from ascend_mp.passes.autodiff.base import GradContext, Grads, broadcast_to, rule
@@ -60,6 +62,7 @@ def _softmax_grad(c: GradContext) -> Grads:
 @rule(A.BiasAddGradOp)
 def _bias_add_grad(c: GradContext) -> Grads:
     op, e = c.op, c.e
+    assert isinstance(op, A.BiasAddGradOp)
     x = op.operands[0]
     rank = len(shape(x))
     ch = 1 if op.data_format == "NCHW" else rank - 1
@@ -72,5 +75,5 @@ def _bias_add_grad(c: GradContext) -> Grads:
 def _avg_pool_grad(c: GradContext) -> Grads:
     """AvgPoolGrad is the adjoint of AvgPool, so its adjoint is AvgPool."""
     op = c.op
-    props = {k: op.properties[k] for k in ("ksize", "strides", "padding", "data_format")}
+    props: dict[str, Any] = {k: op.properties[k] for k in ("ksize", "strides", "padding", "data_format")}
     return [c.e.one(A.AvgPoolOp, c.dy(), type_=op.operands[0].type, **props)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from xdsl.ir import SSAValue
@@ -14,7 +15,7 @@ from ascend_mp.passes.autodiff.base import GradContext, Grads, broadcast_to, kee
 
 
 def _axes(op: A.AscendOp, rank: int) -> list[int]:
-    return sorted({a % rank for a in op.axes})
+    return sorted({a % rank for a in op.axes})  # pyright: ignore[reportAttributeAccessIssue]  # called for the Reduce* ops, which all have `axes`
 
 
 @rule(A.SoftmaxV2Op)
@@ -91,14 +92,14 @@ def _softmax_xent(c: GradContext) -> Grads:
 @rule(A.MaxPoolOp)
 def _max_pool(c: GradContext) -> Grads:
     x, y, dy = unary(c)
-    props = {k: c.op.properties[k] for k in ("ksize", "strides", "padding", "data_format")}
+    props: dict[str, Any] = {k: c.op.properties[k] for k in ("ksize", "strides", "padding", "data_format")}
     return [c.e.one(A.MaxPoolGradOp, x, y, dy, type_=x.type, **props)]
 
 
 @rule(A.AvgPoolOp)
 def _avg_pool(c: GradContext) -> Grads:
     x, _, dy = unary(c)
-    props = {k: c.op.properties[k] for k in ("ksize", "strides", "padding", "data_format")}
+    props: dict[str, Any] = {k: c.op.properties[k] for k in ("ksize", "strides", "padding", "data_format")}
     return [c.e.one(A.AvgPoolGradOp, dy, type_=x.type, orig_input_shape=list(shape(x)), **props)]
 
 
@@ -170,13 +171,13 @@ def _batch_norm(c: GradContext) -> Grads:
     eps = op.properties["epsilon"]
     if op.is_training:
         # batch_variance is Bessel-corrected (as TF's FusedBatchNorm); the grad ops take the biased one.
-        ch = A._spatial(fmt)[0]  # pyright: ignore[reportPrivateUsage]
+        ch = A._spatial(fmt)[0]
         n = math.prod(d for i, d in enumerate(shape(op.x)) if i != ch)
         biased = e.mul(op.batch_variance, e.const(max(n - 1, 1) / n, dtype(op.batch_variance)))
         dx, dscale, doffset = _bn_training_grads(e, dy, op.x, op.scale, op.batch_mean, biased, eps, fmt)
         return [dx, dscale, doffset, None, None]
     # Inference: y = (x - mean) * rsqrt(var + eps) * scale + offset, all per channel.
-    ch = A._spatial(fmt)[0]  # pyright: ignore[reportPrivateUsage]
+    ch = A._spatial(fmt)[0]
     stat = [1, 1, 1, 1]
     stat[ch] = shape(op.x)[ch]
     axes = [i for i in range(4) if i != ch]
@@ -258,7 +259,7 @@ def _pool_v2_geometry(op: A.AscendOp, xs: tuple[int, ...]) -> tuple[str, list[Po
     return fmt, dims
 
 
-def _pool_props(fmt: str, dims: list[PoolDim]) -> dict[str, object]:
+def _pool_props(fmt: str, dims: list[PoolDim]) -> dict[str, Any]:
     ksize, strides = [1, 1, 1, 1], [1, 1, 1, 1]
     for dim, k, s, _, _, _ in dims:
         ksize[dim], strides[dim] = k, s

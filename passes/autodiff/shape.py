@@ -20,6 +20,7 @@ def _reshape(c: GradContext) -> Grads:
 @rule(A.TransposeOp)
 def _transpose(c: GradContext) -> Grads:
     x, _, dy = unary(c)
+    assert isinstance(c.op, A.TransposeOp)
     perm = c.op.perm
     inverse = [perm.index(i) for i in range(len(perm))]
     return [c.e.one(A.TransposeOp, dy, type_=x.type, perm=inverse)]
@@ -31,6 +32,7 @@ def _concat(c: GradContext) -> Grads:
     op, e = c.op, c.e
     ys = shape(op.results[0])
     rank = len(ys)
+    assert isinstance(op, A.ConcatV2DOp)
     dim = op.concat_dim % rank
     dy = e.cast(c.dy(), dtype(op.operands[0]))
     perm = [i for i in range(rank) if i != dim] + [dim]
@@ -128,6 +130,7 @@ def _broadcast_to(c: GradContext) -> Grads:
 def _tile(c: GradContext) -> Grads:
     """The sum over the copies: dy as [m0, d0, m1, d1, ...] summed over the m axes."""
     x, _, dy = unary(c)
+    assert isinstance(c.op, A.TileDOp)
     xs, mult = shape(x), c.op.multiples
     split = [v for m, d in zip(mult, xs) for v in (m, d)]
     e = c.e

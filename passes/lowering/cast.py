@@ -15,7 +15,7 @@ from ascend_mp.passes.lowering.registry import lowers
 @lowers("Const")
 def _const(em: Emitter, op: AscendOp) -> list[SSAValue]:
     value = op.properties["value"]
-    return [em.add(arith.ConstantOp(value, op.results[0].type))]  # pyright: ignore[reportArgumentType]
+    return [em.add(arith.ConstantOp(value, op.results[0].type))]  # pyright: ignore[reportArgumentType]  # a Const's value is a dense or dense_resource attr (ConstOp's constraint)
 
 
 @lowers("Cast")

@@ -126,7 +126,7 @@ def _conv(em: Emitter, op: AscendOp) -> list[SSAValue]:
     if depthwise:
         groups, cg, fg = ws[2], 1, ws[3]
     else:
-        groups = int(attr(op, "groups"))  # pyright: ignore[reportArgumentType]
+        groups = int(attr(op, "groups"))
         fo, cg = (ws[0], ws[1]) if nchw else (ws[3], ws[2])
         fg = fo // groups
     xp = em.pad(x, _pad4(pads, hi, wi, True), _pad4(pads, hi, wi, False), 0.0)

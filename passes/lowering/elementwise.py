@@ -188,7 +188,7 @@ lowers("Floor")(_unary(lambda s, a: s.add(math.FloorOp(a[0]))))
 
 @lowers("LeakyRelu")
 def _leaky_relu(em: Emitter, op: AscendOp) -> list[SSAValue]:
-    slope = float(attr(op, "negative_slope"))  # pyright: ignore[reportArgumentType]
+    slope = float(attr(op, "negative_slope"))
 
     def fn(s: Scalar, a: list[SSAValue]) -> SSAValue:
         x = a[0]
@@ -199,7 +199,7 @@ def _leaky_relu(em: Emitter, op: AscendOp) -> list[SSAValue]:
 
 @lowers("HardSigmoid")
 def _hard_sigmoid(em: Emitter, op: AscendOp) -> list[SSAValue]:
-    alpha, beta = float(attr(op, "alpha")), float(attr(op, "beta"))  # pyright: ignore[reportArgumentType]
+    alpha, beta = float(attr(op, "alpha")), float(attr(op, "beta"))
 
     def fn(s: Scalar, a: list[SSAValue]) -> SSAValue:
         x = a[0]

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeGuard
 
 from xdsl.dialects import arith, math, tensor
 from xdsl.dialects.builtin import (
     AffineMapAttr,
+    AnyFloat,
     ArrayAttr,
     BFloat16Type,
     Float16Type,
@@ -47,8 +49,9 @@ class LoweringError(Exception):
     """An op (or an op's configuration) this lowering does not handle; the pass reports it with the op's location."""
 
 
-def attr(op: AscendOp, name: str) -> object:
-    """The property `name` of `op` as a Python value (given, else the op's declared default)."""
+def attr(op: AscendOp, name: str) -> Any:
+    """The property `name` of `op` as a Python value (given, else the op's declared default): an int, float, bool, str
+    or int tuple, which the caller knows from the op's definition (hence Any)."""
     value = op.properties.get(name)
     if value is not None:
         return from_attr(value)
@@ -59,14 +62,14 @@ def attr(op: AscendOp, name: str) -> object:
 
 
 def ints(op: AscendOp, name: str) -> tuple[int, ...]:
-    return tuple(int(v) for v in attr(op, name))  # pyright: ignore[reportGeneralTypeIssues, reportUnknownVariableType, reportUnknownArgumentType]
+    return tuple(int(v) for v in attr(op, name))
 
 
 def tensor_type(value: SSAValue) -> TensorType[Attribute]:
     t = value.type
-    if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):  # pyright: ignore[reportUnknownMemberType]
+    if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):
         raise LoweringError(f"handles static tensor shapes only, got {t}")
-    return t  # pyright: ignore[reportUnknownVariableType]
+    return t
 
 
 def shape(value: SSAValue) -> tuple[int, ...]:
@@ -77,7 +80,7 @@ def elem(value: SSAValue) -> Attribute:
     return tensor_type(value).element_type
 
 
-def is_float(t: Attribute) -> bool:
+def is_float(t: Attribute) -> TypeGuard[AnyFloat]:
     return isinstance(t, (Float16Type, BFloat16Type, Float32Type, Float64Type))
 
 
@@ -131,8 +134,8 @@ class Scalar:
 
     def const(self, value: float | int, t: Attribute) -> SSAValue:
         if is_float(t):
-            return self.add(arith.ConstantOp(FloatAttr(float(value), t)))  # pyright: ignore[reportArgumentType]
-        return self.add(arith.ConstantOp(IntegerAttr(int(value), t)))  # pyright: ignore[reportArgumentType]
+            return self.add(arith.ConstantOp(FloatAttr(float(value), t)))
+        return self.add(arith.ConstantOp(IntegerAttr(int(value), t)))  # pyright: ignore[reportCallIssue, reportArgumentType]  # t is an integer or index type here (not is_float)
 
     def convert(self, v: SSAValue, to: Attribute) -> SSAValue:
         """`v` as type `to`: extf/truncf between floats, fptosi/sitofp, extsi/trunci, i1 from `!= 0`."""
@@ -224,8 +227,8 @@ class Emitter:
 
     def scalar(self, value: float | int, t: Attribute) -> SSAValue:
         if is_float(t):
-            return self.add(arith.ConstantOp(FloatAttr(float(value), t)))  # pyright: ignore[reportArgumentType]
-        return self.add(arith.ConstantOp(IntegerAttr(int(value), t)))  # pyright: ignore[reportArgumentType]
+            return self.add(arith.ConstantOp(FloatAttr(float(value), t)))
+        return self.add(arith.ConstantOp(IntegerAttr(int(value), t)))  # pyright: ignore[reportCallIssue, reportArgumentType]  # t is an integer or index type here (not is_float)
 
     def generic(
         self,

@@ -56,7 +56,7 @@ def _relu_grad(em: Emitter, op: AscendOp) -> list[SSAValue]:
 
 @lowers("LeakyReluGrad")
 def _leaky_relu_grad(em: Emitter, op: AscendOp) -> list[SSAValue]:
-    slope = float(attr(op, "negative_slope"))  # pyright: ignore[reportArgumentType]
+    slope = float(attr(op, "negative_slope"))
 
     def fn(s: Scalar, a: list[SSAValue]) -> SSAValue:
         g, f = a
@@ -171,7 +171,7 @@ def _spread(em: Emitter, dy: SSAValue, out: list[int], sh: int, sw: int, fill: f
 
 def _nchw_groups1(op: AscendOp) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """(strides, pads, dilations) of a convolution gradient this lowering handles: NCHW, one group."""
-    if str(attr(op, "data_format")) != "NCHW" or int(attr(op, "groups")) != 1:  # pyright: ignore[reportArgumentType]
+    if str(attr(op, "data_format")) != "NCHW" or int(attr(op, "groups")) != 1:
         raise LoweringError("is lowered for NCHW data and one group only")
     return ints(op, "strides"), ints(op, "pads"), ints(op, "dilations")
 
@@ -236,7 +236,7 @@ def _layer_norm_grad(em: Emitter, op: AscendOp) -> list[SSAValue]:
     axes = list(range(norm, rank))
     batch = list(range(rank - len(shape(gamma))))
     n = float(np.prod([src[a] for a in axes]))
-    eps = float(attr(op, "epsilon"))  # pyright: ignore[reportArgumentType]
+    eps = float(attr(op, "epsilon"))
     acc = compute_type(*(elem(v) for v in op.operands))
     assert acc is not None
     inv = em.map([var], vs, acc, lambda s, a: s.divf(s.const(1.0, acc), s.sqrt(s.addf(a[0], s.const(eps, acc)))), acc)
@@ -289,7 +289,7 @@ def _avg_pool_grad(em: Emitter, op: AscendOp) -> list[SSAValue]:
     acc = compute_type(elem(g))
     assert acc is not None
     counts = counts_for(op, h, w, lay)
-    cval = em.add(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(acc, [oh, ow]), [float(v) for v in counts.reshape(-1)]), TensorType(acc, [oh, ow])))  # pyright: ignore[reportCallIssue, reportArgumentType]
+    cval = em.add(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(acc, [oh, ow]), [float(v) for v in counts.reshape(-1)]), TensorType(acc, [oh, ow])))  # pyright: ignore[reportCallIssue, reportArgumentType]  # xDSL's from_list overloads want a TensorType of a float/int type statically; acc is a float type
     share = em.map([g, cval], shape(g), acc, lambda s, a: s.divf(a[0], a[1]), acc, [identity(4), amap(4, [dim(2), dim(3)])])
     gp = _scatter_back(em, share, lay, h, w)
     window = em.empty([kh, kw], acc)

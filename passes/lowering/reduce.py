@@ -137,7 +137,7 @@ def _bn_infer(em: Emitter, op: AscendOp) -> list[SSAValue]:
     y = op.results[0]
     out = shape(y)
     rank = len(out)
-    eps = float(attr(op, "epsilon"))  # pyright: ignore[reportArgumentType]
+    eps = float(attr(op, "epsilon"))
     acc_t = _acc(op)
     vec = amap(rank, [dim(1)])
 
@@ -155,9 +155,9 @@ def _layer_norm(em: Emitter, op: AscendOp) -> list[SSAValue]:
     y, mean_r, var_r = op.results
     src = shape(x)
     rank = len(src)
-    begin = int(attr(op, "begin_norm_axis")) % rank  # pyright: ignore[reportArgumentType]
+    begin = int(attr(op, "begin_norm_axis")) % rank
     axes = list(range(begin, rank))
-    eps = float(attr(op, "epsilon"))  # pyright: ignore[reportArgumentType]
+    eps = float(attr(op, "epsilon"))
     acc_t = _acc(op)
     count = float(np.prod([src[a] for a in axes]))
     xw = em.convert(x, acc_t)
@@ -236,7 +236,7 @@ def pool_layout(op: AscendOp, xs: tuple[int, ...]) -> tuple[int, ...]:
     return kh, kw, sh, sw, oh, ow, pt, pb + extra_h, pl, pr + extra_w, pb, pr
 
 
-def _counts(h: int, w: int, lay: tuple[int, ...], inside: tuple[int, int, int, int]) -> np.ndarray:  # pyright: ignore[reportMissingTypeArgument, reportUnknownParameterType]
+def _counts(h: int, w: int, lay: tuple[int, ...], inside: tuple[int, int, int, int]) -> np.ndarray:
     """Elements of `inside` (top, bottom, left, right of the ones in the padded plane) per window."""
     kh, kw, sh, sw, oh, ow, pt, pb, pl, pr = lay[:10]
     plane = np.zeros((h + pt + pb, w + pl + pr), np.float64)
@@ -245,7 +245,7 @@ def _counts(h: int, w: int, lay: tuple[int, ...], inside: tuple[int, int, int, i
     return win[: (oh - 1) * sh + 1 : sh, : (ow - 1) * sw + 1 : sw].sum(axis=(2, 3))
 
 
-def counts_for(op: AscendOp, h: int, w: int, lay: tuple[int, ...]) -> np.ndarray:  # pyright: ignore[reportMissingTypeArgument, reportUnknownParameterType]
+def counts_for(op: AscendOp, h: int, w: int, lay: tuple[int, ...]) -> np.ndarray:
     """The (OH, OW) divisors of an average pool over an h x w input: the input elements of each window
     (AvgPool, AvgPoolGrad, exclusive AvgPoolV2), or those of the padded input without the ceil_mode
     overhang (AvgPoolV2 with exclusive = false)."""
@@ -286,7 +286,7 @@ def _pool(em: Emitter, op: AscendOp) -> list[SSAValue]:
     h, w = (xs[2], xs[3]) if nchw else (xs[1], xs[2])
     counts = counts_for(op, h, w, lay)
     ctype = TensorType(acc_t, [oh, ow])
-    cattr = DenseIntOrFPElementsAttr.from_list(ctype, [float(v) for v in counts.reshape(-1)])  # pyright: ignore[reportCallIssue, reportArgumentType] (acc_t is a float type here)
+    cattr = DenseIntOrFPElementsAttr.from_list(ctype, [float(v) for v in counts.reshape(-1)])  # pyright: ignore[reportCallIssue, reportArgumentType]  # xDSL's from_list overloads want a TensorType of a float type statically; acc_t is one here
     cval = em.add(arith.ConstantOp(cattr, ctype))
     hw = [dim(2), dim(3)] if nchw else [dim(1), dim(2)]
     return [em.map([total, cval], out, elem(y), lambda s, a: s.divf(a[0], a[1]), acc_t, [identity(4), amap(4, hw)])]
@@ -310,7 +310,7 @@ def _argmax(em: Emitter, op: AscendOp) -> list[SSAValue]:
     x, y = op.operands[0], op.results[0]
     src = shape(x)
     rank = len(src)
-    axis = int(attr(op, "dimension")) % rank  # pyright: ignore[reportArgumentType]
+    axis = int(attr(op, "dimension")) % rank
     acc_t = _acc(op)
     out_t = elem(y)
     best = em.fill(shape(y), acc_t, -INF)
@@ -336,7 +336,7 @@ def _batch_norm(em: Emitter, op: AscendOp) -> list[SSAValue]:
     src = shape(x)
     channel = 1 if str(attr(op, "data_format")) == "NCHW" else len(src) - 1
     axes = [i for i in range(len(src)) if i != channel]
-    eps = float(attr(op, "epsilon"))  # pyright: ignore[reportArgumentType]
+    eps = float(attr(op, "epsilon"))
     acc_t = _acc(op)
     vec = amap(len(src), [dim(channel)])
     if bool(attr(op, "is_training")):
@@ -395,7 +395,7 @@ def _bn_training_update(em: Emitter, op: AscendOp) -> list[SSAValue]:
     y_r, mean_r, var_r, bm_r, bv_r = op.results
     xs = shape(x)
     n = float(np.prod([xs[a] for a in _NCHW_STATS]))
-    eps, factor = float(attr(op, "epsilon")), float(attr(op, "factor"))  # pyright: ignore[reportArgumentType]
+    eps, factor = float(attr(op, "epsilon")), float(attr(op, "factor"))
     acc = _floats(op)
     c = [xs[1]]
     bm = em.map([total], c, acc, lambda s, a: s.divf(a[0], s.const(n, acc)), acc)
@@ -429,7 +429,7 @@ def _bn_training_update_grad(em: Emitter, op: AscendOp) -> list[SSAValue]:
     dy, x, bm, bv = op.operands
     ds_r, do_r = op.results
     acc = _floats(op)
-    xhat = _xhat(em, x, bm, bv, float(attr(op, "epsilon")), acc)  # pyright: ignore[reportArgumentType]
+    xhat = _xhat(em, x, bm, bv, float(attr(op, "epsilon")), acc)
     prod = em.map([dy, xhat], shape(x), acc, lambda s, a: s.mulf(a[0], a[1]), acc)
     d_scale = em.reduce(prod, _NCHW_STATS, 0.0, add_values, acc)
     d_offset = em.reduce(dy, _NCHW_STATS, 0.0, add_values, acc)
@@ -443,7 +443,7 @@ def _bn_training_reduce_grad(em: Emitter, op: AscendOp) -> list[SSAValue]:
     y = op.results[0]
     xs = shape(x)
     n = float(np.prod([xs[a] for a in _NCHW_STATS]))
-    eps = float(attr(op, "epsilon"))  # pyright: ignore[reportArgumentType]
+    eps = float(attr(op, "epsilon"))
     acc = _floats(op)
     xhat = _xhat(em, x, bm, bv, eps, acc)
 

@@ -57,8 +57,8 @@ def _size(s: tuple[int, ...]) -> int:
     return n
 
 
-def _permuted(em: Emitter, x: SSAValue, out: tuple[int, ...], read: list) -> SSAValue:  # pyright: ignore[reportMissingTypeArgument, reportUnknownParameterType]
-    return em.map([x], out, elem(x), lambda s, a: a[0], None, [amap(len(out), read)])  # pyright: ignore[reportUnknownArgumentType]
+def _permuted(em: Emitter, x: SSAValue, out: tuple[int, ...], read: list) -> SSAValue:
+    return em.map([x], out, elem(x), lambda s, a: a[0], None, [amap(len(out), read)])
 
 
 @lowers("Transpose")
@@ -98,7 +98,7 @@ def _tile(em: Emitter, op: AscendOp) -> list[SSAValue]:
 def _concat(em: Emitter, op: AscendOp) -> list[SSAValue]:
     y = op.results[0]
     out = shape(y)
-    axis = int(attr(op, "concat_dim")) % len(out)  # pyright: ignore[reportArgumentType]
+    axis = int(attr(op, "concat_dim")) % len(out)
     acc = em.empty(out, elem(y))
     offset = 0
     for v in op.operands:
@@ -114,9 +114,9 @@ def _strided_slice(em: Emitter, op: AscendOp) -> list[SSAValue]:
     x = op.operands[0]
     src = shape(x)
     begin, end, strides = ints(op, "begin"), ints(op, "end"), ints(op, "strides")
-    bm, em_ = int(attr(op, "begin_mask")), int(attr(op, "end_mask"))  # pyright: ignore[reportArgumentType]
+    bm, em_ = int(attr(op, "begin_mask")), int(attr(op, "end_mask"))
     for name in ("ellipsis_mask", "new_axis_mask", "shrink_axis_mask"):
-        if name in type(op).attr_defaults() and int(attr(op, name)):  # pyright: ignore[reportArgumentType]
+        if name in type(op).attr_defaults() and int(attr(op, name)):
             raise LoweringError(f"with a non-zero {name} is not lowered")
     if any(st < 0 for st in strides):
         raise LoweringError("with a negative stride is not lowered")
@@ -141,7 +141,7 @@ def _gather(em: Emitter, op: AscendOp) -> list[SSAValue]:
     x, idx = op.operands
     y = op.results[0]
     src, ishape, out = shape(x), shape(idx), shape(y)
-    axis = int(attr(op, "axis")) % len(src)  # pyright: ignore[reportArgumentType]
+    axis = int(attr(op, "axis")) % len(src)
     ni = len(ishape)
     rank = len(out)
     # out[d_0..d_{axis-1}, i_0..i_{ni-1}, d_{axis+1}..] = x[d_0.., idx[i..], d..]
@@ -167,7 +167,7 @@ def _one_hot(em: Emitter, op: AscendOp) -> list[SSAValue]:
     y = op.results[0]
     out = shape(y)
     rank = len(out)
-    axis = int(attr(op, "axis")) % rank  # pyright: ignore[reportArgumentType]
+    axis = int(attr(op, "axis")) % rank
     xmap = amap(rank, [dim(i) for i in range(rank) if i != axis])
     scalar = [amap(rank, [const(0)] * len(shape(v))) for v in (on, off)]
     itype = elem(x)

@@ -72,7 +72,7 @@ class StatusTracker:
 def _tracker(em: Emitter, op: AscendOp) -> StatusTracker:
     if em.status is None:
         raise LoweringError("needs the function's float status (lowered only by convert-ascend-to-linalg)")
-    return em.status  # pyright: ignore[reportReturnType]
+    return em.status  # pyright: ignore[reportReturnType]  # Emitter.status is typed object (emit.py does not import this module); it holds a StatusTracker
 
 
 @lowers("NPUAllocFloatStatus")

@@ -43,7 +43,16 @@ from ascend_mp.passes.precision.kernels import (
 )
 from ascend_mp.passes.precision.lattice import cann, join, rank
 from ascend_mp.passes.precision.options import PrecisionConfig
-from ascend_mp.passes.precision.plan import Effect, State, make_effect, name_of, op_location, operands_kept, own_states
+from ascend_mp.passes.precision.plan import (
+    Effect,
+    State,
+    make_effect,
+    name_of,
+    nones,
+    op_location,
+    operands_kept,
+    own_states,
+)
 from ascend_mp.policies import AICORE, BF16, F16, LOW, OpFacts, Step, Steps, keep_steps
 
 DecisionKey = tuple[OpClass, Any, Any, tuple[State, ...], Any]
@@ -112,8 +121,8 @@ class Decider:
         hit = self.contexts.get(key)
         if hit is None:
             info = self.config.library.info(cls.op_type) if key[1] is None or key[2] is None else None
-            kernels = caps.data if isinstance(caps, CapsAttr) else info.kernels  # pyright: ignore[reportOptionalMemberAccess]
-            library_kind = key[2].value if key[2] is not None else info.list_kind.value  # pyright: ignore[reportOptionalMemberAccess]
+            kernels = caps.data if isinstance(caps, CapsAttr) else info.kernels  # pyright: ignore[reportOptionalMemberAccess]  # info is None only when caps is a CapsAttr and a list is given
+            library_kind = key[2].value if key[2] is not None else info.list_kind.value  # pyright: ignore[reportOptionalMemberAccess]  # info is set when key[2] is None
             hit = self.contexts[key] = (kernels, library_kind, *self.effective_kind(cls.op_type, library_kind))
             if key[1] is not None:
                 self.keepalive.append(caps)  # the id stays unique while the cache lives
@@ -128,7 +137,7 @@ class Decider:
         return cands
 
     @staticmethod
-    def signature(cls: OpClass, ins: Sequence[State], outs: tuple[str | None, ...]) -> tuple[Signature, list[range] | None] | None:
+    def signature(cls: OpClass, ins: Sequence[State], outs: tuple[str | None, ...]) -> tuple[Signature, list[range] | None] | None:  # pyright: ignore[reportSelfClsParameterName]  # `cls` is the op's class (OpClass), not this class
         """The op's original signature from its operands' states and its results' dtypes (None if one of them has
         an unmodelled type); with, for an op with an optional or variadic operand, its operand positions per
         definition (:meth:`OpClass.spans`)."""
@@ -174,7 +183,7 @@ class Decider:
         if type(outs) is str:  # one result
             dtypes: tuple[str | None, ...] = (None if outs == "?" else outs,)
         else:
-            dtypes = tuple([None if d == "?" else d for d in outs])  # pyright: ignore[reportGeneralTypeIssues]
+            dtypes = tuple([None if d == "?" else d for d in outs])
         return self.effect(op, cls, ins, dtypes)
 
     def effect(self, op: AscendOp, cls: OpClass, ins: Sequence[State], outs: tuple[str | None, ...]) -> Effect:
@@ -207,7 +216,7 @@ class Decider:
                     kd = sd
                 if state[1] != kd:
                     if wanted is None:
-                        wanted = [None] * len(operands)
+                        wanted = nones(len(operands))
                     wanted[i] = kd
         else:
             pos = 0
@@ -217,7 +226,7 @@ class Decider:
                     kd = kernel.inputs[i] if sd in PRECISION_RANK else ins[pos][0]
                     if ins[pos][1] != kd:
                         if wanted is None:
-                            wanted = [None] * len(operands)
+                            wanted = nones(len(operands))
                         wanted[pos] = kd
                     pos += 1
         # Results: every float result votes with its kernel dtype.
@@ -230,7 +239,7 @@ class Decider:
             states.append((sd, kd, kd))
             if kd != sd:
                 if new is None:
-                    new = [None] * len(sig.outputs)
+                    new = nones(len(sig.outputs))
                 new[j] = kd
         before, after = cands.primary, primary(kernel.inputs, kernel.outputs)
         return Effect(
@@ -242,7 +251,7 @@ class Decider:
 
     @staticmethod
     def kept(
-        cls: OpClass,
+        cls: OpClass,  # pyright: ignore[reportSelfClsParameterName]  # `cls` is the op's class (OpClass), not this class
         kind: str,
         reason: str,
         sig: Signature | None,
@@ -366,7 +375,7 @@ class Decider:
     def customized(self, op: AscendOp, op_type: str, name: str | None, cands: Candidates, custom: KernelDtypes) -> Choice:
         kernel = cands.find(custom.inputs, custom.outputs)
         if kernel is None:
-            path = self.config.customize_dtypes.path  # pyright: ignore[reportOptionalMemberAccess]
+            path = self.config.customize_dtypes.path  # pyright: ignore[reportOptionalMemberAccess]  # customized() runs only for an op the customize_dtypes file names
             label = f"{op_type} '{name}'" if name else op_type
             raise AscendPassError(
                 f"{op_location(op, self.where())}: {label} has no kernel {fmt_sig(custom.inputs, custom.outputs)} "

@@ -320,18 +320,18 @@ def producer_label(owner: Operation | Block) -> str:
 def dtype_key(type_: Attribute) -> int:
     """What a value's dtype is cached under: the id of its element type for a tensor (an imported module has a
     type object per value, but a handful of element types), else of its type."""
-    return id(type_.element_type) if type(type_) is TensorType else id(type_)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType, reportAttributeAccessIssue]
+    return id(type_.element_type) if type(type_) is TensorType else id(type_)
 
 
-def key_owner(type_: Attribute) -> object:
+def key_owner(type_: Attribute) -> Attribute:
     """The object whose id :func:`dtype_key` is (kept alive with the cache entry, so the id stays unique)."""
-    return type_.element_type if type(type_) is TensorType else type_  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
+    return type_.element_type if type(type_) is TensorType else type_
 
 
 def value_dtype(value: SSAValue) -> str | None:
     type_ = value.type
     if isinstance(type_, TensorType):
-        return dtype_name(type_.element_type)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+        return dtype_name(type_.element_type)
     return None
 
 
@@ -343,6 +343,11 @@ def own_states(dtypes: Sequence[str | None], votes: bool) -> tuple[State, ...]:
     return tuple([(d, d, d) if votes and d in PRECISION_RANK else (d, d, None) for d in dtypes])
 
 
+def nones(n: int) -> list[str | None]:
+    """`n` Nones: a list of dtypes to fill in."""
+    return [None] * n
+
+
 def operands_kept(states: Sequence[State | None]) -> tuple[str | None, ...] | None:
     """The operand dtypes of an op that keeps its dtypes, from its operands' states (None: a value the walk has not
     met): the input dtype of every operand the decisions changed, else None (nothing to cast)."""
@@ -350,7 +355,7 @@ def operands_kept(states: Sequence[State | None]) -> tuple[str | None, ...] | No
     for i, state in enumerate(states):
         if state is not None and state[1] != state[0]:
             if wanted is None:
-                wanted = [None] * len(states)
+                wanted = nones(len(states))
             wanted[i] = state[0]
     return None if wanted is None else tuple(wanted)
 

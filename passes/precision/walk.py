@@ -193,8 +193,8 @@ class Planner:
                     hit = type_states.get(id(rtype.element_type) if type(rtype) is TensorType else id(rtype))  # dtype_key
                     states[id(result)] = hit[1] if hit is not None else type_state(result)
                     if lone is not None and has_one_use(result):
-                        lone[id(result)] = op  # pyright: ignore[reportArgumentType]
-                consts.append(op)  # pyright: ignore[reportArgumentType]
+                        lone[id(result)] = op  # pyright: ignore[reportArgumentType]  # what == _CONST: classify() made op's entry for a ConstOp
+                consts.append(op)  # pyright: ignore[reportArgumentType]  # what == _CONST: classify() made op's entry for a ConstOp
                 op = next_op(op)
                 continue
             if what > _CONST or op.regions:
@@ -208,7 +208,7 @@ class Planner:
                 continue
             seq += 1
             count += 1
-            cls: OpClass = entry[1]  # pyright: ignore[reportAssignmentType]
+            cls: OpClass = entry[1]  # pyright: ignore[reportAssignmentType]  # what <= _CONST here: a _CONST or _FAST entry, which has its OpClass
             props = op.properties
             extra: object = None
             if props and not _DECIDING.isdisjoint(props):
@@ -233,20 +233,20 @@ class Planner:
                     outs = type_state(result)[0] or "?"
             else:
                 outs = tuple(map(type_key, map(dtype_key, map(type_of, results))))
-                if None in outs:  # pyright: ignore[reportOperatorIssue]
+                if None in outs:
                     outs = tuple([type_state(r)[0] or "?" for r in results])
             key = (cls, extra, tag, ins, outs)
-            effect = memo.get(key)
+            effect = memo.get(key)  # pyright: ignore[reportArgumentType]  # decide's key; its parts are typed loosely in this hot loop (outs: object)
             if effect is None:
                 self.seq, self.count = seq, count  # where an error or a warning says the op is
-                effect = memo[key] = decide(key, op)  # pyright: ignore[reportArgumentType]
+                effect = memo[key] = decide(key, op)  # pyright: ignore[reportArgumentType]  # as memo.get(key) above
             # What `commit` does, inline.
             new = effect.new
             if single:
-                states[id(result)] = effect.states[0]  # pyright: ignore[reportPossiblyUnboundVariable]
+                states[id(result)] = effect.states[0]
                 if retype and new is not None:
-                    hit = types.get((id(rtype), new[0]))  # `retyped`'s cache, read here  # pyright: ignore[reportPossiblyUnboundVariable]
-                    set_type(result, hit[1] if hit is not None else retyped(rtype, new[0]))  # pyright: ignore[reportPossiblyUnboundVariable, reportArgumentType]
+                    hit = types.get((id(rtype), new[0]))  # `retyped`'s cache, read here  # pyright: ignore[reportArgumentType]  # a single result's `new` is set only when its dtype changes, so new[0] is a dtype
+                    set_type(result, hit[1] if hit is not None else retyped(rtype, new[0]))  # pyright: ignore[reportArgumentType]  # a single result's `new` is set only when its dtype changes, so new[0] is a dtype
                     new = None
             else:
                 for r, state in zip(results, effect.states):
@@ -264,9 +264,9 @@ class Planner:
             if records is not None:
                 records.append((op, effect, operands, self.function, count))
             if what == _CONST:
-                consts.append(op)  # pyright: ignore[reportArgumentType]
-                if lone is not None and has_one_use(result):  # pyright: ignore[reportPossiblyUnboundVariable]
-                    lone[id(result)] = op  # pyright: ignore[reportPossiblyUnboundVariable, reportArgumentType]
+                consts.append(op)  # pyright: ignore[reportArgumentType]  # what == _CONST: classify() made op's entry for a ConstOp
+                if lone is not None and has_one_use(result):
+                    lone[id(result)] = op  # pyright: ignore[reportArgumentType]  # what == _CONST: classify() made op's entry for a ConstOp
             if effect.loud or (info and effect.reduced is not None):
                 self.seq, self.count = seq, count
                 self.notes(op, effect)
@@ -288,7 +288,7 @@ class Planner:
             src = self.states[id(value)][0]
             if src not in PRECISION_RANK or PRECISION_RANK[dtype] >= PRECISION_RANK[src]:
                 continue
-            plan.retyped_consts.append((const, value.type))  # pyright: ignore[reportArgumentType]
+            plan.retyped_consts.append((const, value.type))  # pyright: ignore[reportArgumentType]  # a Const's result is a tensor (ConstOp's constraint)
             set_type(value, plan.retyped(value.type, dtype))
             plan.casts_inserted += 1  # the cast it stands for
             plan.casts[(id(value), dtype)] = (value, value)
@@ -316,12 +316,12 @@ class Planner:
             entry = self.classes[type(op)] = self.classify(op)
         what, cls = entry
         if what == _FUNC:
-            self.function, self.count = op.sym_name.data, 0  # pyright: ignore[reportAttributeAccessIssue]
+            self.function, self.count = op.sym_name.data, 0  # pyright: ignore[reportAttributeAccessIssue]  # _FUNC: classify() made this entry for a func.FuncOp
             return
         self.count += 1
         assert what > _CONST, "visit_block decides these"
         if what == _ASCEND:
-            self.decide(op, cls)  # pyright: ignore[reportArgumentType]
+            self.decide(op, cls)  # pyright: ignore[reportArgumentType]  # _ASCEND: classify() made this entry for an AscendOp, with its OpClass
         elif op is not module:
             self.foreign(op)
 
@@ -405,7 +405,7 @@ class Planner:
             source = op.operands[0]
             if not self.changed(source):
                 source = self.aliases.get(source, source)  # a folded cast's uses read its input
-                self.plan.user_casts.setdefault((source, sig.outputs[0]), op)  # pyright: ignore[reportArgumentType]
+                self.plan.user_casts.setdefault((source, sig.outputs[0]), op)  # pyright: ignore[reportArgumentType]  # signature() found it, so its dtypes are all modelled (not None)
                 self.plan.user_order[op] = self.seq
         self.commit(op, self.decider.kept(cls, kind, cls.fixed, sig, ins, outs))
 
@@ -441,7 +441,7 @@ class Planner:
         if not self.changed(source) or self.dtype(source) != dst or (dst, sig.inputs[0]) not in EXACT_WIDENING:
             return False
         result = op.results[0]
-        if self.plan.retyped(source.type, dst) != result.type:  # pyright: ignore[reportArgumentType]
+        if self.plan.retyped(source.type, dst) != result.type:  # pyright: ignore[reportArgumentType]  # dst is in EXACT_WIDENING (checked above), so a dtype
             return False
         reason = "user cast: identity after retyping, folded"
         # A user cast votes with its output dtype.

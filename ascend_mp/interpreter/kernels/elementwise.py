@@ -38,7 +38,7 @@ def select_moving(move1: bool, move2: bool) -> KernelFn:
 
 def _fast_exp(spec: OpSpec, rnd: Callable[[Array], Array]) -> KernelFn:
     # exp(x) = 2^n * 2^f with t = x*log2(e) rounded, n = floor(t), f = t - n in [0, 1)
-    log2e = rnd(np.float32(math.log2(math.e)))
+    log2e = rnd(np.float32(math.log2(math.e)))  # pyright: ignore[reportArgumentType]  # rnd rounds numpy scalars too; the stubs don't count np.float32 as an ndarray
 
     def exp(x: Array) -> Array:
         t = rnd(x * log2e)
@@ -49,7 +49,7 @@ def _fast_exp(spec: OpSpec, rnd: Callable[[Array], Array]) -> KernelFn:
 
 
 def _fast_log(spec: OpSpec, rnd: Callable[[Array], Array]) -> KernelFn:
-    ln2 = rnd(np.float32(math.log(2.0)))  # log(x) = log2(x) * ln(2)
+    ln2 = rnd(np.float32(math.log(2.0)))  # log(x) = log2(x) * ln(2)  # pyright: ignore[reportArgumentType]  # rnd rounds numpy scalars too; the stubs don't count np.float32 as an ndarray
     return lambda x: rnd(np.log2(x)) * ln2
 
 
@@ -79,7 +79,7 @@ def _fast_sigmoid(spec: OpSpec, rnd: Callable[[Array], Array]) -> KernelFn:
 
 
 def _fast_gelu(spec: OpSpec, rnd: Callable[[Array], Array]) -> KernelFn:
-    c, a = rnd(np.float32(GELU_C)), rnd(np.float32(GELU_A))
+    c, a = rnd(np.float32(GELU_C)), rnd(np.float32(GELU_A))  # pyright: ignore[reportArgumentType]  # rnd rounds numpy scalars too; the stubs don't count np.float32 as an ndarray
 
     def gelu(x: Array) -> Array:
         cube = rnd(rnd(x * x) * x)
@@ -135,7 +135,7 @@ def _relu(spec: OpSpec) -> KernelFn:
 def _compiled_relu(spec: OpSpec) -> np.ufunc | None:
     """The compiled Relu ufunc for a float32 Relu of a large static shape (numpy's maximum, with
     its NaN and signed-zero results, in about a quarter of its time), else None."""
-    return compiled("relu", spec.in_shapes[0]) if spec.compute == F32 and spec.in_shapes else None
+    return compiled("relu", spec.in_shapes[0]) if spec.compute == F32 and spec.in_shapes else None  # pyright: ignore[reportReturnType]  # `compiled` is typed as any callable; for "relu" it is a numba ufunc
 
 
 @kernel("Relu6", finite_preserving=True, exact=True)
@@ -186,12 +186,12 @@ def _leaky_relu(spec: OpSpec) -> KernelFn:
 def _erf_ufunc() -> Callable[[Array], Array]:
     """scipy's erf ufunc when scipy is installed, else math.erf element by element (exact, slower)."""
     try:
-        from scipy.special import erf  # pyright: ignore[reportMissingTypeStubs, reportUnknownVariableType]
+        from scipy.special import erf  # pyright: ignore[reportMissingImports]  # scipy is optional (the except below)
 
-        return erf  # pyright: ignore[reportUnknownVariableType]
+        return erf
     except ImportError:  # pragma: no cover - scipy comes with the test and train extras
         scalar = np.frompyfunc(math.erf, 1, 1)
-        return lambda x: scalar(x).astype(x.dtype)
+        return lambda x: scalar(x).astype(x.dtype)  # pyright: ignore[reportAttributeAccessIssue]  # np.frompyfunc's result returns an object array for an array input
 
 
 @kernel("Erf", finite_preserving=True)

@@ -32,7 +32,7 @@ def _fast_softmax(spec: OpSpec, rnd: Callable[[Array], Array]) -> KernelFn:
 def _fast_layer_norm(spec: OpSpec, rnd: Callable[[Array], Array]) -> KernelFn:
     rank = len(spec.in_shapes[0])
     axes = tuple(range(spec.attr("begin_norm_axis") % rank, rank))
-    eps = rnd(np.float32(spec.attr("epsilon")))
+    eps = rnd(np.float32(spec.attr("epsilon")))  # pyright: ignore[reportArgumentType]  # rnd rounds numpy scalars too; the stubs don't count np.float32 as an ndarray
 
     def ln(x: Array, gamma: Array, beta: Array) -> tuple[Array, Array, Array]:
         m = rnd(x.mean(axis=axes, keepdims=True))
