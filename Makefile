@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-test: setup
+test: lint
 	$(BIN)/python -m pytest
 
 # ruff (lint + format check) and pyright (basic), configured in pyproject.toml. pyright reads the package through a

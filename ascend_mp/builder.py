@@ -102,7 +102,9 @@ class Dense(Layer):
 
     def params(self, in_shape: Shape) -> list[Param]:
         if in_shape != (self.in_features,):
-            raise AscendError(f"Dense({self.in_features}, {self.out_features}) expects inputs of shape ({self.in_features},), got {in_shape}")
+            raise AscendError(
+                f"Dense({self.in_features}, {self.out_features}) expects inputs of shape ({self.in_features},), got {in_shape}"
+            )
         ps = [Param("w", (self.in_features, self.out_features), "glorot", self.in_features, self.out_features)]
         if self.bias:
             ps.append(Param("b", (self.out_features,), "zeros"))
@@ -113,7 +115,14 @@ class Dense(Layer):
 
     def emit(self, e: Emitter, x: SSAValue, params: Sequence[SSAValue], scope: str) -> SSAValue:
         n = shape(x)[0]
-        y = e.one(ascend.MatMulV2Op, x, params[0], None, type_=tensor((n, self.out_features), dtype(x)), name=f"{scope}/MatMulV2")
+        y = e.one(
+            ascend.MatMulV2Op,
+            x,
+            params[0],
+            None,
+            type_=tensor((n, self.out_features), dtype(x)),
+            name=f"{scope}/MatMulV2",
+        )
         if self.bias:
             y = e.one(ascend.BiasAddOp, y, params[1], name=f"{scope}/BiasAdd")
         return y
@@ -140,7 +149,9 @@ class Conv2D(Layer):
 
     def params(self, in_shape: Shape) -> list[Param]:
         if len(in_shape) != 3 or in_shape[0] != self.in_channels:
-            raise AscendError(f"Conv2D({self.in_channels}, {self.out_channels}, ...) expects inputs of shape ({self.in_channels}, H, W), got {in_shape}")
+            raise AscendError(
+                f"Conv2D({self.in_channels}, {self.out_channels}, ...) expects inputs of shape ({self.in_channels}, H, W), got {in_shape}"
+            )
         kh, kw = _pair(self.kernel_size)
         fan_in, fan_out = self.in_channels * kh * kw, self.out_channels * kh * kw
         ps = [Param("w", (self.out_channels, self.in_channels, kh, kw), "glorot", fan_in, fan_out)]
@@ -184,7 +195,9 @@ class _Pool(Layer):
         (kh, kw), (sh, sw) = self._ks()
         h, w = (in_shape[1] - kh) // sh + 1, (in_shape[2] - kw) // sw + 1
         if h < 1 or w < 1:
-            raise AscendError(f"{type(self).__name__} window {self.kernel_size} does not fit an input of shape {in_shape}")
+            raise AscendError(
+                f"{type(self).__name__} window {self.kernel_size} does not fit an input of shape {in_shape}"
+            )
         return (in_shape[0], h, w)
 
     def emit(self, e: Emitter, x: SSAValue, params: Sequence[SSAValue], scope: str) -> SSAValue:
@@ -222,7 +235,9 @@ class Flatten(Layer):
 
     def emit(self, e: Emitter, x: SSAValue, params: Sequence[SSAValue], scope: str) -> SSAValue:
         n = shape(x)[0]
-        return e.one(ascend.ReshapeOp, x, type_=tensor((n, *self.out_shape(shape(x)[1:])), dtype(x)), name=f"{scope}/Reshape")
+        return e.one(
+            ascend.ReshapeOp, x, type_=tensor((n, *self.out_shape(shape(x)[1:])), dtype(x)), name=f"{scope}/Reshape"
+        )
 
 
 @dataclass
@@ -303,7 +318,11 @@ class Sequential:
     """
 
     def __init__(
-        self, layers: Sequence[Layer], input_shape: Sequence[int] | None = None, num_classes: int | None = None, name: str = "model"
+        self,
+        layers: Sequence[Layer],
+        input_shape: Sequence[int] | None = None,
+        num_classes: int | None = None,
+        name: str = "model",
     ):
         if not layers:
             raise AscendError("Sequential needs at least one layer")
@@ -314,7 +333,9 @@ class Sequential:
         if input_shape is None:
             first = self.layers[0]
             if not isinstance(first, (Dense, LayerNorm)):
-                raise AscendError(f"Sequential: give input_shape= when the first layer is not Dense ({type(first).__name__})")
+                raise AscendError(
+                    f"Sequential: give input_shape= when the first layer is not Dense ({type(first).__name__})"
+                )
             input_shape = (first.in_features if isinstance(first, Dense) else first.features,)
         self.input_shape: Shape = tuple(int(d) for d in input_shape)
         # Shapes and parameters, layer by layer.
@@ -333,7 +354,9 @@ class Sequential:
             self.layer_params.append(ps)
             s = layer.out_shape(s)
         if len(s) != 1:
-            raise AscendError(f"Sequential: the last layer must give logits of shape (classes,), got {s}; add Flatten and Dense")
+            raise AscendError(
+                f"Sequential: the last layer must give logits of shape (classes,), got {s}; add Flatten and Dense"
+            )
         self.num_classes = s[0]
         if num_classes is not None and num_classes != s[0]:
             raise AscendError(f"Sequential: the model gives {s[0]} logits, expected {num_classes}")
@@ -388,7 +411,13 @@ class Sequential:
         fwd, block = new_function("forward", [*ptypes, xtype, ltype], [*names, "x", "labels"])
         e = Emitter(block)
         logits = e.cast(self._body(e, block.args[: len(ptypes)], block.args[-2]), "f32")
-        sce = e.op(ascend.SoftmaxCrossEntropyWithLogitsOp, logits, block.args[-1], types=[tensor((batch,)), logits.type], name="loss/SoftmaxCrossEntropyWithLogits")
+        sce = e.op(
+            ascend.SoftmaxCrossEntropyWithLogitsOp,
+            logits,
+            block.args[-1],
+            types=[tensor((batch,)), logits.type],
+            name="loss/SoftmaxCrossEntropyWithLogits",
+        )
         loss = e.one(ascend.ReduceMeanOp, sce.results[0], type_=tensor(()), name="loss/ReduceMean", axes=[0])
         if keep_loss:
             mark_all([sce, loss.owner])  # pyright: ignore[reportArgumentType]  # the loss is an op's result, so its owner is an Operation (not a Block)

@@ -28,7 +28,19 @@ logger = logging.getLogger("ascend_mp")
 
 # ---------------------------------------------------------------------------------------------------- dtypes
 
-CUSTOMIZE_DTYPE_NAMES = ("float16", "float", "float32", "bfloat16", "double", "int8", "int16", "int32", "int64", "uint8", "bool")
+CUSTOMIZE_DTYPE_NAMES = (
+    "float16",
+    "float",
+    "float32",
+    "bfloat16",
+    "double",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "bool",
+)
 """The CANN dtype names a ``--customize_dtypes`` file may use (in the order error messages list them)."""
 
 CANN_DTYPES: dict[str, str] = {n: BY_CANN[n].name for n in CUSTOMIZE_DTYPE_NAMES}
@@ -62,7 +74,9 @@ def _shown(text: str) -> str:
     """`text` for a message: invisible characters (NUL, BOM, controls) escaped."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() else (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}") for c in text)
+    return "".join(
+        c if c.isprintable() else (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}") for c in text
+    )
 
 
 def _warn(warnings: list[str], message: str) -> None:
@@ -348,10 +362,14 @@ def load_customize_dtypes(
             table, valid, label = by_name, _is_op_name(key), key
             spec_column = column + len(key) + 2
         if not sep:
-            raise AscendError(f"{where}: expected '<op name>::InputDtype:<dtypes>,OutputDtype:<dtypes>' or "
-                              f"'OpType::<type>:InputDtype:<dtypes>,OutputDtype:<dtypes>', got '{_shown(entry)}'")
+            raise AscendError(
+                f"{where}: expected '<op name>::InputDtype:<dtypes>,OutputDtype:<dtypes>' or "
+                f"'OpType::<type>:InputDtype:<dtypes>,OutputDtype:<dtypes>', got '{_shown(entry)}'"
+            )
         if not valid:
-            raise AscendError(f"{where}: expected an op name or OpType::<type> before the dtypes, got '{_shown(label)}'")
+            raise AscendError(
+                f"{where}: expected an op name or OpType::<type> before the dtypes, got '{_shown(label)}'"
+            )
         if key in table:
             raise AscendError(f"{where}: '{label}' is already given on line {table[key].line}")
         if table is by_type and known_op_types is not None and key not in known_op_types:

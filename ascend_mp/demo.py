@@ -45,8 +45,10 @@ def show_capabilities(path: Path) -> None:
         kind = op.properties.get("list")
         name = op.properties.get("name")
         label = getattr(name, "data", "") or "-"
-        print(f"  {label:<10} {op.name.removeprefix('ascend.'):<10} {str(getattr(kind, 'data', '-')):<6} "
-              + " | ".join(str(k) for k in kernels))
+        print(
+            f"  {label:<10} {op.name.removeprefix('ascend.'):<10} {str(getattr(kind, 'data', '-')):<6} "
+            + " | ".join(str(k) for k in kernels)
+        )
 
 
 def show_mixed_precision(path: Path) -> None:
@@ -67,12 +69,11 @@ def compare_modes(path: Path) -> None:
     import logging
 
     import numpy as np
-
-    from ascend_mp.interpreter.compare import compare_modes as compare, format_table
-
     from xdsl.dialects.func import FuncOp
 
     from ascend_mp.dialects.ascend import shape_of
+    from ascend_mp.interpreter.compare import compare_modes as compare
+    from ascend_mp.interpreter.compare import format_table
 
     module = read_module(str(path))
     func = next(op for op in module.ops if isinstance(op, FuncOp))
@@ -92,7 +93,9 @@ def compare_modes(path: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m ascend_mp.demo", description="make demo: a guided tour of ascend-mp on the built-in examples")
+    parser = argparse.ArgumentParser(
+        prog="python -m ascend_mp.demo", description="make demo: a guided tour of ascend-mp on the built-in examples"
+    )
     parser.add_argument("--epochs", type=int, default=20, help="training epochs of each run (default 20)")
     args = parser.parse_args(argv)
     if args.epochs < 1:

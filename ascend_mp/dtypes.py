@@ -90,31 +90,120 @@ class DType:
 
     def widens_exactly_to(self, other: DType) -> bool:
         """Whether every value of this float is one of `other` (so a round trip through `other` is exact)."""
-        return (self.is_float and other.is_float and self != other
-                and self.mantissa <= other.mantissa and self.exponent <= other.exponent)
+        return (
+            self.is_float
+            and other.is_float
+            and self != other
+            and self.mantissa <= other.mantissa
+            and self.exponent <= other.exponent
+        )
 
 
-F16 = DType("f16", cann="float16", onnx="FLOAT16", numpy_name="float16", element=Float16Type(), bits=16,
-            kind="float", short="fp16", rank=1, mantissa=10, exponent=5)
-BF16 = DType("bf16", cann="bfloat16", onnx="BFLOAT16", numpy_name="ml_dtypes.bfloat16", element=BFloat16Type(), bits=16,
-             kind="float", short="bf16", rank=1, mantissa=7, exponent=8)
-F32 = DType("f32", cann="float32", onnx="FLOAT", numpy_name="float32", element=Float32Type(), bits=32,
-            kind="float", short="fp32", rank=2, mantissa=23, exponent=8, cann_aliases=("float",))
-F64 = DType("f64", cann="double", onnx="DOUBLE", numpy_name="float64", element=Float64Type(), bits=64,
-            kind="float", short="fp64", rank=3, mantissa=52, exponent=11, cann_aliases=("float64",))
+F16 = DType(
+    "f16",
+    cann="float16",
+    onnx="FLOAT16",
+    numpy_name="float16",
+    element=Float16Type(),
+    bits=16,
+    kind="float",
+    short="fp16",
+    rank=1,
+    mantissa=10,
+    exponent=5,
+)
+BF16 = DType(
+    "bf16",
+    cann="bfloat16",
+    onnx="BFLOAT16",
+    numpy_name="ml_dtypes.bfloat16",
+    element=BFloat16Type(),
+    bits=16,
+    kind="float",
+    short="bf16",
+    rank=1,
+    mantissa=7,
+    exponent=8,
+)
+F32 = DType(
+    "f32",
+    cann="float32",
+    onnx="FLOAT",
+    numpy_name="float32",
+    element=Float32Type(),
+    bits=32,
+    kind="float",
+    short="fp32",
+    rank=2,
+    mantissa=23,
+    exponent=8,
+    cann_aliases=("float",),
+)
+F64 = DType(
+    "f64",
+    cann="double",
+    onnx="DOUBLE",
+    numpy_name="float64",
+    element=Float64Type(),
+    bits=64,
+    kind="float",
+    short="fp64",
+    rank=3,
+    mantissa=52,
+    exponent=11,
+    cann_aliases=("float64",),
+)
 I1 = DType("i1", cann="bool", onnx="BOOL", numpy_name="bool_", element=IntegerType(1), bits=1, kind="bool", short="i1")
 I8 = DType("i8", cann="int8", onnx="INT8", numpy_name="int8", element=IntegerType(8), bits=8, kind="int", short="i8")
-I16 = DType("i16", cann="int16", onnx="INT16", numpy_name="int16", element=IntegerType(16), bits=16, kind="int", short="i16")
-I32 = DType("i32", cann="int32", onnx="INT32", numpy_name="int32", element=IntegerType(32), bits=32, kind="int", short="i32")
-I64 = DType("i64", cann="int64", onnx="INT64", numpy_name="int64", element=IntegerType(64), bits=64, kind="int", short="i64")
-UI8 = DType("ui8", cann="uint8", onnx="UINT8", numpy_name="uint8", element=IntegerType(8, Signedness.UNSIGNED), bits=8,
-            kind="uint", short="ui8")
-UI16 = DType("ui16", cann="uint16", onnx="UINT16", numpy_name="uint16", element=IntegerType(16, Signedness.UNSIGNED),
-             bits=16, kind="uint", short="ui16")
-UI32 = DType("ui32", cann="uint32", onnx="UINT32", numpy_name="uint32", element=IntegerType(32, Signedness.UNSIGNED),
-             bits=32, kind="uint", short="ui32")
-UI64 = DType("ui64", cann="uint64", onnx="UINT64", numpy_name="uint64", element=IntegerType(64, Signedness.UNSIGNED),
-             bits=64, kind="uint", short="ui64")
+I16 = DType(
+    "i16", cann="int16", onnx="INT16", numpy_name="int16", element=IntegerType(16), bits=16, kind="int", short="i16"
+)
+I32 = DType(
+    "i32", cann="int32", onnx="INT32", numpy_name="int32", element=IntegerType(32), bits=32, kind="int", short="i32"
+)
+I64 = DType(
+    "i64", cann="int64", onnx="INT64", numpy_name="int64", element=IntegerType(64), bits=64, kind="int", short="i64"
+)
+UI8 = DType(
+    "ui8",
+    cann="uint8",
+    onnx="UINT8",
+    numpy_name="uint8",
+    element=IntegerType(8, Signedness.UNSIGNED),
+    bits=8,
+    kind="uint",
+    short="ui8",
+)
+UI16 = DType(
+    "ui16",
+    cann="uint16",
+    onnx="UINT16",
+    numpy_name="uint16",
+    element=IntegerType(16, Signedness.UNSIGNED),
+    bits=16,
+    kind="uint",
+    short="ui16",
+)
+UI32 = DType(
+    "ui32",
+    cann="uint32",
+    onnx="UINT32",
+    numpy_name="uint32",
+    element=IntegerType(32, Signedness.UNSIGNED),
+    bits=32,
+    kind="uint",
+    short="ui32",
+)
+UI64 = DType(
+    "ui64",
+    cann="uint64",
+    onnx="UINT64",
+    numpy_name="uint64",
+    element=IntegerType(64, Signedness.UNSIGNED),
+    bits=64,
+    kind="uint",
+    short="ui64",
+)
 
 DTYPES: tuple[DType, ...] = (F16, BF16, F32, F64, I1, I8, I16, I32, I64, UI8, UI16, UI32, UI64)
 """Every dtype ascend-mp models."""

@@ -48,6 +48,7 @@ def mark_all(ops: Iterable[Operation]) -> None:
 
 Shape = tuple[int, ...]
 
+
 def tensor(shape: Sequence[int], dtype: str = "f32") -> TensorType:
     """`tensor<shape x dtype>`."""
     return TensorType(element_type(dtype), list(shape))
@@ -131,7 +132,13 @@ class Emitter:
         return self.op(cls, *operands, types=[type_], name=name, **props).results[0]
 
     # -- conveniences --------------------------------------------------------------
-    def const(self, value: np.ndarray | float, dtype_: str = "f32", shape_: Sequence[int] | None = None, name: str | None = None) -> SSAValue:
+    def const(
+        self,
+        value: np.ndarray | float,
+        dtype_: str = "f32",
+        shape_: Sequence[int] | None = None,
+        name: str | None = None,
+    ) -> SSAValue:
         array = np.asarray(value, dtype=NUMPY[dtype_] if dtype_ in ("f32", "f64", "i32", "i64") else np.float64)
         if shape_ is not None:
             array = np.broadcast_to(array, tuple(shape_))
@@ -178,11 +185,17 @@ class Emitter:
         axes = sorted({ax % rank for ax in axes}) if rank else []
         if not axes:
             return a
-        out = [1 if i in axes else d for i, d in enumerate(shape(a))] if keep_dims else [d for i, d in enumerate(shape(a)) if i not in axes]
+        out = (
+            [1 if i in axes else d for i, d in enumerate(shape(a))]
+            if keep_dims
+            else [d for i, d in enumerate(shape(a)) if i not in axes]
+        )
         return self.one(ascend.ReduceSumOp, a, type_=tensor(out, dtype(a)), axes=list(axes), keep_dims=keep_dims)
 
 
-def new_function(name: str, inputs: Sequence[Attribute], arg_names: Sequence[str] | None = None) -> tuple[func.FuncOp, Block]:
+def new_function(
+    name: str, inputs: Sequence[Attribute], arg_names: Sequence[str] | None = None
+) -> tuple[func.FuncOp, Block]:
     """An empty `func.func` whose results are set by :func:`finish_function`."""
     block = Block(arg_types=list(inputs))
     for arg, hint in zip(block.args, arg_names or ()):

@@ -59,8 +59,10 @@ def variant_options(variant: str) -> dict[str, Any] | None:
     policy, _, level = variant.partition(":")
     if policy in POLICIES and (not level or policy == "mindspore"):
         return {"policy": policy, **({"level": level} if level else {})}
-    raise AscendError(f"--modes: unknown mode '{variant}' (expected fp32, a precision_mode ({', '.join(V1_MODES)}), "
-                      f"or a policy: {', '.join(POLICIES)}, mindspore:O1)")
+    raise AscendError(
+        f"--modes: unknown mode '{variant}' (expected fp32, a precision_mode ({', '.join(V1_MODES)}), "
+        f"or a policy: {', '.join(POLICIES)}, mindspore:O1)"
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -99,16 +101,20 @@ def load_model(path: str, function: str = "main") -> Model:
     names = [n or a.name for n, a in zip(in_names, args)]
     batches = {a.shape[0] for a in args if a.shape}
     if len(batches) != 1:
-        raise AscendError(f"{path}: @{function}'s arguments do not share a batch dimension (shapes: "
-                          f"{', '.join(a.type_str for a in args)})")
-    inputs: list[tuple[str, tuple[int, ...] | None, np.dtype[Any]]] = [(n, tuple(a.shape[1:]), a.dtype) for n, a in zip(names, args)]
+        raise AscendError(
+            f"{path}: @{function}'s arguments do not share a batch dimension (shapes: "
+            f"{', '.join(a.type_str for a in args)})"
+        )
+    inputs: list[tuple[str, tuple[int, ...] | None, np.dtype[Any]]] = [
+        (n, tuple(a.shape[1:]), a.dtype) for n, a in zip(names, args)
+    ]
     return Model(path, inputs, batches.pop(), [n or r.name for n, r in zip(out_names, results)], function)
 
 
 def _onnx_interface(path: str) -> Model:
+    from ascend_mp.dtypes import NUMPY
     from ascend_mp.frontend.model import load_model as read
     from ascend_mp.frontend.onnx_import import ONNX_TO_DTYPE
-    from ascend_mp.dtypes import NUMPY
 
     proto, label = read(path, None)
     g = proto.graph
@@ -129,7 +135,9 @@ def _onnx_interface(path: str) -> Model:
         inputs.append((vi.name, None if None in rest else rest, np.dtype(NUMPY[ONNX_TO_DTYPE[t.elem_type]])))  # pyright: ignore[reportArgumentType]  # `rest` is passed only when it holds no None
     fixed = {b for b in batch if b is not None}
     if len(fixed) > 1 or (fixed and None in batch):
-        raise AscendError(f"{label}: the inputs' first dimensions differ ({sorted(fixed)}); they must be one batch dimension")
+        raise AscendError(
+            f"{label}: the inputs' first dimensions differ ({sorted(fixed)}); they must be one batch dimension"
+        )
     return Model(path, inputs, fixed.pop() if fixed else None, [o.name for o in g.output])
 
 
@@ -187,7 +195,9 @@ def load_dataset(path: str, model: Model) -> Dataset:
             parts = [_read_npz(str(p)) for p in npz]
         else:
             if len(names) != 1:
-                raise AscendError(f"{path}: .npy batches feed a one-input model, but the model has inputs {', '.join(names)}; use .npz batches")
+                raise AscendError(
+                    f"{path}: .npy batches feed a one-input model, but the model has inputs {', '.join(names)}; use .npz batches"
+                )
             parts = [{names[0]: _read_npy(str(p))} for p in npy]
             if (Path(path) / "labels.npy").exists():
                 parts.append({"labels": _read_npy(str(Path(path) / "labels.npy"))})
@@ -231,7 +241,9 @@ def _checked(arrays: dict[str, Array], model: Model, source: str) -> Dataset:
     missing = [n for n in names if n not in arrays]
     if missing:
         have = ", ".join(sorted(arrays)) or "none"
-        raise AscendError(f"{source}: no array for model input '{missing[0]}' (model inputs: {', '.join(names)}; arrays: {have})")
+        raise AscendError(
+            f"{source}: no array for model input '{missing[0]}' (model inputs: {', '.join(names)}; arrays: {have})"
+        )
     inputs: dict[str, Array] = {}
     count: int | None = None
     for name, shape, dtype in model.inputs:
@@ -252,7 +264,9 @@ def _checked(arrays: dict[str, Array], model: Model, source: str) -> Dataset:
     labels = arrays.get("labels")
     if labels is not None:
         if labels.shape != (count,) or labels.dtype.kind not in "iu":
-            raise AscendError(f"{source}: 'labels' must be {count} integer class indices (shape ({count},)), got {labels.dtype} {tuple(labels.shape)}")
+            raise AscendError(
+                f"{source}: 'labels' must be {count} integer class indices (shape ({count},)), got {labels.dtype} {tuple(labels.shape)}"
+            )
         labels = labels.astype(np.int64)
     return Dataset(inputs, labels, source)
 
@@ -294,9 +308,16 @@ class VariantResult:
         def num(v: float | None) -> float | str | None:
             return v if v is None or math.isfinite(v) else str(v)
 
-        return {"mode": self.variant, "ok": self.ok, "error": self.error, "accuracy": num(self.accuracy), "agreement": num(self.agreement),
-                "rel_err": {"median": num(self.err_median), "p99": num(self.err_p99), "max": num(self.err_max)},
-                "nonfinite_samples": self.nonfinite, "seconds": round(self.seconds, 4)}
+        return {
+            "mode": self.variant,
+            "ok": self.ok,
+            "error": self.error,
+            "accuracy": num(self.accuracy),
+            "agreement": num(self.agreement),
+            "rel_err": {"median": num(self.err_median), "p99": num(self.err_p99), "max": num(self.err_max)},
+            "nonfinite_samples": self.nonfinite,
+            "seconds": round(self.seconds, 4),
+        }
 
 
 @dataclass
@@ -310,8 +331,15 @@ class EvalReport:
     seconds: float
 
     def as_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "dataset": self.dataset, "samples": self.samples, "batch_size": self.batch_size,
-                "labels": self.labels, "modes": [r.as_dict() for r in self.results], "seconds": round(self.seconds, 3)}
+        return {
+            "model": self.model,
+            "dataset": self.dataset,
+            "samples": self.samples,
+            "batch_size": self.batch_size,
+            "labels": self.labels,
+            "modes": [r.as_dict() for r in self.results],
+            "seconds": round(self.seconds, 3),
+        }
 
 
 class _Compiled:
@@ -361,7 +389,9 @@ _STATE: dict[str, Any] = {}
 
 def _init_worker(model: Model, batch: int, settings: EvalSettings, dataset: Dataset) -> None:
     if "compiled" not in _STATE:
-        _STATE.update(compiled=_Compiled(model, batch, settings), dataset=dataset, batch=batch, settings=settings, model=model)
+        _STATE.update(
+            compiled=_Compiled(model, batch, settings), dataset=dataset, batch=batch, settings=settings, model=model
+        )
 
 
 def batch_args(data: Dataset, index: int, batch: int) -> tuple[list[Array], int]:
@@ -429,7 +459,9 @@ def per_sample_errors(outputs: Sequence[Array], reference: Sequence[Array], n: i
     return d.max(axis=1) / np.maximum(r.max(axis=1), np.finfo(np.float64).tiny)
 
 
-def evaluate(model: Model, dataset: Dataset, settings: EvalSettings, progress: Callable[[int], object] | None = None) -> EvalReport:
+def evaluate(
+    model: Model, dataset: Dataset, settings: EvalSettings, progress: Callable[[int], object] | None = None
+) -> EvalReport:
     """Run every variant over the dataset (see the module docstring); `progress(k)` after each batch."""
     for v in settings.variants:
         variant_options(v)
@@ -439,7 +471,9 @@ def evaluate(model: Model, dataset: Dataset, settings: EvalSettings, progress: C
     out_index = 0
     if settings.output is not None:
         if settings.output not in outputs:
-            raise AscendError(f"--output: '{settings.output}' is not an output of {model.path} (outputs: {', '.join(outputs)})")
+            raise AscendError(
+                f"--output: '{settings.output}' is not an output of {model.path} (outputs: {', '.join(outputs)})"
+            )
         out_index = outputs.index(settings.output)
     t0 = time.perf_counter()
     _STATE.clear()
@@ -466,11 +500,25 @@ def evaluate(model: Model, dataset: Dataset, settings: EvalSettings, progress: C
         classes = bool(np.all(top1 >= 0))
         accuracy = float(np.mean(top1 == dataset.labels)) if classes and dataset.labels is not None else None
         agreement = float(np.mean(top1 == base[0])) if classes and base is not None else None
-        results.append(VariantResult(
-            v, True, None, accuracy, agreement, float(np.median(errs)), float(np.quantile(errs, 0.99, method="higher")),
-            float(errs.max()), int(nonfinite.sum()), seconds[v], errs, top1,
-        ))
-    return EvalReport(model.path, dataset.source, dataset.count, batch, dataset.labels is not None, results, time.perf_counter() - t0)
+        results.append(
+            VariantResult(
+                v,
+                True,
+                None,
+                accuracy,
+                agreement,
+                float(np.median(errs)),
+                float(np.quantile(errs, 0.99, method="higher")),
+                float(errs.max()),
+                int(nonfinite.sum()),
+                seconds[v],
+                errs,
+                top1,
+            )
+        )
+    return EvalReport(
+        model.path, dataset.source, dataset.count, batch, dataset.labels is not None, results, time.perf_counter() - t0
+    )
 
 
 def _batches(count: int, jobs: int) -> Iterator[tuple[int, dict[str, tuple[Array, Array, Array, float]]]]:
@@ -507,14 +555,20 @@ def format_report(report: EvalReport) -> str:
         return "-" if v is None else f"{100 * v:.2f}%"
 
     header = f"{'mode':<26} {'accuracy':>9} {'agree':>8} {'err_median':>10} {'err_p99':>9} {'err_max':>9} {'nonfinite':>9} {'samples/s':>9}"
-    lines = [f"{report.model} on {report.dataset}: {report.samples} samples, batch {report.batch_size}", header, "-" * len(header)]
+    lines = [
+        f"{report.model} on {report.dataset}: {report.samples} samples, batch {report.batch_size}",
+        header,
+        "-" * len(header),
+    ]
     for r in report.results:
         if not r.ok:
             lines.append(f"{r.variant:<26} error: {r.error}")
             continue
         rate = report.samples / r.seconds if r.seconds > 0 else math.inf
-        lines.append(f"{r.variant:<26} {pct(r.accuracy):>9} {pct(r.agreement):>8} {r.err_median:>10.2e} {r.err_p99:>9.2e} "
-                     f"{r.err_max:>9.2e} {r.nonfinite:>9d} {rate:>9.0f}")
+        lines.append(
+            f"{r.variant:<26} {pct(r.accuracy):>9} {pct(r.agreement):>8} {r.err_median:>10.2e} {r.err_p99:>9.2e} "
+            f"{r.err_max:>9.2e} {r.nonfinite:>9d} {rate:>9.0f}"
+        )
     lines.append("agree: top-1 agreement with fp32; err: relative error of the outputs against float64, per sample")
     return "\n".join(lines)
 
@@ -552,6 +606,22 @@ def plot_report(report: EvalReport, path: str) -> bytes:
 
 
 __all__ = [
-    "Dataset", "EvalReport", "EvalSettings", "Model", "VariantResult", "cpu_count", "default_variants", "evaluate",
-    "batch_args", "format_report", "load_dataset", "load_model", "model_module", "module_for", "per_sample_errors", "plot_report", "variant_options", "with_data_shapes",
+    "Dataset",
+    "EvalReport",
+    "EvalSettings",
+    "Model",
+    "VariantResult",
+    "cpu_count",
+    "default_variants",
+    "evaluate",
+    "batch_args",
+    "format_report",
+    "load_dataset",
+    "load_model",
+    "model_module",
+    "module_for",
+    "per_sample_errors",
+    "plot_report",
+    "variant_options",
+    "with_data_shapes",
 ]

@@ -213,7 +213,9 @@ def check_input_file(path: str | os.PathLike[str]) -> None:
     except OSError:
         return
     if stat.S_ISFIFO(mode):
-        raise AscendError(f"{path}: cannot read file: it is a named pipe; give a regular file (or - for standard input)")
+        raise AscendError(
+            f"{path}: cannot read file: it is a named pipe; give a regular file (or - for standard input)"
+        )
 
 
 def _refuse_device(path: str) -> None:
@@ -349,7 +351,9 @@ def _npy_header(f: Any, size: int, where: str) -> tuple[tuple[int, ...], bool, A
         need = tensor_bytes(shape, dtype.itemsize)
         have = size - f.tell()
         if need > have:
-            raise ValueError(f"its header claims {shape} {dtype} ({need} bytes) but the file holds {have} bytes of data")
+            raise ValueError(
+                f"its header claims {shape} {dtype} ({need} bytes) but the file holds {have} bytes of data"
+            )
     except (ValueError, TypeError, SyntaxError, EOFError) as e:
         raise AscendError(f"{where}: not a readable .npy file: {_one_line(e)}") from None
     check_alloc(shape, dtype.itemsize, where)
@@ -367,7 +371,9 @@ def read_npy(f: Any, size: int, where: str) -> Any:
     except EOFError as e:
         raise AscendError(f"{where}: not a readable .npy file: {_one_line(e)}") from None
     if len(data) != need:
-        raise AscendError(f"{where}: not a readable .npy file: its header claims {need} bytes of data but it ends after {len(data)}")
+        raise AscendError(
+            f"{where}: not a readable .npy file: its header claims {need} bytes of data but it ends after {len(data)}"
+        )
     array = np.frombuffer(data, dtype=dtype).copy() if need else np.empty(0, dtype)
     return array.reshape(shape, order="F" if fortran else "C")
 

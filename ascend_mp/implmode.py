@@ -62,7 +62,9 @@ class OpPrecisionMode:
     warnings: list[str] = field(default_factory=list[str])
 
 
-def load_op_precision_mode(path: str | os.PathLike[str], known_op_types: Collection[str] | None = None) -> OpPrecisionMode:
+def load_op_precision_mode(
+    path: str | os.PathLike[str], known_op_types: Collection[str] | None = None
+) -> OpPrecisionMode:
     """Parse an `--op_precision_mode` ini file (lines before any section are `[ByOpType]` entries)."""
     path = os.fspath(path)
     text = _read_text(path)
@@ -86,7 +88,9 @@ def load_op_precision_mode(path: str | os.PathLike[str], known_op_types: Collect
             raise AscendError(f"{where}: malformed line '{_shown(entry)}' (expected {what})")
         valid = _is_op_type(key) if section == "type" else _is_op_name(key)
         if not valid:
-            raise AscendError(f"{where}: '{_shown(key)}' is not a valid {'op type' if section == 'type' else 'node name'}")
+            raise AscendError(
+                f"{where}: '{_shown(key)}' is not a valid {'op type' if section == 'type' else 'node name'}"
+            )
         if value not in IMPL_MODES:
             raise AscendError(f"{where}: unknown mode '{_shown(value)}' for '{key}' (modes: {', '.join(IMPL_MODES)})")
         if (section, key) in seen:
@@ -104,7 +108,9 @@ def parse_optypelist(text: str, known_op_types: Collection[str] | None = None) -
     warnings: list[str] = []
     for item in (t.strip() for t in text.split(",")):
         if not _is_op_type(item):
-            raise AscendError(f"--optypelist_for_implmode: '{_shown(item)}' is not an op type (expected a comma list like Exp,Sqrt)")
+            raise AscendError(
+                f"--optypelist_for_implmode: '{_shown(item)}' is not an op type (expected a comma list like Exp,Sqrt)"
+            )
         types.append(item)
         if known_op_types is not None and item not in known_op_types:
             _warn(warnings, _unknown_op_type("--optypelist_for_implmode", item, known_op_types, warnings))
@@ -144,11 +150,15 @@ def load_impl_modes(
 ) -> ImplModeConfig:
     """Check and load the three options (the ATC flags' rules; errors are one line)."""
     if select is not None and select not in SELECT_IMPLMODES:
-        raise AscendError(f"--op_select_implmode: unknown mode '{_shown(select)}' (modes: {', '.join(SELECT_IMPLMODES)})")
+        raise AscendError(
+            f"--op_select_implmode: unknown mode '{_shown(select)}' (modes: {', '.join(SELECT_IMPLMODES)})"
+        )
     if optypelist is not None and select is None:
         raise AscendError("--optypelist_for_implmode needs --op_select_implmode (high_precision or high_performance)")
     if optypelist is not None and select is not None and select.endswith("_for_all"):
-        raise AscendError(f"--optypelist_for_implmode goes with --op_select_implmode high_precision or high_performance, not {select}")
+        raise AscendError(
+            f"--optypelist_for_implmode goes with --op_select_implmode high_precision or high_performance, not {select}"
+        )
     warnings: list[str] = []
     optypes = None
     if optypelist is not None:
@@ -158,6 +168,9 @@ def load_impl_modes(
         precision = load_op_precision_mode(precision_file, known_op_types)
         warnings += precision.warnings
         if select is not None:
-            _warn(warnings, f"{precision_file}: --op_precision_mode is given, so --op_select_implmode and "
-                            "--optypelist_for_implmode take no effect (as in CANN)")
+            _warn(
+                warnings,
+                f"{precision_file}: --op_precision_mode is given, so --op_select_implmode and "
+                "--optypelist_for_implmode take no effect (as in CANN)",
+            )
     return ImplModeConfig(select, optypes, precision, warnings)

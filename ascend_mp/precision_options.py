@@ -33,42 +33,109 @@ def _option(doc: str, flag: str | None = None, **argparse: Any) -> Any:
 class PrecisionOptions:
     """The options of the `ascend-precision` pass, as given (file paths, names); :meth:`config` validates them."""
 
-    mode: str | None = field(default=None, metadata=_option(
-        "precision_mode (v1 name); force_fp16 when neither mode is given", "precision_mode",
-        choices=V1_MODES, help="CANN precision mode (v1 names)"))
-    mode_v2: str | None = field(default=None, metadata=_option(
-        "precision_mode_v2 (fp16, origin, cube_fp16in_fp32out, mixed_float16, mixed_bfloat16)", "precision_mode_v2",
-        choices=V2_MODES, help="CANN precision mode (v2 names)"))
-    modify_mixlist: str | None = field(default=None, metadata=_option(
-        "JSON moving op types between the black, white and gray lists (mix modes)", "modify_mixlist",
-        metavar="JSON", help="mixed-precision list changes (white/black/gray-list to-add/to-remove)"))
-    keep_dtype: str | None = field(default=None, metadata=_option(
-        "ops (names or OpType::X, one a line) that keep their original dtype", "keep_dtype", metavar="FILE"))
-    customize_dtypes: str | None = field(default=None, metadata=_option(
-        "exact kernel dtypes per op name or OpType::X", "customize_dtypes", metavar="FILE"))
-    soc: str = field(default="ascend910", metadata=_option(
-        "SoC whose operator library is used", "soc_version", metavar="SOC",
-        help="SoC whose operator library is used: CANN's names (Ascend910A, Ascend910B1, ...) or ascend910, ascend910b"))
-    op_info: str | None = field(default=None, metadata=_option(
-        "a CANN aic-<soc>-ops-info.json table overriding the built-in entries", "op_info", metavar="JSON_OR_DIR",
-        help="a CANN aic-<soc>-ops-info.json table, or a folder of them, overriding the built-in one"))
-    report: str | None = field(default=None, metadata=_option(
-        "where to write the JSON precision report", "precision_report", metavar="FILE",
-        help="write the per-op precision decisions as JSON"))
-    policy: str | None = field(default=None, metadata=_option(
-        "cann (default), tf, mindspore or torch (CLI `--amp_policy`)", "amp_policy",
-        choices=POLICY_NAMES, help="precision policy (default cann: the ATC modes)"))
-    level: str | None = field(default=None, metadata=_option(
-        "MindSpore's amp level O0-O3 (CLI `--amp_level`; default O2)", "amp_level",
-        metavar="LEVEL", help="MindSpore amp level O0-O3 (with --amp_policy=mindspore; default O2)"))
-    amp_dtype: str | None = field(default=None, metadata=_option(
-        "the framework policies' low dtype: fp16 (default) or bf16 (CLI `--amp_dtype`)", "amp_dtype",
-        choices=AMP_DTYPES, help="low dtype of the tf, mindspore and torch policies (default fp16)"))
-    tf_lists: str | None = field(default=None, metadata=_option(
-        "TF list edits, `ALLOWLIST_ADD=A,B;DENYLIST_REMOVE=C` (with the environment's)"))
-    to_float: str | None = field(default=None, metadata=_option(
-        "`to_float` scopes: a file, or inline `scope=dtype;scope=dtype`", "to_float",
-        metavar="FILE", help="to_float scopes: 'scope = dtype' lines (name prefixes, MindSpore cells)"))
+    mode: str | None = field(
+        default=None,
+        metadata=_option(
+            "precision_mode (v1 name); force_fp16 when neither mode is given",
+            "precision_mode",
+            choices=V1_MODES,
+            help="CANN precision mode (v1 names)",
+        ),
+    )
+    mode_v2: str | None = field(
+        default=None,
+        metadata=_option(
+            "precision_mode_v2 (fp16, origin, cube_fp16in_fp32out, mixed_float16, mixed_bfloat16)",
+            "precision_mode_v2",
+            choices=V2_MODES,
+            help="CANN precision mode (v2 names)",
+        ),
+    )
+    modify_mixlist: str | None = field(
+        default=None,
+        metadata=_option(
+            "JSON moving op types between the black, white and gray lists (mix modes)",
+            "modify_mixlist",
+            metavar="JSON",
+            help="mixed-precision list changes (white/black/gray-list to-add/to-remove)",
+        ),
+    )
+    keep_dtype: str | None = field(
+        default=None,
+        metadata=_option(
+            "ops (names or OpType::X, one a line) that keep their original dtype", "keep_dtype", metavar="FILE"
+        ),
+    )
+    customize_dtypes: str | None = field(
+        default=None,
+        metadata=_option("exact kernel dtypes per op name or OpType::X", "customize_dtypes", metavar="FILE"),
+    )
+    soc: str = field(
+        default="ascend910",
+        metadata=_option(
+            "SoC whose operator library is used",
+            "soc_version",
+            metavar="SOC",
+            help="SoC whose operator library is used: CANN's names (Ascend910A, Ascend910B1, ...) or ascend910, ascend910b",
+        ),
+    )
+    op_info: str | None = field(
+        default=None,
+        metadata=_option(
+            "a CANN aic-<soc>-ops-info.json table overriding the built-in entries",
+            "op_info",
+            metavar="JSON_OR_DIR",
+            help="a CANN aic-<soc>-ops-info.json table, or a folder of them, overriding the built-in one",
+        ),
+    )
+    report: str | None = field(
+        default=None,
+        metadata=_option(
+            "where to write the JSON precision report",
+            "precision_report",
+            metavar="FILE",
+            help="write the per-op precision decisions as JSON",
+        ),
+    )
+    policy: str | None = field(
+        default=None,
+        metadata=_option(
+            "cann (default), tf, mindspore or torch (CLI `--amp_policy`)",
+            "amp_policy",
+            choices=POLICY_NAMES,
+            help="precision policy (default cann: the ATC modes)",
+        ),
+    )
+    level: str | None = field(
+        default=None,
+        metadata=_option(
+            "MindSpore's amp level O0-O3 (CLI `--amp_level`; default O2)",
+            "amp_level",
+            metavar="LEVEL",
+            help="MindSpore amp level O0-O3 (with --amp_policy=mindspore; default O2)",
+        ),
+    )
+    amp_dtype: str | None = field(
+        default=None,
+        metadata=_option(
+            "the framework policies' low dtype: fp16 (default) or bf16 (CLI `--amp_dtype`)",
+            "amp_dtype",
+            choices=AMP_DTYPES,
+            help="low dtype of the tf, mindspore and torch policies (default fp16)",
+        ),
+    )
+    tf_lists: str | None = field(
+        default=None, metadata=_option("TF list edits, `ALLOWLIST_ADD=A,B;DENYLIST_REMOVE=C` (with the environment's)")
+    )
+    to_float: str | None = field(
+        default=None,
+        metadata=_option(
+            "`to_float` scopes: a file, or inline `scope=dtype;scope=dtype`",
+            "to_float",
+            metavar="FILE",
+            help="to_float scopes: 'scope = dtype' lines (name prefixes, MindSpore cells)",
+        ),
+    )
 
     def options(self) -> PrecisionOptions:
         """These options as a plain :class:`PrecisionOptions` (the pass object is one, with more behind it)."""

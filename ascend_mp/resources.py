@@ -120,8 +120,7 @@ def resource_problem(attr: DenseResourceAttr) -> str | None:
     want = 2 + 8 + 2 * dtype.itemsize * attr.type.element_count()
     if len(blob) != want:
         got = max(len(blob) - 10, 0) // 2
-        return (f"dense_resource '{handle}' holds {got} bytes, but {attr.type} needs "
-                f"{want // 2 - 5} bytes")
+        return f"dense_resource '{handle}' holds {got} bytes, but {attr.type} needs {want // 2 - 5} bytes"
     return None
 
 
@@ -172,5 +171,6 @@ def fits_dense_literal(array: np.ndarray[Any, Any]) -> bool:
     if array.size > TINY:
         return False
     return array.dtype.kind not in "fcV" or bool(np.isfinite(array.astype(np.float64)).all())
+
 
 __all__ = ["ModulePrinter", "print_module_text", "requested_name"]  # re-exported: one place to look for blobs

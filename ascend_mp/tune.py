@@ -108,25 +108,46 @@ class TuneResult:
         def metrics(m: Metrics | None) -> dict[str, Any] | None:
             if m is None:
                 return None
-            return {"agreement": m.agreement, "accuracy": m.accuracy, "rel_err_p99": m.err_p99 if math.isfinite(m.err_p99) else str(m.err_p99),
-                    "nonfinite_samples": m.nonfinite}
+            return {
+                "agreement": m.agreement,
+                "accuracy": m.accuracy,
+                "rel_err_p99": m.err_p99 if math.isfinite(m.err_p99) else str(m.err_p99),
+                "nonfinite_samples": m.nonfinite,
+            }
 
         t = self.tolerance
         return {
-            "mode": self.mode, "met": self.met, "message": self.message,
-            "tolerance": {"min_agreement": t.min_agreement, "max_rel_err": t.max_rel_err, "max_accuracy_drop": t.max_accuracy_drop},
-            "keep_dtype": self.keep, "mixlist": self.mixlist(), "candidates": self.candidates,
-            "flops": {"total": self.total_flops, "low_before": self.low_flops_before, "low_after_keep_dtype": self.low_flops_after,
-                      "low_after_mixlist": self.low_flops_by_type},
-            "fp32_accuracy": self.fp32_accuracy, "before": metrics(self.before), "after": metrics(self.after),
-            "evaluations": self.evaluations, "seconds": round(self.seconds, 3),
+            "mode": self.mode,
+            "met": self.met,
+            "message": self.message,
+            "tolerance": {
+                "min_agreement": t.min_agreement,
+                "max_rel_err": t.max_rel_err,
+                "max_accuracy_drop": t.max_accuracy_drop,
+            },
+            "keep_dtype": self.keep,
+            "mixlist": self.mixlist(),
+            "candidates": self.candidates,
+            "flops": {
+                "total": self.total_flops,
+                "low_before": self.low_flops_before,
+                "low_after_keep_dtype": self.low_flops_after,
+                "low_after_mixlist": self.low_flops_by_type,
+            },
+            "fp32_accuracy": self.fp32_accuracy,
+            "before": metrics(self.before),
+            "after": metrics(self.after),
+            "evaluations": self.evaluations,
+            "seconds": round(self.seconds, 3),
         }
 
 
 class _Evaluator:
     """Runs one configuration of the mode over the tuning data; the float64 and fp32 runs are done once."""
 
-    def __init__(self, model: Model, data: Dataset, mode: str, batch_size: int, pass_options: dict[str, Any], output: int):
+    def __init__(
+        self, model: Model, data: Dataset, mode: str, batch_size: int, pass_options: dict[str, Any], output: int
+    ):
         from ascend_mp.interpreter.runner import Program
 
         self.model = with_data_shapes(model, data)
@@ -180,7 +201,9 @@ class _Evaluator:
                     nonfinite += int((~np.isfinite(np.asarray(y[:n]).reshape(n, -1))).any(axis=1).sum())
         t, e = np.concatenate(top1), np.concatenate(errs)
         accuracy = float(np.mean(t == self.data.labels)) if self.data.labels is not None else None
-        return Metrics(float(np.mean(t == self.fp32_top1)), accuracy, float(np.quantile(e, 0.99, method="higher")), nonfinite)
+        return Metrics(
+            float(np.mean(t == self.fp32_top1)), accuracy, float(np.quantile(e, 0.99, method="higher")), nonfinite
+        )
 
 
 def low_ops(decided: Any) -> dict[str, tuple[str, float]]:
@@ -258,8 +281,11 @@ def tune(
     if samples is None or samples >= data.count:
         return _search(model, data, mode, tolerance, batch_size, dict(pass_options or {}), output, log)
     chosen = np.sort(np.random.default_rng(seed).choice(data.count, samples, replace=False))
-    subset = Dataset({k: v[chosen] for k, v in data.inputs.items()}, None if data.labels is None else data.labels[chosen],
-                     f"{data.source} ({samples} samples, seed {seed})")
+    subset = Dataset(
+        {k: v[chosen] for k, v in data.inputs.items()},
+        None if data.labels is None else data.labels[chosen],
+        f"{data.source} ({samples} samples, seed {seed})",
+    )
     found = _search(model, subset, mode, tolerance, batch_size, dict(pass_options or {}), output, log)
     if not found.met:
         return found
@@ -269,20 +295,32 @@ def tune(
     missed = tolerance.misses(after, ev.fp32_accuracy)
     found.after, found.fp32_accuracy = after, ev.fp32_accuracy
     found.before = ev.measure(ev.decided())
-    if found.black_types is not None and found.black_types and tolerance.misses(ev.measure(ev.decided((), found.black_types)), ev.fp32_accuracy):
+    if (
+        found.black_types is not None
+        and found.black_types
+        and tolerance.misses(ev.measure(ev.decided((), found.black_types)), ev.fp32_accuracy)
+    ):
         found.black_types, found.low_flops_by_type = None, None
         found.message += "; blacklisting by op type misses the tolerance on the whole dataset"
     found.evaluations += ev.count
     found.seconds += time.perf_counter() - t0
     if missed:
         found.met = False
-        found.message = (f"the ops found on {samples} samples miss the tolerance on the whole dataset ({'; '.join(missed)}); "
-                         f"tune on more samples")
+        found.message = (
+            f"the ops found on {samples} samples miss the tolerance on the whole dataset ({'; '.join(missed)}); "
+            f"tune on more samples"
+        )
     return found
 
 
 def _search(
-    model: Model, data: Dataset, mode: str, tolerance: Tolerance, batch_size: int, pass_options: dict[str, Any], output: int,
+    model: Model,
+    data: Dataset,
+    mode: str,
+    tolerance: Tolerance,
+    batch_size: int,
+    pass_options: dict[str, Any],
+    output: int,
     log: Callable[[str], None] | None,
 ) -> TuneResult:
     t0 = time.perf_counter()
@@ -295,8 +333,10 @@ def _search(
         m = ev.measure(decided)
         missed = tolerance.misses(m, ev.fp32_accuracy)
         history.append({"keep": len(keep), "black_types": list(black), "agreement": m.agreement, "met": not missed})
-        say(f"evaluation {ev.count}: {len(keep)} ops kept{' (types ' + ','.join(black) + ')' if black else ''}: "
-            f"agreement {_pct(m.agreement)}, p99 error {m.err_p99:.3g}: {'meets' if not missed else '; '.join(missed)}")
+        say(
+            f"evaluation {ev.count}: {len(keep)} ops kept{' (types ' + ','.join(black) + ')' if black else ''}: "
+            f"agreement {_pct(m.agreement)}, p99 error {m.err_p99:.3g}: {'meets' if not missed else '; '.join(missed)}"
+        )
         return not missed, m, decided
 
     ok, before, base = check(())
@@ -305,19 +345,53 @@ def _search(
     before_flops = sum(f for _, f in low.values())
     candidates = sorted(low, key=lambda n: n)
 
-    def result(met: bool, keep: list[str], black: list[str] | None, after: Metrics | None, decided: Any, by_type: Any, message: str) -> TuneResult:
+    def result(
+        met: bool,
+        keep: list[str],
+        black: list[str] | None,
+        after: Metrics | None,
+        decided: Any,
+        by_type: Any,
+        message: str,
+    ) -> TuneResult:
         after_flops = sum(f for _, f in low_ops(decided).values()) if decided is not None else 0.0
         type_flops = sum(f for _, f in low_ops(by_type).values()) if by_type is not None else None
-        return TuneResult(mode, tolerance, met, keep, black, len(candidates), before_flops, after_flops, type_flops, total, before, after,
-                          ev.fp32_accuracy, ev.count, time.perf_counter() - t0, message, history)
+        return TuneResult(
+            mode,
+            tolerance,
+            met,
+            keep,
+            black,
+            len(candidates),
+            before_flops,
+            after_flops,
+            type_flops,
+            total,
+            before,
+            after,
+            ev.fp32_accuracy,
+            ev.count,
+            time.perf_counter() - t0,
+            message,
+            history,
+        )
 
     if ok:
-        return result(True, [], [], before, base, base, f"{mode} meets the tolerance as it is: nothing needs to stay high")
+        return result(
+            True, [], [], before, base, base, f"{mode} meets the tolerance as it is: nothing needs to stay high"
+        )
     ok_all, m_all, all_high = check(candidates)
     if not ok_all:
         missed = "; ".join(tolerance.misses(m_all, ev.fp32_accuracy))
-        return result(False, [], None, m_all, None, None,
-                      f"the tolerance is not reachable under {mode}: even with all {len(candidates)} low-precision ops kept high, {missed}")
+        return result(
+            False,
+            [],
+            None,
+            m_all,
+            None,
+            None,
+            f"the tolerance is not reachable under {mode}: even with all {len(candidates)} low-precision ops kept high, {missed}",
+        )
     ranked = rank(ev, candidates)
     lo, hi = 0, len(ranked)  # the shortest meeting prefix is in (lo, hi]
     best = (m_all, all_high)
@@ -338,13 +412,15 @@ def _search(
     return result(True, keep, types if ok_t else None, best[0], best[1], by_type if ok_t else None, message)
 
 
-def _prune(keep: list[str], best: tuple[Metrics, Any], check: Callable[..., tuple[bool, Metrics, Any]]) -> tuple[list[str], tuple[Metrics, Any]]:
+def _prune(
+    keep: list[str], best: tuple[Metrics, Any], check: Callable[..., tuple[bool, Metrics, Any]]
+) -> tuple[list[str], tuple[Metrics, Any]]:
     """Drop kept ops the tolerance does not need: halves of the set first, then single ops (last ranked first)."""
     chunk = len(keep) // 2
     while chunk >= 1:
         i = len(keep) - chunk
         while i >= 0 and len(keep) > 1:
-            trial = keep[:i] + keep[i + chunk:]
+            trial = keep[:i] + keep[i + chunk :]
             ok, m, d = check(trial)
             if ok:
                 keep, best = trial, (m, d)
@@ -356,10 +432,14 @@ def _prune(keep: list[str], best: tuple[Metrics, Any], check: Callable[..., tupl
 def format_result(r: TuneResult) -> str:
     lines = [r.message]
     if r.after is not None and r.met:
-        lines.append(f"agreement with fp32: {_pct(r.before.agreement)} -> {_pct(r.after.agreement)}; "
-                     f"p99 relative error: {r.before.err_p99:.3g} -> {r.after.err_p99:.3g}")
+        lines.append(
+            f"agreement with fp32: {_pct(r.before.agreement)} -> {_pct(r.after.agreement)}; "
+            f"p99 relative error: {r.before.err_p99:.3g} -> {r.after.err_p99:.3g}"
+        )
         if r.fp32_accuracy is not None:
-            lines.append(f"accuracy: fp32 {_pct(r.fp32_accuracy)}, {r.mode} {_pct(r.before.accuracy)} -> {_pct(r.after.accuracy)}")
+            lines.append(
+                f"accuracy: fp32 {_pct(r.fp32_accuracy)}, {r.mode} {_pct(r.before.accuracy)} -> {_pct(r.after.accuracy)}"
+            )
     if r.total_flops:
         share = lambda f: f"{100 * f / r.total_flops:.1f}%"  # noqa: E731
         line = f"estimated FLOPs in low precision: {share(r.low_flops_before)} before, {share(r.low_flops_after)} with --keep_dtype"

@@ -39,8 +39,9 @@ def _problem(op: Operation) -> str | None:
     if op.name not in LOWERINGS:
         return "has no lowering to linalg"
     impl = op.properties.get("impl_mode")
-    if impl is not None and getattr(impl, "data", HIGH_PRECISION) != HIGH_PRECISION:
-        return f"with impl_mode '{getattr(impl, 'data')}' has no lowering (only high_precision numerics are lowered)"
+    mode = getattr(impl, "data", HIGH_PRECISION)
+    if mode != HIGH_PRECISION:
+        return f"with impl_mode '{mode}' has no lowering (only high_precision numerics are lowered)"
     return None
 
 

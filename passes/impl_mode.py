@@ -46,9 +46,14 @@ class ImplModePass(ModulePass):
     def config(self) -> ImplModeConfig:
         """The loaded options (read once per pass object)."""
         if not self._config:
-            self._config.append(load_impl_modes(
-                self.op_select_implmode, self.optypelist_for_implmode, self.op_precision_mode, OPS_BY_TYPE,
-            ))
+            self._config.append(
+                load_impl_modes(
+                    self.op_select_implmode,
+                    self.optypelist_for_implmode,
+                    self.op_precision_mode,
+                    OPS_BY_TYPE,
+                )
+            )
         return self._config[0]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -82,4 +87,6 @@ def _warn_unknown_names(config: ImplModeConfig, names: set[str]) -> None:
         return
     for name in config.precision.by_name:
         if name not in names:
-            logging.getLogger("ascend_mp").warning("%s: [ByNodeName] '%s' names no op of the module", config.precision.path, name)
+            logging.getLogger("ascend_mp").warning(
+                "%s: [ByNodeName] '%s' names no op of the module", config.precision.path, name
+            )

@@ -106,9 +106,27 @@ OPTIMIZERS = ("sgd", "momentum", "adam")
 MANAGERS = ("dynamic", "fixed", "none")
 
 PRESETS: dict[str, dict[str, float]] = {
-    "pytorch": {"init_scale": 2.0**16, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 2000, "min_scale": 0.0},
-    "mindspore": {"init_scale": 2.0**24, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 2000, "min_scale": 1.0},
-    "tensorflow": {"init_scale": 2.0**15, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 2000, "min_scale": 1.0},
+    "pytorch": {
+        "init_scale": 2.0**16,
+        "growth_factor": 2.0,
+        "backoff_factor": 0.5,
+        "growth_interval": 2000,
+        "min_scale": 0.0,
+    },
+    "mindspore": {
+        "init_scale": 2.0**24,
+        "growth_factor": 2.0,
+        "backoff_factor": 0.5,
+        "growth_interval": 2000,
+        "min_scale": 1.0,
+    },
+    "tensorflow": {
+        "init_scale": 2.0**15,
+        "growth_factor": 2.0,
+        "backoff_factor": 0.5,
+        "growth_interval": 2000,
+        "min_scale": 1.0,
+    },
 }
 """Dynamic loss-scale defaults: PyTorch GradScaler (the default), MindSpore's DynamicLossScaleManager, TF's LossScaleOptimizer."""
 
@@ -199,7 +217,9 @@ def _seed_of(ops: Sequence[Operation]) -> A.ConstOp | None:
     return None
 
 
-def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, name: str = "train_step") -> func.FuncOp:
+def build_train_step(
+    module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, name: str = "train_step"
+) -> func.FuncOp:
     """Add `@<name>` (see the module docstring) built from `grad` and return it."""
     gblock = grad.body.blocks[0]
     gret = gblock.last_op
@@ -267,7 +287,11 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
         clones.append(clone)
     seed = _seed_of(clones)
     if seed is None:
-        raise pass_error(PASS, grad, f"@{grad.sym_name.data} has no gradient seed (a Const named 'gradients/seed', as ascend-autodiff makes)")
+        raise pass_error(
+            PASS,
+            grad,
+            f"@{grad.sym_name.data} has no gradient seed (a Const named 'gradients/seed', as ascend-autodiff makes)",
+        )
     scaling = cfg.manager != "none"  # without a manager the scale is 1: nothing to multiply or divide
     if scaling:
         seed_value = seed.results[0]
@@ -304,7 +328,8 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
         # +0.0 for sgd: var - 0 * (+0.0) is var; -0.0 for the others: accum * 1 + (-0.0) is accum
         zero_grad = e.const(0.0 if cfg.optimizer == "sgd" else -0.0, name="zero_gradient")
         unscaled = [
-            e.one(A.SelectV2Op, overflow, zero_grad, g, type_=g.type, name=f"{hints[i]}/SelectV2") for i, g in enumerate(unscaled)
+            e.one(A.SelectV2Op, overflow, zero_grad, g, type_=g.type, name=f"{hints[i]}/SelectV2")
+            for i, g in enumerate(unscaled)
         ]
         _name_ops(mark, "loss_scale/skip_on_overflow")
         e.prefix = "optimizer/"
@@ -319,18 +344,47 @@ def build_train_step(module: ModuleOp, grad: func.FuncOp, cfg: LossScaleConfig, 
         if drop:
             mom = _skip_value(e, overflow, 1.0, mom, "momentum")
         for i, (p, g) in enumerate(zip(params, unscaled)):
-            upd = e.op(A.ApplyMomentumDOp, p, state[i], lr, g, mom, types=[p.type, p.type], name=f"{hints[i]}/ApplyMomentumD", use_nesterov=cfg.nesterov)
+            upd = e.op(
+                A.ApplyMomentumDOp,
+                p,
+                state[i],
+                lr,
+                g,
+                mom,
+                types=[p.type, p.type],
+                name=f"{hints[i]}/ApplyMomentumD",
+                use_nesterov=cfg.nesterov,
+            )
             new_params.append(upd.results[0])
             new_state.append(upd.results[1])
     else:
-        b1, b2, eps = e.const(cfg.beta1, name="beta1"), e.const(cfg.beta2, name="beta2"), e.const(cfg.epsilon, name="epsilon")
+        b1, b2, eps = (
+            e.const(cfg.beta1, name="beta1"),
+            e.const(cfg.beta2, name="beta2"),
+            e.const(cfg.epsilon, name="epsilon"),
+        )
         ms, vs, b1p, b2p = state[:nparams], state[nparams : 2 * nparams], state[-2], state[-1]
         if drop:
             b1, b2 = _skip_value(e, overflow, 1.0, b1, "beta1"), _skip_value(e, overflow, 1.0, b2, "beta2")
         new_m: list[SSAValue] = []
         new_v: list[SSAValue] = []
         for i, (p, g) in enumerate(zip(params, unscaled)):
-            upd = e.op(A.ApplyAdamDOp, p, ms[i], vs[i], b1p, b2p, lr, b1, b2, eps, g, types=[p.type] * 3, name=f"{hints[i]}/ApplyAdamD", use_nesterov=cfg.nesterov)
+            upd = e.op(
+                A.ApplyAdamDOp,
+                p,
+                ms[i],
+                vs[i],
+                b1p,
+                b2p,
+                lr,
+                b1,
+                b2,
+                eps,
+                g,
+                types=[p.type] * 3,
+                name=f"{hints[i]}/ApplyAdamD",
+                use_nesterov=cfg.nesterov,
+            )
             new_params.append(upd.results[0])
             new_m.append(upd.results[1])
             new_v.append(upd.results[2])
@@ -442,7 +496,9 @@ def initial_state(fn: func.FuncOp, params: Sequence[np.ndarray]) -> TrainState:
             slots.append(np.zeros_like(masters[int(arg)]))
         else:
             slots.append(np.array(float(arg), dtype=np.float32))
-    return TrainState(masters, slots, np.array(layout["init_scale"], np.float32), np.array(0, np.int32), np.array(0, np.int32))
+    return TrainState(
+        masters, slots, np.array(layout["init_scale"], np.float32), np.array(0, np.int32), np.array(0, np.int32)
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -492,8 +548,14 @@ class LossScaleOptions:
             raise AscendPassError(f"{p}: preset must be one of {', '.join(PRESETS)}, got '{self.preset}'")
         dynamic_opts = ("preset", "init_scale", "growth_factor", "backoff_factor", "growth_interval", "min_scale")
         fixed_opts = ("scale", "drop_overflow_update")
-        given = {f.name for f in fields(LossScaleOptions) if f.name in dynamic_opts + fixed_opts and getattr(self, f.name) is not None}
-        unused = sorted(given - set(dynamic_opts if self.manager == "dynamic" else fixed_opts if self.manager == "fixed" else ()))
+        given = {
+            f.name
+            for f in fields(LossScaleOptions)
+            if f.name in dynamic_opts + fixed_opts and getattr(self, f.name) is not None
+        }
+        unused = sorted(
+            given - set(dynamic_opts if self.manager == "dynamic" else fixed_opts if self.manager == "fixed" else ())
+        )
         for opt in unused if warn else ():
             logger.warning("%s: option %s has no effect with manager=%s", p, opt.replace("_", "-"), self.manager)
         base = PRESETS[self.preset or "pytorch"]
@@ -510,7 +572,12 @@ class LossScaleOptions:
         elif self.manager == "none":
             init_scale = 1.0
         checks = [
-            (0 < init_scale <= FLOAT32_MAX, "init-scale" if self.manager == "dynamic" else "scale", init_scale, "a positive finite float32 number"),
+            (
+                0 < init_scale <= FLOAT32_MAX,
+                "init-scale" if self.manager == "dynamic" else "scale",
+                init_scale,
+                "a positive finite float32 number",
+            ),
             (1 < growth <= FLOAT32_MAX, "growth-factor", growth, "> 1 and finite"),
             (0 < backoff < 1, "backoff-factor", backoff, "in (0, 1)"),
             (1 <= interval < math.inf and interval == int(interval), "growth-interval", interval, "a positive integer"),
@@ -572,12 +639,18 @@ class LossScalePass(LossScaleOptions, _StepFunctions, ModulePass):
         cfg = self.config()
         existing = _find(op, self.step_func)
         if existing is not None:
-            raise pass_error(PASS, existing, f"function @{self.step_func} already exists (ascend-loss-scale ran already)")
+            raise pass_error(
+                PASS, existing, f"function @{self.step_func} already exists (ascend-loss-scale ran already)"
+            )
         grad_name = self.grad_func or f"{self.func}_grad"
         grad = _find(op, grad_name)
         if grad is None:
             if _find(op, self.func) is None:
-                raise pass_error(PASS, op, f"no function @{grad_name} or @{self.func} in the module (functions: {function_names(op)})")
+                raise pass_error(
+                    PASS,
+                    op,
+                    f"no function @{grad_name} or @{self.func} in the module (functions: {function_names(op)})",
+                )
             grad = differentiate(op, self.func, self.wrt, grad_name, self.keep_loss)
         build_train_step(op, grad, cfg, self.step_func)
 
@@ -590,7 +663,9 @@ PRECISION = "ascend-precision"
 AUTODIFF = "ascend-autodiff"
 
 
-def order_training_passes(passes: Sequence[ModulePass], flags_precision: ModulePass | None = None) -> tuple[ModulePass, ...]:
+def order_training_passes(
+    passes: Sequence[ModulePass], flags_precision: ModulePass | None = None
+) -> tuple[ModulePass, ...]:
     """Check and complete a pipeline that holds the training passes, as `ascend-opt` runs it.
 
     CANN applies the precision mode to the whole training graph, forward and backward,
@@ -625,7 +700,13 @@ def order_training_passes(passes: Sequence[ModulePass], flags_precision: ModuleP
         if first_precision is not None:
             from ascend_mp.passes.autodiff import AutodiffPass
 
-            ensure = AutodiffPass(func=p.func, wrt=p.wrt, grad_func=p.grad_func or f"{p.func}_grad", keep_loss=p.keep_loss, if_missing=True)
+            ensure = AutodiffPass(
+                func=p.func,
+                wrt=p.wrt,
+                grad_func=p.grad_func or f"{p.func}_grad",
+                keep_loss=p.keep_loss,
+                if_missing=True,
+            )
             out.insert(first_precision, ensure)
             break
     return tuple(out)

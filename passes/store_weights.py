@@ -37,6 +37,7 @@ from ascend_mp.dtypes import LOW_FLOATS, PRECISION_RANK, tensor_dtype, with_dtyp
 if TYPE_CHECKING:
     import numpy as np
 
+
 @dataclass
 class WeightBytes:
     """Bytes held by `ascend.Const` ops before and after narrowing, and the constants narrowed. The byte counts
@@ -62,7 +63,11 @@ class WeightBytes:
         return sum(type_bytes(old) for old, _ in self.types[: len(self.narrowed)])
 
     def as_json(self) -> dict[str, Any]:
-        return {"weight_bytes_before": self.before, "weight_bytes_after": self.after, "narrowed_constants": len(self.narrowed)}
+        return {
+            "weight_bytes_before": self.before,
+            "weight_bytes_after": self.after,
+            "narrowed_constants": len(self.narrowed),
+        }
 
 
 def const_array(op: ConstOp) -> np.ndarray[Any, Any]:

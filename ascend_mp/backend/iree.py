@@ -66,7 +66,9 @@ def _versions() -> str:
 
         return f"{version('iree-base-compiler')}/{version('iree-base-runtime')}"
     except Exception as e:  # noqa: BLE001 - any failure: IREE is not installed
-        raise IreeError(f"IREE is not installed ({e}); install the 'iree' extra: pip install 'ascend-mp[iree]'") from None
+        raise IreeError(
+            f"IREE is not installed ({e}); install the 'iree' extra: pip install 'ascend-mp[iree]'"
+        ) from None
 
 
 def lower_to_text(module: ModuleOp) -> str:
@@ -149,7 +151,9 @@ class IreeProgram:
             try:
                 self._module = rt.load_vm_flatbuffer(self.vmfb, driver=driver)
             except (RuntimeError, ValueError) as e:
-                raise IreeError(f"cannot load the module on device {self.device}: {' '.join(str(e).split())[:300]}") from None
+                raise IreeError(
+                    f"cannot load the module on device {self.device}: {' '.join(str(e).split())[:300]}"
+                ) from None
         return self._module
 
     def run(self, name: str, *inputs: Array) -> list[Array]:

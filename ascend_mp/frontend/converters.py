@@ -111,10 +111,25 @@ def _cast(cx: Converter, node: Node) -> None:
 # Elementwise
 # --------------------------------------------------------------------------------------
 
-_BINARY = {"Add": ascend.AddOp, "Sub": ascend.SubOp, "Mul": ascend.MulOp, "Div": ascend.RealDivOp,
-           "Pow": ascend.PowOp, "Max": ascend.MaximumOp, "Min": ascend.MinimumOp}
-_UNARY = {"Relu": ascend.ReluOp, "Sigmoid": ascend.SigmoidOp, "Tanh": ascend.TanhOp, "Exp": ascend.ExpOp,
-          "Log": ascend.LogOp, "Sqrt": ascend.SqrtOp, "Neg": ascend.NegOp, "Floor": ascend.FloorOp}
+_BINARY = {
+    "Add": ascend.AddOp,
+    "Sub": ascend.SubOp,
+    "Mul": ascend.MulOp,
+    "Div": ascend.RealDivOp,
+    "Pow": ascend.PowOp,
+    "Max": ascend.MaximumOp,
+    "Min": ascend.MinimumOp,
+}
+_UNARY = {
+    "Relu": ascend.ReluOp,
+    "Sigmoid": ascend.SigmoidOp,
+    "Tanh": ascend.TanhOp,
+    "Exp": ascend.ExpOp,
+    "Log": ascend.LogOp,
+    "Sqrt": ascend.SqrtOp,
+    "Neg": ascend.NegOp,
+    "Floor": ascend.FloorOp,
+}
 
 
 @converter(*_BINARY)
@@ -150,7 +165,9 @@ def _reciprocal(cx: Converter, node: Node) -> None:
 
 @converter("LeakyRelu")
 def _leaky_relu(cx: Converter, node: Node) -> None:
-    cx.emit(ascend.LeakyReluOp, [cx.value(node.inputs[0])], node.outputs[0], negative_slope=float(node.attr("alpha", 0.01)))
+    cx.emit(
+        ascend.LeakyReluOp, [cx.value(node.inputs[0])], node.outputs[0], negative_slope=float(node.attr("alpha", 0.01))
+    )
 
 
 def _clip(cx: Converter, node: Node, x: SSAValue, low: float | None, high: float | None, out: str | Any) -> SSAValue:
@@ -256,7 +273,9 @@ def _gemm(cx: Converter, node: Node) -> None:
 # --------------------------------------------------------------------------------------
 
 
-def _spatial_attrs(cx: Converter, node: Node, in_hw: Sequence[int], kernel: Sequence[int]) -> tuple[list[int], list[int], list[int]]:
+def _spatial_attrs(
+    cx: Converter, node: Node, in_hw: Sequence[int], kernel: Sequence[int]
+) -> tuple[list[int], list[int], list[int]]:
     """(strides, dilations, pads [top, bottom, left, right]) of a 2-d conv/pool node."""
     if len(kernel) != 2:
         raise _unsupported(cx, node, f"only 2-d windows are supported, got kernel {list(kernel)}")
@@ -283,7 +302,9 @@ def _conv(cx: Converter, node: Node) -> None:
     sx = ascend.shape_of(x)
     w_shape = cx.shape(w_name) if w_name not in cx.graph.consts else cx.graph.consts[w_name].shape
     if len(sx) != 4:
-        raise _unsupported(cx, node, f"only 1-d, 2-d and 3-d convolutions (input rank 3 to 5) are supported, got rank {len(sx)}")
+        raise _unsupported(
+            cx, node, f"only 1-d, 2-d and 3-d convolutions (input rank 3 to 5) are supported, got rank {len(sx)}"
+        )
     kernel = node.attr("kernel_shape") or list(w_shape[2:])
     strides, dilations, pads = _spatial_attrs(cx, node, sx[2:], kernel)
     group = int(node.attr("group", 1))
@@ -298,13 +319,17 @@ def _conv(cx: Converter, node: Node) -> None:
         w = cx.new_const(hwcm, f"{w_name}/hwcm")
         cx.emit(ascend.DepthwiseConv2DOp, [x, w, bias], node.outputs[0], **props)
         return
-    cx.emit(ascend.Conv2DOp, [x, cx.value(w_name), bias], node.outputs[0], groups=group if group != 1 else None, **props)
+    cx.emit(
+        ascend.Conv2DOp, [x, cx.value(w_name), bias], node.outputs[0], groups=group if group != 1 else None, **props
+    )
 
 
 def _pool_window(cx: Converter, node: Node, x: SSAValue) -> tuple[list[int], list[int], list[int]]:
     sx = ascend.shape_of(x)
     if len(sx) != 4:
-        raise _unsupported(cx, node, f"only 1-d, 2-d and 3-d pooling (input rank 3 to 5) is supported, got rank {len(sx)}")
+        raise _unsupported(
+            cx, node, f"only 1-d, 2-d and 3-d pooling (input rank 3 to 5) is supported, got rank {len(sx)}"
+        )
     kernel = [int(k) for k in node.attr("kernel_shape")]
     strides, dilations, pads = _spatial_attrs(cx, node, sx[2:], kernel)
     if dilations != [1, 1]:
@@ -314,7 +339,9 @@ def _pool_window(cx: Converter, node: Node, x: SSAValue) -> tuple[list[int], lis
     return kernel, strides, pads
 
 
-def _tf_padding(in_hw: Sequence[int], out_hw: Sequence[int], kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int]) -> str | None:
+def _tf_padding(
+    in_hw: Sequence[int], out_hw: Sequence[int], kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int]
+) -> str | None:
     """'VALID' or 'SAME' if TF's padding gives these exact pads and output, else None."""
     if not any(pads) and all(o == (i - k) // s + 1 for i, o, k, s in zip(in_hw, out_hw, kernel, strides)):
         return "VALID"
@@ -345,8 +372,13 @@ def _pool(cx: Converter, node: Node) -> None:
         cx.emit(cls, [x], node.outputs[0], ksize=[1, 1, *kernel], strides=[1, 1, *strides], padding=padding)
         return
     explicit = _op("MaxPoolV3" if is_max else "AvgPoolV2")
-    props: dict[str, Any] = {"ksize": [1, 1, *kernel], "strides": [1, 1, *strides], "padding_mode": "CALCULATED",
-                             "pads": pads, "ceil_mode": ceil}
+    props: dict[str, Any] = {
+        "ksize": [1, 1, *kernel],
+        "strides": [1, 1, *strides],
+        "padding_mode": "CALCULATED",
+        "pads": pads,
+        "ceil_mode": ceil,
+    }
     if not is_max:
         props["exclusive"] = not include
     cx.emit(explicit, [x], node.outputs[0], **props)
@@ -408,7 +440,13 @@ def _reduce(cx: Converter, node: Node) -> None:
             cx.bind(node.outputs[0], x)
             return
         axes = list(range(len(ascend.shape_of(x))))
-    cx.emit(_REDUCE[node.op_type], [x], node.outputs[0], axes=[int(a) for a in axes], keep_dims=bool(node.attr("keepdims", 1)))
+    cx.emit(
+        _REDUCE[node.op_type],
+        [x],
+        node.outputs[0],
+        axes=[int(a) for a in axes],
+        keep_dims=bool(node.attr("keepdims", 1)),
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -500,11 +538,18 @@ def _gather_nd(cx: Converter, node: Node) -> None:
     shape = ascend.shape_of(x)
     dims = np.array(shape[b : b + idx.shape[-1]], np.int64)
     if idx.size and ((idx < -dims).any() or (idx >= dims).any()):
-        raise _unsupported(cx, node, f"indices must lie in [-d, d-1] for the indexed dimensions {[int(d) for d in dims]}")
-    rest = tuple(shape[b + idx.shape[-1]:])
+        raise _unsupported(
+            cx, node, f"indices must lie in [-d, d-1] for the indexed dimensions {[int(d) for d in dims]}"
+        )
+    rest = tuple(shape[b + idx.shape[-1] :])
     rows = gather_nd_rows(shape, idx, b)
     flat = cx.emit(ascend.ReshapeOp, [x], cx.tensor((math.prod(shape[: b + idx.shape[-1]]), *rest), _dtype(x)))
-    y = cx.emit(cls, [flat, cx.new_const(rows.astype(np.int32), f"{node.name}/rows")], cx.tensor((*rows.shape, *rest), _dtype(x)), axis=0)
+    y = cx.emit(
+        cls,
+        [flat, cx.new_const(rows.astype(np.int32), f"{node.name}/rows")],
+        cx.tensor((*rows.shape, *rest), _dtype(x)),
+        axis=0,
+    )
     cx.emit(ascend.ReshapeOp, [y], node.outputs[0])
 
 
@@ -523,7 +568,9 @@ def _gather_elements(cx: Converter, node: Node) -> None:
     coords[axis] = idx  # pyright: ignore[reportCallIssue, reportArgumentType]  # numpy's stubs type list(np.indices(...)) as a list of scalars; they are index arrays
     rows = np.ravel_multi_index(tuple(coords), shape).astype(np.int32)
     flat = cx.emit(ascend.ReshapeOp, [x], cx.tensor((math.prod(shape),), _dtype(x)))
-    y = cx.emit(cls, [flat, cx.new_const(rows.reshape(-1), f"{node.name}/rows")], cx.tensor((rows.size,), _dtype(x)), axis=0)
+    y = cx.emit(
+        cls, [flat, cx.new_const(rows.reshape(-1), f"{node.name}/rows")], cx.tensor((rows.size,), _dtype(x)), axis=0
+    )
     cx.emit(ascend.ReshapeOp, [y], node.outputs[0])
 
 
@@ -537,7 +584,9 @@ def _trilu(cx: Converter, node: Node) -> None:
     rows, cols = ascend.shape_of(x)[-2:]
     ones = np.ones((rows, cols), np.bool_)
     mask = np.triu(ones, k) if int(node.attr("upper", 1)) else np.tril(ones, k)
-    cx.emit(cls, [cx.new_const(mask, f"{node.name}/mask"), x, _scalar(cx, 0.0, x, f"{node.name}/zero")], node.outputs[0])
+    cx.emit(
+        cls, [cx.new_const(mask, f"{node.name}/mask"), x, _scalar(cx, 0.0, x, f"{node.name}/zero")], node.outputs[0]
+    )
 
 
 def _slice_axis(cx: Converter, x: SSAValue, axis: int, start: int, end: int, out: str | Any) -> SSAValue:
@@ -576,7 +625,11 @@ def _slice(cx: Converter, node: Node) -> None:
     else:
         starts = [int(v) for v in _need_const(cx, node, 1, "starts").reshape(-1)]
         ends = [int(v) for v in _need_const(cx, node, 2, "ends").reshape(-1)]
-        axes = [int(v) for v in _need_const(cx, node, 3, "axes").reshape(-1)] if node.input(3) else list(range(len(starts)))
+        axes = (
+            [int(v) for v in _need_const(cx, node, 3, "axes").reshape(-1)]
+            if node.input(3)
+            else list(range(len(starts)))
+        )
         steps = [int(v) for v in _need_const(cx, node, 4, "steps").reshape(-1)] if node.input(4) else [1] * len(starts)
     axes = [axis_in(a, rank) for a in axes]
     n = max(axes) + 1 if axes else 0
@@ -609,10 +662,22 @@ def _layer_norm(cx: Converter, node: Node) -> None:
     shape = ascend.shape_of(x)
     axis = _node_axis(cx, node, -1, len(shape))
     gamma = cx.value(node.inputs[1])
-    beta = cx.value(node.inputs[2]) if node.input(2) else cx.new_const(np.zeros(shape[axis:], np.float32), f"{node.name}/zero_bias", _dtype(x))
+    beta = (
+        cx.value(node.inputs[2])
+        if node.input(2)
+        else cx.new_const(np.zeros(shape[axis:], np.float32), f"{node.name}/zero_bias", _dtype(x))
+    )
     stat = cx.tensor(shape[:axis] + (1,) * (len(shape) - axis), _dtype(x))
-    op = ascend.LayerNormOp(x, gamma, beta, result_types=[cx.type_of(node.outputs[0]), stat, stat], name=node.name,
-                            begin_norm_axis=axis, begin_params_axis=axis, epsilon=float(node.attr("epsilon", 1e-5)))
+    op = ascend.LayerNormOp(
+        x,
+        gamma,
+        beta,
+        result_types=[cx.type_of(node.outputs[0]), stat, stat],
+        name=node.name,
+        begin_norm_axis=axis,
+        begin_params_axis=axis,
+        epsilon=float(node.attr("epsilon", 1e-5)),
+    )
     assert cx.block is not None
     cx.block.add_op(op)
     cx.bind(node.outputs[0], op.results[0])
@@ -652,7 +717,11 @@ class _Rnn:
         self.x, self.dtype = x, _dtype(x)
         self.w = _need_const(cx, node, 1, "W")
         self.r = _need_const(cx, node, 2, "R")
-        b = cx.const(node.input(3)) if node.input(3) else np.zeros((len(self.directions), 2 * gates * self.hidden), np.float32)
+        b = (
+            cx.const(node.input(3))
+            if node.input(3)
+            else np.zeros((len(self.directions), 2 * gates * self.hidden), np.float32)
+        )
         if b is None:
             raise _unsupported(cx, node, "B (input 3) must be a constant")
         self.b = b
@@ -693,7 +762,9 @@ class _Rnn:
             return self.const(np.zeros((batch, self.hidden)), f"zero_state{index}")
         v = self.cx.value(name)  # [num_dir, batch, hidden]; layout=1: [batch, num_dir, hidden]
         axis = 1 if self.layout else 0
-        row = _slice_axis(self.cx, v, axis, d, d + 1, self.t((batch, 1, self.hidden) if self.layout else (1, batch, self.hidden)))
+        row = _slice_axis(
+            self.cx, v, axis, d, d + 1, self.t((batch, 1, self.hidden) if self.layout else (1, batch, self.hidden))
+        )
         return self.cx.emit(ascend.ReshapeOp, [row], self.t((batch, self.hidden)))
 
     def op(self, cls: type[ascend.AscendOp], *xs: SSAValue) -> SSAValue:
@@ -706,10 +777,22 @@ class _Rnn:
         nd, hid = len(per_dir), self.hidden
         outs = list(node.outputs) + [""] * 3
         if outs[0]:
-            steps = [cx.emit(ascend.ReshapeOp, [h], self.t((1, 1, batch, hid))) for h in sum((hs for hs, _ in per_dir), [])]
-            by_dir = [cx.emit(ascend.ConcatV2DOp, [steps[d * seq:(d + 1) * seq]], self.t((seq, 1, batch, hid)), concat_dim=0)
-                      if seq > 1 else steps[d * seq] for d in range(nd)]
-            y = cx.emit(ascend.ConcatV2DOp, [by_dir], self.t((seq, nd, batch, hid)), concat_dim=1) if nd > 1 else by_dir[0]
+            steps = [
+                cx.emit(ascend.ReshapeOp, [h], self.t((1, 1, batch, hid))) for h in sum((hs for hs, _ in per_dir), [])
+            ]
+            by_dir = [
+                cx.emit(
+                    ascend.ConcatV2DOp, [steps[d * seq : (d + 1) * seq]], self.t((seq, 1, batch, hid)), concat_dim=0
+                )
+                if seq > 1
+                else steps[d * seq]
+                for d in range(nd)
+            ]
+            y = (
+                cx.emit(ascend.ConcatV2DOp, [by_dir], self.t((seq, nd, batch, hid)), concat_dim=1)
+                if nd > 1
+                else by_dir[0]
+            )
             if self.layout:
                 y = cx.emit(ascend.TransposeOp, [y], self.t((batch, seq, nd, hid)), perm=[2, 0, 1, 3])
             cx.bind(outs[0], cx.emit(ascend.ReshapeOp, [y], outs[0]))
@@ -738,12 +821,16 @@ def _lstm(cx: Converter, node: Node) -> None:
     hid = rnn.hidden
     per_dir: list[tuple[list[SSAValue], list[SSAValue]]] = []
     for d in range(len(rnn.directions)):
-        xw = rnn.input_projection(d, rnn.b[d, : 4 * hid] + rnn.b[d, 4 * hid:])
+        xw = rnn.input_projection(d, rnn.b[d, : 4 * hid] + rnn.b[d, 4 * hid :])
         r_t = rnn.const(rnn.r[d].T, f"R{d}_t")
         h, c = rnn.initial(5, d), rnn.initial(6, d)
         hs: dict[int, SSAValue] = {}
         for step in rnn.steps(d):
-            g = rnn.op(ascend.AddOp, rnn.step_input(xw, step), cx.emit(ascend.MatMulV2Op, [h, r_t], rnn.t((ascend.shape_of(h)[0], 4 * hid))))
+            g = rnn.op(
+                ascend.AddOp,
+                rnn.step_input(xw, step),
+                cx.emit(ascend.MatMulV2Op, [h, r_t], rnn.t((ascend.shape_of(h)[0], 4 * hid))),
+            )
             i, o, f = (rnn.op(ascend.SigmoidOp, rnn.gate(g, k)) for k in range(3))
             cand = rnn.op(ascend.TanhOp, rnn.gate(g, 3))
             c = rnn.op(ascend.AddOp, rnn.op(ascend.MulOp, f, c), rnn.op(ascend.MulOp, i, cand))
@@ -762,16 +849,16 @@ def _gru(cx: Converter, node: Node) -> None:
     before_reset = bool(node.attr("linear_before_reset", 0))
     per_dir: list[tuple[list[SSAValue], list[SSAValue]]] = []
     for d in range(len(rnn.directions)):
-        wb, rb = rnn.b[d, : 3 * hid], rnn.b[d, 3 * hid:]
+        wb, rb = rnn.b[d, : 3 * hid], rnn.b[d, 3 * hid :]
         xw = rnn.input_projection(d, wb + np.concatenate([rb[: 2 * hid], np.zeros(hid, rb.dtype)]))
         r_all = rnn.r[d]
-        rb_h = rnn.const(rb[2 * hid:], f"Rb{d}_h")
+        rb_h = rnn.const(rb[2 * hid :], f"Rb{d}_h")
         h = rnn.initial(5, d)
         hs: dict[int, SSAValue] = {}
         one = _scalar(cx, 1.0, h, f"{node.name}/one")
         rows = 3 if before_reset else 2
         r_t = rnn.const(r_all[: rows * hid].T, f"R{d}_t")
-        rh_t = None if before_reset else rnn.const(r_all[2 * hid:].T, f"R{d}_h_t")
+        rh_t = None if before_reset else rnn.const(r_all[2 * hid :].T, f"R{d}_h_t")
         for step in rnn.steps(d):
             batch = ascend.shape_of(h)[0]
             x = rnn.step_input(xw, step)
@@ -781,7 +868,11 @@ def _gru(cx: Converter, node: Node) -> None:
             if rh_t is None:
                 recur = rnn.op(ascend.MulOp, r, rnn.op(ascend.AddOp, rnn.gate(hr, 2), rb_h))
             else:
-                recur = rnn.op(ascend.AddOp, cx.emit(ascend.MatMulV2Op, [rnn.op(ascend.MulOp, r, h), rh_t], rnn.t((batch, hid))), rb_h)
+                recur = rnn.op(
+                    ascend.AddOp,
+                    cx.emit(ascend.MatMulV2Op, [rnn.op(ascend.MulOp, r, h), rh_t], rnn.t((batch, hid))),
+                    rb_h,
+                )
             n = rnn.op(ascend.TanhOp, rnn.op(ascend.AddOp, rnn.gate(x, 2), recur))
             keep = cx.emit(ascend.SubOp, [one, z], rnn.t((batch, hid)))
             h = rnn.op(ascend.AddOp, rnn.op(ascend.MulOp, keep, n), rnn.op(ascend.MulOp, z, h))

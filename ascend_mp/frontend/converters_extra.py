@@ -20,7 +20,6 @@ one-line errors naming the node and the equation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -186,8 +185,8 @@ def _reduce(cx: Converter, node: Node) -> None:
         s = cx.emit(
             ascend.LogOp,
             [cx.emit(ascend.ReduceSumOp, [e], _reduced_type(cx, x, axes, True), axes=axes, keep_dims=True)],
-            m.type,
-        )  # pyright: ignore[reportArgumentType]
+            m.type,  # pyright: ignore[reportArgumentType]
+        )
         if keep:
             cx.emit(ascend.AddOp, [s, m], out)
         else:
@@ -291,7 +290,7 @@ def through_2d(base: Convert) -> Convert:
         elem_type, shape = cx.graph.types[out]
         assert shape is not None
         lifted = f"{out}/output_2d"
-        cx.graph.types[lifted] = (elem_type, [shape[0], shape[1], 1, shape[2]])
+        cx.graph.types[lifted] = (elem_type, (shape[0], shape[1], 1, shape[2]))
         proto = helper.make_node(
             node.op_type, inputs, [lifted, *node.outputs[1:]], name=node.name, **_lift_attrs(node.attrs)
         )
@@ -518,7 +517,7 @@ def _depth_taps(cx: Converter, node: Node, base: Convert) -> None:
                 names.append(node.inputs[2])
         lifted = f"{out}/tap{t}"
         elem_type = cx.graph.types[out][0]
-        cx.graph.types[lifted] = (elem_type, list(flat_out.get_shape()))
+        cx.graph.types[lifted] = (elem_type, tuple(flat_out.get_shape()))
         base(cx, Node(helper.make_node(op, names, [lifted], name=node.name, **attrs2)))
         y = cx.value(lifted)
         if total is None:

@@ -44,6 +44,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -55,7 +56,12 @@ from ascend_mp.dialects.ascend import AscendOp, CastOp, ConstOp
 from ascend_mp.dtypes import tensor_dtype
 from ascend_mp.errors import AscendError
 
-FLOAT_TO_ONNX: dict[str, int] = {"f16": TensorProto.FLOAT16, "bf16": TensorProto.BFLOAT16, "f32": TensorProto.FLOAT, "f64": TensorProto.DOUBLE}
+FLOAT_TO_ONNX: dict[str, int] = {
+    "f16": TensorProto.FLOAT16,
+    "bf16": TensorProto.BFLOAT16,
+    "f32": TensorProto.FLOAT,
+    "f64": TensorProto.DOUBLE,
+}
 ONNX_TO_FLOAT = {v: k for k, v in FLOAT_TO_ONNX.items()}
 
 ORT_CPU_KERNELS = {
@@ -161,8 +167,11 @@ class _Exporter:
                     self.producer[o] = (node, k)
         self.casts: dict[tuple[str, int], str] = {}
         self.nodes: list[onnx.NodeProto] = []
-        self.used_names = {n for node in g.node for n in (*node.input, *node.output, node.name)} | {i.name for i in g.input} | {
-            i.name for i in g.initializer}
+        self.used_names = (
+            {n for node in g.node for n in (*node.input, *node.output, node.name)}
+            | {i.name for i in g.input}
+            | {i.name for i in g.initializer}
+        )
         self.outputs = {o.name for o in g.output}
         self.emulated: list[str] = []
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
@@ -182,7 +191,9 @@ class _Exporter:
         key = (tensor, dtype)
         if key not in self.casts:
             out = self.fresh(f"{tensor}__{_short(dtype)}")
-            self.nodes.append(helper.make_node("Cast", [tensor], [out], name=self.fresh(f"{tensor}__cast_{_short(dtype)}"), to=dtype))
+            self.nodes.append(
+                helper.make_node("Cast", [tensor], [out], name=self.fresh(f"{tensor}__cast_{_short(dtype)}"), to=dtype)
+            )
             self.now[out] = dtype
             self.casts[key] = out
         return self.casts[key]
@@ -239,8 +250,11 @@ class _Exporter:
         run = _most_precise(known)
         # an input the plan does not mention (a converter read it as a constant: Clip's bounds, Resize's scales)
         # follows the node's dtype where the schema ties it to the output (type "T"), else keeps its own
-        in_types = {t: FLOAT_TO_ONNX[d] if d is not None else FLOAT_TO_ONNX[run] if self.tied(node, i) else self.orig[t]
-                    for i, (t, d) in enumerate((t, want.get(t)) for t in node.input) if t in want}
+        in_types = {
+            t: FLOAT_TO_ONNX[d] if d is not None else FLOAT_TO_ONNX[run] if self.tied(node, i) else self.orig[t]
+            for i, (t, d) in enumerate((t, want.get(t)) for t in node.input)
+            if t in want
+        }
         out_types = {t: FLOAT_TO_ONNX[d or run] for t, d in outs.items()}
         single = len(set(known)) == 1
         native = self.target == "native" and self.accepts(node, FLOAT_TO_ONNX[run])
@@ -294,7 +308,9 @@ class _Exporter:
         self.nodes.append(new)
         for i, t in enumerate(node.output):
             if t in out_types and new.output[i] != t:
-                self.nodes.append(helper.make_node("Cast", [new.output[i]], [t], name=self.fresh(f"{t}__cast"), to=out_types[t]))
+                self.nodes.append(
+                    helper.make_node("Cast", [new.output[i]], [t], name=self.fresh(f"{t}__cast"), to=out_types[t])
+                )
             if t in out_types:
                 self.now[t] = out_types[t]
         self.restore_outputs(node)
@@ -313,10 +329,16 @@ class _Exporter:
         for t in node.output:
             if t in self.outputs and self.now.get(t) != self.orig.get(t) and t in self.orig:
                 inner = self.fresh(f"{t}__{_short(self.now[t])}")
-                made = self.nodes[-1] if t in self.nodes[-1].output else next(n for n in reversed(self.nodes) if t in n.output)
+                made = (
+                    self.nodes[-1]
+                    if t in self.nodes[-1].output
+                    else next(n for n in reversed(self.nodes) if t in n.output)
+                )
                 made.output[list(made.output).index(t)] = inner
                 self.now[inner] = self.now[t]
-                self.nodes.append(helper.make_node("Cast", [inner], [t], name=self.fresh(f"{t}__cast"), to=self.orig[t]))
+                self.nodes.append(
+                    helper.make_node("Cast", [inner], [t], name=self.fresh(f"{t}__cast"), to=self.orig[t])
+                )
                 self.now[t] = self.orig[t]
 
     # -- driver ---------------------------------------------------------------------------
@@ -328,8 +350,13 @@ class _Exporter:
         initializers: list[TensorProto] = []
         for init in g.initializer:
             stored = self.decided.constants.get(init.name)
-            if (stored is not None and init.data_type in ONNX_TO_FLOAT and FLOAT_TO_ONNX[stored] != init.data_type
-                    and init.name not in graph_inputs and init.name not in self.outputs):
+            if (
+                stored is not None
+                and init.data_type in ONNX_TO_FLOAT
+                and FLOAT_TO_ONNX[stored] != init.data_type
+                and init.name not in graph_inputs
+                and init.name not in self.outputs
+            ):
                 init = _retyped(init, stored)
             initializers.append(init)
             self.now[init.name] = init.data_type
@@ -344,7 +371,10 @@ class _Exporter:
 
 
 def export_onnx(
-    model: str | os.PathLike[str] | bytes | onnx.ModelProto, decided: ModuleOp, function: str = "main", target: str = "ort-cpu",
+    model: str | os.PathLike[str] | bytes | onnx.ModelProto,
+    decided: ModuleOp,
+    function: str = "main",
+    target: str = "ort-cpu",
 ) -> onnx.ModelProto:
     """The ONNX model `model` carrying the precision decisions of `decided` (its module after the
     precision pass, imported from `model`), for `target` ("ort-cpu" or "native"), as the module
@@ -358,8 +388,10 @@ def export_onnx(
     if "bf16" in (*dtypes.consumed.values(), *dtypes.produced.values(), *dtypes.constants.values()):
         opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 0)
         if opset < BF16_MIN_OPSET:
-            raise AscendError(f"--emit-onnx: {label} has opset {opset}, but its plan uses bf16, which ONNX casts to only "
-                              f"from opset {BF16_MIN_OPSET}; convert the model to a newer opset or use an fp16 mode")
+            raise AscendError(
+                f"--emit-onnx: {label} has opset {opset}, but its plan uses bf16, which ONNX casts to only "
+                f"from opset {BF16_MIN_OPSET}; convert the model to a newer opset or use an fp16 mode"
+            )
     if proto.functions:
         raise AscendError(f"--emit-onnx: {label} has local functions; exporting them is not supported")
     exporter = _Exporter(proto, dtypes, label, target)
@@ -368,8 +400,11 @@ def export_onnx(
         import logging
 
         logging.getLogger("ascend_mp").info(
-            "emit-onnx: %d node(s) run in float32 between Casts (target %s): %s", len(exporter.emulated), target,
-            ", ".join(exporter.emulated[:8]) + (", ..." if len(exporter.emulated) > 8 else ""))
+            "emit-onnx: %d node(s) run in float32 between Casts (target %s): %s",
+            len(exporter.emulated),
+            target,
+            ", ".join(exporter.emulated[:8]) + (", ..." if len(exporter.emulated) > 8 else ""),
+        )
     try:
         onnx.checker.check_model(exported, full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:

@@ -73,7 +73,11 @@ def read_tensor(tensor: onnx.TensorProto, what: str) -> Array:
     """A TensorProto as an array; an unknown or unsupported element type (UNDEFINED, 77, STRING) or
     inconsistent data is a one-line AscendError naming `what`."""
     if tensor.data_type not in ONNX_TO_DTYPE:
-        name = onnx.TensorProto.DataType.Name(tensor.data_type) if tensor.data_type in onnx.TensorProto.DataType.values() else str(tensor.data_type)
+        name = (
+            onnx.TensorProto.DataType.Name(tensor.data_type)
+            if tensor.data_type in onnx.TensorProto.DataType.values()
+            else str(tensor.data_type)
+        )
         raise AscendError(f"{what}: element type {name} is not supported")
     check_alloc([int(d) for d in tensor.dims], 1, what)
     try:
@@ -144,7 +148,9 @@ def _cast(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Ar
 def check_indices(idx: Array, size: int, axis: int) -> Array:
     """Indices into a dimension of `size`, negative ones made positive; out of [-size, size) is a ValueError."""
     if idx.size and (idx.min() < -size or idx.max() >= size):
-        raise ValueError(f"indices must lie in [{-size}, {size - 1}] on axis {axis}, got {int(idx.min())} to {int(idx.max())}")
+        raise ValueError(
+            f"indices must lie in [{-size}, {size - 1}] on axis {axis}, got {int(idx.min())} to {int(idx.max())}"
+        )
     return np.where(idx < 0, idx + size, idx)
 
 
@@ -259,7 +265,9 @@ def _slice(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[A
         steps = [1] * len(starts)
     else:
         starts, ends = (np.asarray(v).reshape(-1).tolist() for v in ins[1:3])
-        axes = np.asarray(ins[3]).reshape(-1).tolist() if len(ins) > 3 and ins[3] is not None else list(range(len(starts)))
+        axes = (
+            np.asarray(ins[3]).reshape(-1).tolist() if len(ins) > 3 and ins[3] is not None else list(range(len(starts)))
+        )
         steps = np.asarray(ins[4]).reshape(-1).tolist() if len(ins) > 4 and ins[4] is not None else [1] * len(starts)
     index: list[slice] = [slice(None)] * x.ndim
     for s, e, a, st in zip(starts, ends, axes, steps):
@@ -276,8 +284,19 @@ def _transpose(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> li
     return [np.transpose(x, perm).copy()]
 
 
-_BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Less": np.less, "Greater": np.greater,
-           "LessOrEqual": np.less_equal, "GreaterOrEqual": np.greater_equal, "And": np.logical_and, "Or": np.logical_or, "Max": np.maximum, "Min": np.minimum}
+_BINARY = {
+    "Add": np.add,
+    "Sub": np.subtract,
+    "Mul": np.multiply,
+    "Less": np.less,
+    "Greater": np.greater,
+    "LessOrEqual": np.less_equal,
+    "GreaterOrEqual": np.greater_equal,
+    "And": np.logical_and,
+    "Or": np.logical_or,
+    "Max": np.maximum,
+    "Min": np.minimum,
+}
 
 
 def _make_binary(fn: Callable[..., Any]) -> Folder:
@@ -318,8 +337,13 @@ def _gather_elements(attrs: dict[str, Any], ins: list[Array | None], opset: int)
 @folder("GatherND")
 def _gather_nd(attrs: dict[str, Any], ins: list[Array | None], opset: int) -> list[Array]:
     data, idx = np.asarray(ins[0]), np.asarray(ins[1])
-    return [np.take(data.reshape(-1, *data.shape[int(attrs.get("batch_dims", 0)) + idx.shape[-1]:]),
-                    gather_nd_rows(data.shape, idx, int(attrs.get("batch_dims", 0))), axis=0)]
+    return [
+        np.take(
+            data.reshape(-1, *data.shape[int(attrs.get("batch_dims", 0)) + idx.shape[-1] :]),
+            gather_nd_rows(data.shape, idx, int(attrs.get("batch_dims", 0))),
+            axis=0,
+        )
+    ]
 
 
 def gather_nd_rows(shape: Sequence[int], idx: Array, batch_dims: int) -> Array:
@@ -328,7 +352,9 @@ def gather_nd_rows(shape: Sequence[int], idx: Array, batch_dims: int) -> Array:
     k = idx.shape[-1]
     lead = tuple(int(d) for d in shape[: batch_dims + k])
     idx = np.where(idx < 0, idx + np.array(lead[batch_dims:], np.int64), idx).astype(np.int64)
-    batch = np.indices(idx.shape[:batch_dims]).reshape(batch_dims, *idx.shape[:batch_dims], *([1] * (idx.ndim - 1 - batch_dims)))
+    batch = np.indices(idx.shape[:batch_dims]).reshape(
+        batch_dims, *idx.shape[:batch_dims], *([1] * (idx.ndim - 1 - batch_dims))
+    )
     coords = [np.broadcast_to(b, idx.shape[:-1]) for b in batch] + [idx[..., i] for i in range(k)]
     return np.ravel_multi_index(tuple(coords), lead) if lead else np.zeros(idx.shape[:-1], np.int64)
 
@@ -377,10 +403,14 @@ def _value_type(vi: onnx.ValueInfoProto) -> ValueType:
     return (t.elem_type, tuple(dims))
 
 
-def infer_types(model: onnx.ModelProto, graph: Graph, opset_imports: Sequence[onnx.OperatorSetIdProto]) -> dict[str, ValueType]:
+def infer_types(
+    model: onnx.ModelProto, graph: Graph, opset_imports: Sequence[onnx.OperatorSetIdProto]
+) -> dict[str, ValueType]:
     """Types of every value: the inputs', the constants', and onnx's shape inference for the rest."""
     types: dict[str, ValueType] = {n: graph.types[n] for n in graph.inputs}
-    inputs = [helper.make_tensor_value_info(n, t[0], list(t[1]) if t[1] is not None else None) for n, t in types.items()]
+    inputs = [
+        helper.make_tensor_value_info(n, t[0], list(t[1]) if t[1] is not None else None) for n, t in types.items()
+    ]
     inits = []
     for name, value in graph.consts.items():
         elem = helper.np_dtype_to_tensor_dtype(value.dtype)
@@ -389,7 +419,9 @@ def infer_types(model: onnx.ModelProto, graph: Graph, opset_imports: Sequence[on
             inits.append(numpy_helper.from_array(value, name))
         else:
             inputs.append(helper.make_tensor_value_info(name, elem, list(value.shape)))
-    g = helper.make_graph(graph.nodes, "fold", inputs, [helper.make_empty_tensor_value_info(o) for o in graph.outputs], inits)
+    g = helper.make_graph(
+        graph.nodes, "fold", inputs, [helper.make_empty_tensor_value_info(o) for o in graph.outputs], inits
+    )
     m = helper.make_model(g, opset_imports=list(opset_imports), ir_version=model.ir_version)
     try:
         inferred = onnx.shape_inference.infer_shapes(m, data_prop=True)
@@ -418,7 +450,10 @@ def fold_graph(model: onnx.ModelProto, graph: Graph, opset: int) -> Graph:
     graph.nodes = topological_order(graph.nodes)
     # Fold first, with the types known before inference (inputs, constants): what folds on constants alone
     # is folded (or refused by the tensor limit) before onnx's data propagation could materialise it.
-    graph.types = {**graph.types, **{n: (helper.np_dtype_to_tensor_dtype(v.dtype), tuple(v.shape)) for n, v in graph.consts.items()}}
+    graph.types = {
+        **graph.types,
+        **{n: (helper.np_dtype_to_tensor_dtype(v.dtype), tuple(v.shape)) for n, v in graph.consts.items()},
+    }
     _fold_pass(graph, opset)
     while True:
         graph.types = infer_types(model, graph, opsets)
@@ -520,8 +555,13 @@ def _fold_node(node: onnx.NodeProto, graph: Graph, opset: int) -> bool:
 
 
 def _constant_value(node: onnx.NodeProto, attrs: dict[str, Any]) -> Array:
-    for key, kind in (("value", None), ("value_float", np.float32), ("value_floats", np.float32),
-                      ("value_int", np.int64), ("value_ints", np.int64)):
+    for key, kind in (
+        ("value", None),
+        ("value_float", np.float32),
+        ("value_floats", np.float32),
+        ("value_int", np.int64),
+        ("value_ints", np.int64),
+    ):
         if key in attrs:
             return np.asarray(attrs[key], kind) if kind is not None else np.asarray(attrs[key])
     raise AscendError(f"node '{node.name}' (Constant): unsupported value attribute {sorted(attrs)}")

@@ -62,10 +62,12 @@ def parse_input_shape(text: str | Mapping[str, object] | None) -> InputShapes:
     entries = [e.strip() for e in text.strip().strip('"').split(";")]
     entries = [e for e in entries if e] if len(entries) > 1 else entries
     if not entries or not entries[0]:
-        raise AscendError(f"--input_shape: empty value; expected \"name:d1,d2,...;name2:...\" (e.g. \"input:1,3,224,224\")")
+        raise AscendError('--input_shape: empty value; expected "name:d1,d2,...;name2:..." (e.g. "input:1,3,224,224")')
     named = [":" in e for e in entries]
     if any(named) and not all(named):
-        raise AscendError(f"--input_shape: '{text}' mixes named and unnamed entries; expected \"name:d1,d2,...;name2:...\"")
+        raise AscendError(
+            f"--input_shape: '{text}' mixes named and unnamed entries; expected \"name:d1,d2,...;name2:...\""
+        )
     by_name: dict[str, tuple[Dim, ...]] = {}
     by_index: list[tuple[Dim, ...]] = []
     for entry in entries:
@@ -103,7 +105,9 @@ def _parse_dims(text: str, entry: str) -> tuple[Dim, ...]:
 # --------------------------------------------------------------------------------------
 
 
-def load_model(source: str | os.PathLike[str] | bytes | onnx.ModelProto, name: str | None = None) -> tuple[onnx.ModelProto, str]:
+def load_model(
+    source: str | os.PathLike[str] | bytes | onnx.ModelProto, name: str | None = None
+) -> tuple[onnx.ModelProto, str]:
     """The model with its external data loaded, and the name used in error messages."""
     import onnx
     from google.protobuf.message import DecodeError
@@ -125,7 +129,9 @@ def load_model(source: str | os.PathLike[str] | bytes | onnx.ModelProto, name: s
     except (DecodeError, ValueError, RuntimeError) as e:
         raise AscendError(f"{label}: not an ONNX model (the protobuf does not decode: {_one_line(e)})") from None
     if model.ir_version <= 0 or not model.HasField("graph") or not model.graph.output:
-        raise AscendError(f"{label}: not an ONNX model (no ir_version or no graph with outputs; is the file truncated?)")
+        raise AscendError(
+            f"{label}: not an ONNX model (no ir_version or no graph with outputs; is the file truncated?)"
+        )
     _load_external(model, base, label)
     return model, label
 
@@ -139,7 +145,9 @@ def _load_external(model: onnx.ModelProto, base: str | None, label: str) -> None
     if not tensors:
         return
     if base is None:
-        raise AscendError(f"{label}: tensor '{tensors[0].name}' has external data, but the model was given without its folder")
+        raise AscendError(
+            f"{label}: tensor '{tensors[0].name}' has external data, but the model was given without its folder"
+        )
     for tensor in tensors:
         _load_one_external(tensor, base, label)
 
@@ -168,7 +176,9 @@ def _load_one_external(tensor: onnx.TensorProto, base: str, label: str) -> None:
     if os.path.isabs(location) or ".." in location.replace("\\", "/").split("/"):
         raise AscendError(f"{where}: location '{location}' must be a path inside the model's folder ({base})")
     if not os.path.isfile(path):
-        raise AscendError(f"{label}: external data file '{location}' of tensor '{tensor.name}' not found (looked in {base})")
+        raise AscendError(
+            f"{label}: external data file '{location}' of tensor '{tensor.name}' not found (looked in {base})"
+        )
     want = _expected_bytes(tensor)
     offset, length = int(values.get("offset", 0)), values.get("length")
     size = os.path.getsize(path)
@@ -190,7 +200,9 @@ def _load_one_external(tensor: onnx.TensorProto, base: str, label: str) -> None:
             warnings.simplefilter("ignore")  # the unknown keys, reported above
             ext.load_external_data_for_tensor(tensor, base)
     except Exception as e:  # noqa: BLE001 - onnx's ValidationError (a symlink, a path outside), OSError, ValueError
-        raise AscendError(f"{label}: cannot read external data '{location}' of tensor '{tensor.name}': {_one_line(e)}") from None
+        raise AscendError(
+            f"{label}: cannot read external data '{location}' of tensor '{tensor.name}': {_one_line(e)}"
+        ) from None
     if want is not None and len(tensor.raw_data) != want:
         raise AscendError(
             f"{label}: external data of tensor '{tensor.name}' in '{location}' has {len(tensor.raw_data)} bytes, expected {want}"
@@ -255,7 +267,9 @@ def check_graph(model: onnx.ModelProto, label: str) -> None:
     for i, node in enumerate(g.node):
         for field in ("op_type", "name", "domain"):
             if not isinstance(getattr(node, field), str):
-                raise AscendError(f"{where}: node {i} has an {field} that is not valid UTF-8 ({_text(getattr(node, field))})")
+                raise AscendError(
+                    f"{where}: node {i} has an {field} that is not valid UTF-8 ({_text(getattr(node, field))})"
+                )
         shown = f"node '{node.name or node.op_type}' ({node.op_type})"
         if not any(node.output):
             raise AscendError(f"{where}: {shown} has no outputs")
@@ -304,7 +318,9 @@ def check_arity(model: onnx.ModelProto, opset: int, label: str) -> None:
             if formal.option == option.Variadic and not any(given[i:]):
                 raise AscendError(f"{shown}: needs at least one '{formal.name}' input")
         if len(node.output) > schema.max_output:
-            raise AscendError(f"{shown} has {len(node.output)} outputs; {node.op_type} gives at most {schema.max_output}")
+            raise AscendError(
+                f"{shown} has {len(node.output)} outputs; {node.op_type} gives at most {schema.max_output}"
+            )
 
 
 def _text(value: object) -> str:

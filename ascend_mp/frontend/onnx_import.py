@@ -32,7 +32,7 @@ from ascend_mp.dialects import ascend
 from ascend_mp.dtypes import BY_NAME, DTYPES, element_type, tensor_dtype
 from ascend_mp.errors import AscendError
 from ascend_mp.frontend import converters as _converters  # noqa: F401  (registers every converter)
-from ascend_mp.frontend.fold import ONNX_TO_DTYPE, Graph, ValueType, attrs_of, fold_graph, is_static, read_tensor
+from ascend_mp.frontend.fold import ONNX_TO_DTYPE, Graph, ValueType, fold_graph, is_static, read_tensor
 from ascend_mp.frontend.model import InputShapes, check_arity, check_graph, check_opsets, load_model, parse_input_shape
 from ascend_mp.frontend.registry import CONVERTERS, Node, Unsupported
 from ascend_mp.frontend.tools import NAME_ATTR  # stated once, where the tools read it
@@ -124,7 +124,9 @@ def _initial_graph(model: onnx.ModelProto, shapes: InputShapes, label: str) -> G
                     )
             declared = list(given)
         elif not t.HasField("shape"):
-            raise AscendError(f"{label}: input '{vi.name}' has no shape; give it with --input_shape=\"{vi.name}:d1,d2,...\"")
+            raise AscendError(
+                f"{label}: input '{vi.name}' has no shape; give it with --input_shape=\"{vi.name}:d1,d2,...\""
+            )
         dims = tuple(d if isinstance(d, int) else None for d in declared)
         if None in dims:
             user = _first_user(g.node, vi.name)
@@ -184,8 +186,10 @@ class Converter:
             return self.tensor(c.shape, _dtype_of_numpy(c.dtype, name, self))
         if not is_static(t):
             node = self.node.name if self.node is not None else "?"
-            if self.node is not None and all(self._known(i) for i in self.node.inputs if i) and not any(
-                self._runtime_integer(i) for i in self.node.inputs if i
+            if (
+                self.node is not None
+                and all(self._known(i) for i in self.node.inputs if i)
+                and not any(self._runtime_integer(i) for i in self.node.inputs if i)
             ):
                 # Every input of the node is static, so no --input_shape can help: the node itself is invalid.
                 shapes = ", ".join(f"'{i}': {list(self.shape(i))}" for i in self.node.inputs if i)
@@ -201,7 +205,9 @@ class Converter:
             )
         assert t is not None and t[1] is not None
         if t[0] not in ONNX_TO_DTYPE:
-            raise AscendError(f"{self.label}: value '{name}' has an unsupported element type ({onnx.TensorProto.DataType.Name(t[0])})")
+            raise AscendError(
+                f"{self.label}: value '{name}' has an unsupported element type ({onnx.TensorProto.DataType.Name(t[0])})"
+            )
         return self.tensor([int(d) for d in t[1]], ONNX_TO_DTYPE[t[0]])  # pyright: ignore[reportArgumentType]  # the dims are all known here (the unknown case raised above)
 
     def _runtime_integer(self, name: str) -> bool:
@@ -248,7 +254,9 @@ class Converter:
             v = self.new_const(self.graph.consts[name], name)
             self.values[name] = v
             return v
-        raise AscendError(f"{self.label}: value '{name}' used by node '{self.node.name if self.node else '?'}' is not defined")
+        raise AscendError(
+            f"{self.label}: value '{name}' used by node '{self.node.name if self.node else '?'}' is not defined"
+        )
 
     def new_const(self, array: np.ndarray[Any, Any], name: str, dtype: str | None = None) -> SSAValue:
         """An `ascend.Const` holding `array` (dense_resource blob unless tiny)."""
@@ -270,7 +278,13 @@ class Converter:
     def bind(self, name: str, value: SSAValue) -> None:
         self.values[name] = value
 
-    def emit(self, cls: type[ascend.AscendOp], operands: Sequence[SSAValue | Sequence[SSAValue] | None], out: str | TensorType | Sequence[TensorType], **props: Any) -> SSAValue:
+    def emit(
+        self,
+        cls: type[ascend.AscendOp],
+        operands: Sequence[SSAValue | Sequence[SSAValue] | None],
+        out: str | TensorType | Sequence[TensorType],
+        **props: Any,
+    ) -> SSAValue:
         """Append an op named after the current node; `out` is the ONNX output it defines, or its type."""
         if isinstance(out, str):
             types: list[Attribute] = [self.type_of(out)]
@@ -305,8 +319,16 @@ class Converter:
                 CONVERTERS[node.op_type](self, node)
             except AscendError:
                 raise
-            except (ValueError, TypeError, KeyError, IndexError, AttributeError, AssertionError, ArithmeticError,
-                    VerifyException) as e:
+            except (
+                ValueError,
+                TypeError,
+                KeyError,
+                IndexError,
+                AttributeError,
+                AssertionError,
+                ArithmeticError,
+                VerifyException,
+            ) as e:
                 # a malformed node (a missing attribute, a wrong input count): one line, no traceback
                 raise AscendError(
                     f"{self.label}: node '{node.name}' ({node.op_type}) cannot be converted: {type(e).__name__}: "
@@ -329,7 +351,11 @@ class Converter:
             from ascend_mp.ir import first_invalid_op
 
             found = first_invalid_op(module)
-            where = f"node '{found[0].attributes.get('name') or getattr(found[0], 'node_name', None)}'" if found else "the module"
+            where = (
+                f"node '{found[0].attributes.get('name') or getattr(found[0], 'node_name', None)}'"
+                if found
+                else "the module"
+            )
             msg = found[1] if found else e
             raise AscendError(f"{self.label}: {where}: {' '.join(str(msg).split())}") from None
         return module

@@ -19,7 +19,8 @@ NAME_ATTR = "onnx.name"
 def add_frontend_arguments(parser: argparse.ArgumentParser | Any) -> None:
     """`--input_shape` (ATC syntax), used when the input is an ONNX model."""
     parser.add_argument(
-        "--input_shape", metavar="SHAPES",
+        "--input_shape",
+        metavar="SHAPES",
         help='ONNX input shapes, ATC syntax: "input:1,3,224,224;mask:1,128" (fixes dynamic dimensions)',
     )
 

@@ -15,7 +15,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ascend_mp.interpreter.compare import ALL_V1_MODES, Attribution, ModeResult, OpError, attribute_errors, compare_modes
+    from ascend_mp.interpreter.compare import (
+        ALL_V1_MODES,
+        Attribution,
+        ModeResult,
+        OpError,
+        attribute_errors,
+        compare_modes,
+    )
     from ascend_mp.interpreter.runner import Program, TensorSpec, run_function
 
 DIVERGENCE_THRESHOLD = 1e-2
@@ -23,10 +30,23 @@ DIVERGENCE_THRESHOLD = 1e-2
 about ten float16 ulps of relative error."""
 
 __all__ = [
-    "DIVERGENCE_THRESHOLD", "ALL_V1_MODES", "Attribution", "ModeResult", "OpError", "Program", "TensorSpec", "attribute_errors", "compare_modes", "run_function",
+    "DIVERGENCE_THRESHOLD",
+    "ALL_V1_MODES",
+    "Attribution",
+    "ModeResult",
+    "OpError",
+    "Program",
+    "TensorSpec",
+    "attribute_errors",
+    "compare_modes",
+    "run_function",
 ]
 
-_HOME = {name: "compare" for name in __all__[1:]} | {"Program": "runner", "TensorSpec": "runner", "run_function": "runner"}
+_HOME = {name: "compare" for name in __all__[1:]} | {
+    "Program": "runner",
+    "TensorSpec": "runner",
+    "run_function": "runner",
+}
 """Which submodule defines each name: loaded on first use (running a function needs no comparison code)."""
 
 

@@ -69,7 +69,9 @@ class ModeResult:
     """The mean over the samples of each sample's max error (equals `max_rel_err` for one sample)."""
 
 
-def relative_errors(outputs: Sequence[np.ndarray[Any, Any]], reference: Sequence[np.ndarray[Any, Any]]) -> tuple[float, float]:
+def relative_errors(
+    outputs: Sequence[np.ndarray[Any, Any]], reference: Sequence[np.ndarray[Any, Any]]
+) -> tuple[float, float]:
     """(max, mean) normwise relative error of the float outputs against the reference."""
     diffs: list[np.ndarray[Any, Any]] = []
     refs: list[np.ndarray[Any, Any]] = []
@@ -142,17 +144,29 @@ def compare_modes(
         try:
             clone = precision_rewritten(module, mode, **pass_options)
             program = Program.from_module(clone)
-            errors = [relative_errors(program.run(func_name, *x, track_memory=True), r) for x, r in zip(samples, references)]
+            errors = [
+                relative_errors(program.run(func_name, *x, track_memory=True), r) for x, r in zip(samples, references)
+            ]
         except (AscendError, PassFailedException, DiagnosticException, VerifyException) as e:
             message = " ".join(str(e).split())
             results.append(ModeResult(mode, False, message, math.nan, math.nan, 0, 0, 0, len(samples)))
             continue
         low, casts = _count(clone)
         maxes = [e[0] for e in errors]
-        results.append(ModeResult(
-            mode, True, None, max(maxes), float(np.mean([e[1] for e in errors])), program.peak_bytes, low,
-            casts - original_casts, len(samples), float(np.mean(maxes)),
-        ))
+        results.append(
+            ModeResult(
+                mode,
+                True,
+                None,
+                max(maxes),
+                float(np.mean([e[1] for e in errors])),
+                program.peak_bytes,
+                low,
+                casts - original_casts,
+                len(samples),
+                float(np.mean(maxes)),
+            )
+        )
     return results
 
 
@@ -173,7 +187,9 @@ def format_table(results: Sequence[ModeResult]) -> str:
     samples a `mean_max_err` column (the mean of the samples' max errors) follows `max_rel_err`."""
     many = any(r.samples > 1 for r in results)
     extra = f" {'mean_max_err':>12}" if many else ""
-    header = f"{'mode':<26} {'max_rel_err':>11}{extra} {'mean_rel_err':>12} {'peak_bytes':>10} {'low_ops':>7} {'casts':>5}"
+    header = (
+        f"{'mode':<26} {'max_rel_err':>11}{extra} {'mean_rel_err':>12} {'peak_bytes':>10} {'low_ops':>7} {'casts':>5}"
+    )
     lines = [header, "-" * len(header)]
     for r in results:
         if r.ok:
@@ -184,8 +200,10 @@ def format_table(results: Sequence[ModeResult]) -> str:
         else:
             lines.append(f"{r.mode:<26} error: {r.error}")
     if many:
-        lines.append(f"errors over {max(r.samples for r in results)} samples: max_rel_err the largest of the samples' max "
-                     "errors, mean_max_err their mean, mean_rel_err the mean of the samples' mean errors")
+        lines.append(
+            f"errors over {max(r.samples for r in results)} samples: max_rel_err the largest of the samples' max "
+            "errors, mean_max_err their mean, mean_rel_err the mean of the samples' mean errors"
+        )
     return "\n".join(lines)
 
 
@@ -223,7 +241,6 @@ class Attribution:
     def first_divergent(self) -> OpError | None:
         """The first op (program order) whose max error exceeds the threshold (NaN counts)."""
         return next((e for e in self.ops if not e.max_rel_err <= self.threshold), None)
-
 
 
 def _body_ops(module: ModuleOp, func_name: str) -> list[Operation]:
@@ -287,8 +304,10 @@ def pair_ops(original: Sequence[Operation], rewritten: Sequence[Operation], n_ar
         elif _kind(o) == "Cast":
             i += 1
         else:
-            raise AscendError(f"cannot pair the rewritten {_kind(r)} with the original {_kind(o)} (op #{i}): "
-                              "the pass changed more than casts")
+            raise AscendError(
+                f"cannot pair the rewritten {_kind(r)} with the original {_kind(o)} (op #{i}): "
+                "the pass changed more than casts"
+            )
     return pairs
 
 
@@ -332,11 +351,15 @@ def format_attribution(a: Attribution) -> str:
     first = a.first_divergent
     for e in a.ops:
         mark = ">> " if e is first else "   "
-        lines.append(f"{mark}{e.index:>4} {e.op:<26} {e.name[:28]:<28} {','.join(e.dtypes):<9} "
-                     f"{e.max_rel_err:>11.3e} {e.mean_rel_err:>12.3e}")
+        lines.append(
+            f"{mark}{e.index:>4} {e.op:<26} {e.name[:28]:<28} {','.join(e.dtypes):<9} "
+            f"{e.max_rel_err:>11.3e} {e.mean_rel_err:>12.3e}"
+        )
     if first is None:
         lines.append(f"no op's max_rel_err exceeds {a.threshold:g}")
     else:
         label = f" {first.name}" if first.name else ""
-        lines.append(f"first divergent op (max_rel_err > {a.threshold:g}): #{first.index} {first.op}{label} at {first.location}")
+        lines.append(
+            f"first divergent op (max_rel_err > {a.threshold:g}): #{first.index} {first.op}{label} at {first.location}"
+        )
     return "\n".join(lines)

@@ -193,7 +193,9 @@ def _attr_value(attr: Attribute) -> Any:
     return None
 
 
-def op_spec(op: AscendOp, reference: bool = False, status: FloatStatus | None = None, carry_f16: bool = False) -> OpSpec:
+def op_spec(
+    op: AscendOp, reference: bool = False, status: FloatStatus | None = None, carry_f16: bool = False
+) -> OpSpec:
     """The static facts of an ascend op, as its kernel builder receives them."""
     attrs: dict[str, Any] = {}
     # properties, and discardable attributes (e.g. an `epsilon` on LayerNormGrad, which has no such property)
@@ -270,7 +272,9 @@ class FunctionCompiler:
     def slot(self, value: SSAValue) -> int:
         return self.slots[value]
 
-    def new_slots(self, values: Sequence[SSAValue], dtypes: Sequence[np.dtype[Any]], alias_of: int | None = None) -> tuple[int, ...]:
+    def new_slots(
+        self, values: Sequence[SSAValue], dtypes: Sequence[np.dtype[Any]], alias_of: int | None = None
+    ) -> tuple[int, ...]:
         out: list[int] = []
         for v, d in zip(values, dtypes, strict=True):
             s = len(self.owner)
@@ -327,7 +331,9 @@ class FunctionCompiler:
         kd = KERNELS[spec.type]
         fresh = kd.unit in _FRESH_UNITS and len(outs) == 1
         flag = spec.type == "Select" and spec.in_shapes[0] == ()
-        self.pending.append(_Pending(step, kd, spec.in_dtypes, spec.out_dtypes, size, fresh, make_in_place_kernel(spec), flag))
+        self.pending.append(
+            _Pending(step, kd, spec.in_dtypes, spec.out_dtypes, size, fresh, make_in_place_kernel(spec), flag)
+        )
 
     def status_checks(self, results: tuple[int, ...]) -> list[tuple[tuple[int, Callable[[Any], bool]], ...]]:
         """Which float results each step checks for inf/NaN.
@@ -341,12 +347,14 @@ class FunctionCompiler:
         """
         pending = self.pending
         if not self.program.status_analysis:
-            return self.drop_unread_tail([
-                tuple((s, self.program.nonfinite(d)) for s, d in zip(p.step.outs, p.out_dtypes) if d in FLOATS)
-                if p.kernel_def is not None and p.kernel_def.unit not in (CONST, STATUS)
-                else ()
-                for p in pending
-            ])
+            return self.drop_unread_tail(
+                [
+                    tuple((s, self.program.nonfinite(d)) for s, d in zip(p.step.outs, p.out_dtypes) if d in FLOATS)
+                    if p.kernel_def is not None and p.kernel_def.unit not in (CONST, STATUS)
+                    else ()
+                    for p in pending
+                ]
+            )
         segment: list[int] = []
         seg = 0
         for p in pending:
@@ -401,9 +409,12 @@ class FunctionCompiler:
                     for s_in, d in float_ins
                 ):
                     state[s] = _PRESERVED
-        return self.drop_unread_tail([
-            tuple((s, self.program.nonfinite(d)) for s, d in watched_outputs(p) if state[s] == _CHECK) for p in pending
-        ])
+        return self.drop_unread_tail(
+            [
+                tuple((s, self.program.nonfinite(d)) for s, d in watched_outputs(p) if state[s] == _CHECK)
+                for p in pending
+            ]
+        )
 
     def drop_unread_tail(
         self, checks: list[tuple[tuple[int, Callable[[Any], bool]], ...]]
@@ -418,7 +429,9 @@ class FunctionCompiler:
         )
         return checks[:tail] + [()] * (len(checks) - tail)
 
-    def moving_selects(self, kernels: list[KernelFn], last: dict[int, int], group_last: dict[int, int]) -> list[KernelFn]:
+    def moving_selects(
+        self, kernels: list[KernelFn], last: dict[int, int], group_last: dict[int, int]
+    ) -> list[KernelFn]:
         """`kernels` (each step's), with Selects on one flag that do not run in place (see
         :meth:`plan_in_place`) returning (not copying) an operand that dies there: computed by a
         vector or cube kernel (a fresh array), not an argument's view, not a result, with no other
@@ -429,8 +442,12 @@ class FunctionCompiler:
         def dies(s: int, i: int) -> bool:
             p = producer.get(s)
             return (
-                p is not None and p.kernel_def is not None and p.kernel_def.unit in (VECTOR, CUBE)
-                and self.owner[s] == s >= n_args and last.get(s) == i and group_last.get(s) == i
+                p is not None
+                and p.kernel_def is not None
+                and p.kernel_def.unit in (VECTOR, CUBE)
+                and self.owner[s] == s >= n_args
+                and last.get(s) == i
+                and group_last.get(s) == i
             )
 
         moved = list(kernels)
@@ -471,8 +488,19 @@ class FunctionCompiler:
             if getattr(kernels[i], SETS_STATUS, False) and not p.step.multi:
                 checks[i] = tuple(c for c in checks[i] if c[0] != p.step.outs[0])
         fn.steps = [
-            Step(kernels[i], p.step.ins, p.step.outs, p.step.op_type, p.step.multi, checks[i],
-                 tuple(sorted(frees[i])), tuple(sorted(releases[i])), p.step.callee, p.step.op, p.step.dynamic)
+            Step(
+                kernels[i],
+                p.step.ins,
+                p.step.outs,
+                p.step.op_type,
+                p.step.multi,
+                checks[i],
+                tuple(sorted(frees[i])),
+                tuple(sorted(releases[i])),
+                p.step.callee,
+                p.step.op,
+                p.step.dynamic,
+            )
             for i, p in enumerate(self.pending)
         ]
         fn.entry_releases = tuple(releases[-1])
@@ -507,7 +535,9 @@ class FunctionCompiler:
                 last[s] = max(last[s], i)
         # the numpy array each register may be (its first register; None: unknown or shared,
         # never written), and the last use of any register that may be that array
-        array: list[int | None] = [s if s in self.fn.donated else None for s in range(n_args)] + [None] * (len(owner) - n_args)
+        array: list[int | None] = [s if s in self.fn.donated else None for s in range(n_args)] + [None] * (
+            len(owner) - n_args
+        )
         array_last: dict[int, int] = {s: last.get(s, -1) for s in range(n_args) if array[s] is not None}
 
         def holds(s: int, a: int | None) -> None:
@@ -521,8 +551,11 @@ class FunctionCompiler:
             arrays = [array[s] for s in p.step.ins]
             done: set[int] = set()
             if p.in_place is not None and all(
-                group_last.get(ins[j]) == i and ins.count(ins[j]) == 1
-                and arrays[j] is not None and array_last.get(arrays[j]) == i and arrays.count(arrays[j]) == 1  # pyright: ignore[reportArgumentType]  # arrays[j] is checked not None just before; pyright does not narrow a subscript by a variable
+                group_last.get(ins[j]) == i
+                and ins.count(ins[j]) == 1
+                and arrays[j] is not None
+                and array_last.get(arrays[j]) == i  # pyright: ignore[reportArgumentType]  # arrays[j] is checked not None just before; pyright does not narrow a subscript by a variable
+                and arrays.count(arrays[j]) == 1
                 for j in p.in_place[0]
             ):
                 for r, j in enumerate(p.in_place[0]):

@@ -103,14 +103,18 @@ class ConvGeometry:
         n, c, h, w = x.shape
         oh, ow = self.out_size(h, w, kh, kw)
         if kh == kw == 1 and not any(self.pads):
-            return x[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw].reshape(n, c, oh * ow)
+            return x[:, :, : (oh - 1) * self.sh + 1 : self.sh, : (ow - 1) * self.sw + 1 : self.sw].reshape(
+                n, c, oh * ow
+            )
         cols = np.empty((n, c, kh, kw, oh, ow), x.dtype)
         pt, _, pl, _ = self.pads
         if self.sh == self.sw == 1 and ow == w:  # output rows align with x's: one flat copy per tap
             xf, flat = contig(x).reshape(n, c, h * w), cols.reshape(n, c, kh * kw, oh * ow)
             for a in range(kh):
                 for b in range(kw):
-                    _copy_shifted_tap(cols[:, :, a, b], flat[:, :, a * kw + b], xf, h, a * self.dh - pt, b * self.dw - pl)
+                    _copy_shifted_tap(
+                        cols[:, :, a, b], flat[:, :, a * kw + b], xf, h, a * self.dh - pt, b * self.dw - pl
+                    )
             return cols.reshape(n, c * kh * kw, oh * ow)
         if kh * kw >= 4 * self.sh * self.sw > 4:  # a strided window of many taps (resnet's 7x7 stem)
             phases = self.phases(x, kh, kw, oh, ow)
@@ -175,7 +179,9 @@ class ConvGeometry:
             h0 = a * self.dh
             for b in range(kw):
                 w0 = b * self.dw
-                dx[:, :, h0 : h0 + (oh - 1) * self.sh + 1 : self.sh, w0 : w0 + (ow - 1) * self.sw + 1 : self.sw] += dcols[:, :, a, b]
+                dx[:, :, h0 : h0 + (oh - 1) * self.sh + 1 : self.sh, w0 : w0 + (ow - 1) * self.sw + 1 : self.sw] += (
+                    dcols[:, :, a, b]
+                )
         return contig(dx[:, :, pt : pt + h, pl : pl + wd])
 
 
@@ -254,7 +260,9 @@ class PoolGeometry:
         h, w = spatial(fmt)
         others = [i for i in range(4) if i not in (h, w)]
         if any(k[i] != 1 or s[i] != 1 for i in others):
-            raise KernelError(f"{spec.type} pools only over H and W: ksize {list(k)} and strides {list(s)} must be 1 elsewhere")
+            raise KernelError(
+                f"{spec.type} pools only over H and W: ksize {list(k)} and strides {list(s)} must be 1 elsewhere"
+            )
         return cls(k[h], k[w], s[h], s[w], spec.attr("padding") == "SAME")
 
     def layout(self, h: int, w: int) -> tuple[int, int, int, int, int, int]:
@@ -288,7 +296,9 @@ class PoolGeometry:
         dx = np.zeros((n, c, h + pt + pb, w + pl + pr), dtype)
         for a in range(self.kh):  # a loop over window taps, not pixels
             for b in range(self.kw):
-                dx[:, :, a : a + (oh - 1) * self.sh + 1 : self.sh, b : b + (ow - 1) * self.sw + 1 : self.sw] += taps(a, b)
+                dx[:, :, a : a + (oh - 1) * self.sh + 1 : self.sh, b : b + (ow - 1) * self.sw + 1 : self.sw] += taps(
+                    a, b
+                )
         return contig(dx[:, :, pt : pt + h, pl : pl + w])
 
 
@@ -318,8 +328,20 @@ class PadPoolGeometry(PoolGeometry):
         k, s, p = spec.attr("ksize"), spec.attr("strides"), tuple(spec.attr("pads"))
         h, w = spatial(fmt)
         if any(k[i] != 1 or s[i] != 1 for i in range(4) if i not in (h, w)):
-            raise KernelError(f"{spec.type} pools only over H and W: ksize {list(k)} and strides {list(s)} must be 1 elsewhere")
-        return cls(k[h], k[w], s[h], s[w], False, spec.attr("padding_mode"), (p[0], p[1], p[2], p[3]), bool(spec.attr("ceil_mode")), exclusive)
+            raise KernelError(
+                f"{spec.type} pools only over H and W: ksize {list(k)} and strides {list(s)} must be 1 elsewhere"
+            )
+        return cls(
+            k[h],
+            k[w],
+            s[h],
+            s[w],
+            False,
+            spec.attr("padding_mode"),
+            (p[0], p[1], p[2], p[3]),
+            bool(spec.attr("ceil_mode")),
+            exclusive,
+        )
 
     def layout(self, h: int, w: int) -> tuple[int, int, int, int, int, int]:
         """(OH, OW, pad top, pad bottom, pad left, pad right); bottom/right include the ceil_mode overhang."""

@@ -55,7 +55,9 @@ class Program:
     `track_memory`), and `op_times` seconds per op type (with `profile`).
     """
 
-    def __init__(self, reference: bool = False, status_analysis: bool = True, carry_f16: bool = True, final_status: bool = True):
+    def __init__(
+        self, reference: bool = False, status_analysis: bool = True, carry_f16: bool = True, final_status: bool = True
+    ):
         self.reference = reference
         self.status_analysis = status_analysis
         self.final_status = final_status
@@ -72,8 +74,14 @@ class Program:
 
     @classmethod
     def from_module(
-        cls, module: ModuleOp, *, reference: bool = False, status_analysis: bool = True, carry_f16: bool = True,
-        donate: Mapping[str, Collection[int]] | None = None, final_status: bool = True,
+        cls,
+        module: ModuleOp,
+        *,
+        reference: bool = False,
+        status_analysis: bool = True,
+        carry_f16: bool = True,
+        donate: Mapping[str, Collection[int]] | None = None,
+        final_status: bool = True,
     ) -> Program:
         """Compile every function of `module`; `reference` runs every float op in float64.
 
@@ -101,10 +109,12 @@ class Program:
             if not op.body.blocks:  # a declaration: calls to it fail to compile
                 continue
             args = tuple(
-                tensor_spec(a.type, a.name_hint or str(i), reference, f"@{name} argument {i}") for i, a in enumerate(op.args)
+                tensor_spec(a.type, a.name_hint or str(i), reference, f"@{name} argument {i}")
+                for i, a in enumerate(op.args)
             )
             results = tuple(
-                tensor_spec(t, f"result{i}", reference, f"@{name} result {i}") for i, t in enumerate(op.function_type.outputs.data)
+                tensor_spec(t, f"result{i}", reference, f"@{name} result {i}")
+                for i, t in enumerate(op.function_type.outputs.data)
             )
             fn = CompiledFunction(name, args, results)
             fn.donated = tuple(sorted(i for i in (donate or {}).get(name, ()) if 0 <= i < len(args)))
@@ -138,7 +148,9 @@ class Program:
             raise AscendError(f"unknown function @{name} (functions: {known})")
         return fn
 
-    def run(self, func_name: str, *args: Any, track_memory: bool = False, profile: bool = False) -> list[np.ndarray[Any, Any]]:
+    def run(
+        self, func_name: str, *args: Any, track_memory: bool = False, profile: bool = False
+    ) -> list[np.ndarray[Any, Any]]:
         """Run a function; arguments must match its signature (count, shape, dtype)."""
         fn = self.function(func_name)
         arrays = self._check_args(fn, args)
@@ -189,7 +201,9 @@ class Program:
             step, ins = found
             shapes = ", ".join(str(tuple(a.shape)) if isinstance(a, np.ndarray) else "?" for a in ins)
             op = step.op
-            raise AscendError(f"{op_location(op)}: out of memory running {op.name} on operands of shapes {shapes}") from None  # pyright: ignore[reportArgumentType, reportOptionalMemberAccess]  # found[0].op is checked not None above
+            raise AscendError(
+                f"{op_location(op)}: out of memory running {op.name} on operands of shapes {shapes}"  # pyright: ignore[reportArgumentType, reportOptionalMemberAccess]  # found[0].op is checked not None above
+            ) from None
 
     def _check_args(self, fn: CompiledFunction, args: Sequence[Any]) -> Sequence[np.ndarray[Any, Any]]:
         specs = fn.args
@@ -213,7 +227,9 @@ class Program:
             arrays.append(arr.astype(F64) if arr.dtype != spec.dtype else arr)
         return arrays
 
-    def trace(self, func_name: str, *args: Any) -> tuple[list[np.ndarray[Any, Any]], list[tuple[np.ndarray[Any, Any], ...]]]:
+    def trace(
+        self, func_name: str, *args: Any
+    ) -> tuple[list[np.ndarray[Any, Any]], list[tuple[np.ndarray[Any, Any], ...]]]:
         """Run a function like :meth:`run` and also return what each op of its body computed:
         one tuple of result arrays per op, in program order (`func.return` excluded). float16
         results come as float32 arrays of their values (exact), as the executor holds them."""
@@ -230,7 +246,11 @@ class Program:
         return results, steps
 
     def _walk(
-        self, fn: CompiledFunction, args: Sequence[Any], track: bool, profile: bool,
+        self,
+        fn: CompiledFunction,
+        args: Sequence[Any],
+        track: bool,
+        profile: bool,
         trace: list[tuple[np.ndarray[Any, Any], ...]] | None = None,
     ) -> tuple[list[np.ndarray[Any, Any]], int, int]:
         """Run the steps one by one, accounting live bytes and/or time per op type (and
@@ -320,6 +340,8 @@ def _owned(fn: CompiledFunction, arrays: Sequence[Any]) -> Sequence[Any]:
     return out
 
 
-def run_function(module: ModuleOp, func_name: str, *args: Any, reference: bool = False, **kw: Any) -> list[np.ndarray[Any, Any]]:
+def run_function(
+    module: ModuleOp, func_name: str, *args: Any, reference: bool = False, **kw: Any
+) -> list[np.ndarray[Any, Any]]:
     """Compile `module` and run one function (`kw`: track_memory, profile)."""
     return Program.from_module(module, reference=reference).run(func_name, *args, **kw)

@@ -27,13 +27,12 @@ from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, ModuleOp, TensorType
-from xdsl.ir import Block, BlockArgument, OpResult, Operation, SSAValue, TypeAttribute
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue, TypeAttribute
+from xdsl.irdl import BaseAttr, IRDLOperation, OptionalDef, RangeLengthConstraint, RangeOf, VariadicDef
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
-from xdsl.printer import Printer
-from xdsl.irdl import BaseAttr, IRDLOperation, OptionalDef, RangeLengthConstraint, RangeOf, VariadicDef
-from xdsl.utils.lexer import Input, Span
 from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from ascend_mp import blob_names  # noqa: F401  (records the name each parsed blob was declared as)
@@ -120,7 +119,9 @@ class LocatingParser(Parser):
         if groups is None:
             return None
         op = kinds[1].build(operands=groups, result_types=[[result_type]])
-        self._register_ssa_definition(name, op.results, Span(token.span.start, token.span.start + len(name) + 1, state.lexer.input))
+        self._register_ssa_definition(
+            name, op.results, Span(token.span.start, token.span.start + len(name) + 1, state.lexer.input)
+        )
         state.lexer.pos = found.end()
         state.current_token = state.lexer.lex()
         return op
@@ -142,8 +143,12 @@ class LocatingParser(Parser):
             self.raise_error(" ".join(e.msg.split()), start, start + len("dense"))
         element = attr.get_element_type()
         if not isinstance(element, (AnyFloat, IntegerType, IndexType)):
-            self.raise_error(f"dense literal of element type {element} is not supported "
-                             f"(expected a float, integer or i1 element type)", start, start + len("dense"))
+            self.raise_error(
+                f"dense literal of element type {element} is not supported "
+                f"(expected a float, integer or i1 element type)",
+                start,
+                start + len("dense"),
+            )
         return attr
 
     def _parse_dialect_resource_handle(self, dialect_name: str, interface: OpAsmDialectInterface) -> str:
@@ -209,7 +214,9 @@ def _plain_op_kinds(cls: type[Operation] | None) -> tuple[tuple[str, ...], type[
         constr = d.constr.constraint if isinstance(d.constr, RangeLengthConstraint) else d.constr
         if constr != _TENSOR_OPERAND:
             return None
-        kinds.append("optional" if isinstance(d, OptionalDef) else "variadic" if isinstance(d, VariadicDef) else "single")
+        kinds.append(
+            "optional" if isinstance(d, OptionalDef) else "variadic" if isinstance(d, VariadicDef) else "single"
+        )
     if kinds[-1] != "single" or sum(k != "single" for k in kinds) > 1:
         return None
     return tuple(kinds[:-1]), cls

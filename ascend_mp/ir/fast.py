@@ -109,8 +109,14 @@ def quick_op(cls: type[Operation], operands: tuple[SSAValue, ...], result_types:
         result = new(OpResult)
         result.__dict__.update(_type=type_, op=op, index=i)  # pyright: ignore[reportAttributeAccessIssue]  # `new` is object.__new__, typed as returning the class; this is an instance, whose __dict__ is a dict
         results.append(result)
-    op.__dict__.update(fields, _operands=SSAValues(operands), _operand_uses=tuple(uses), results=SSAValues(results),  # pyright: ignore[reportAttributeAccessIssue]  # `new` is object.__new__, typed as returning the class; this is an instance, whose __dict__ is a dict
-                       properties=dict(properties), attributes={})
+    op.__dict__.update(  # pyright: ignore[reportAttributeAccessIssue]  # `new` is object.__new__, typed as returning the class; this is an instance, whose __dict__ is a dict
+        fields,
+        _operands=SSAValues(operands),
+        _operand_uses=tuple(uses),
+        results=SSAValues(results),
+        properties=dict(properties),
+        attributes={},
+    )
     return op
 
 

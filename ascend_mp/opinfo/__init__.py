@@ -57,22 +57,70 @@ SOCS = ("ascend910", "ascend910b")
 """SoCs with a built-in table."""
 
 SOC_VERSIONS: dict[str, str] = {
-    **{name: "ascend910" for name in ("Ascend910", "Ascend910A", "Ascend910B", "Ascend910ProA", "Ascend910ProB",
-                                      "Ascend910PremiumA", "Ascend310P1", "Ascend310P3")},
-    **{name: "ascend910b" for name in ("Ascend910B1", "Ascend910B2", "Ascend910B2C", "Ascend910B3", "Ascend910B4",
-                                       "Ascend910B4-1", "Ascend910_9391", "Ascend910_9392", "Ascend910_9381",
-                                       "Ascend910_9382", "Ascend910_9372", "Ascend910_9362")},
+    **{
+        name: "ascend910"
+        for name in (
+            "Ascend910",
+            "Ascend910A",
+            "Ascend910B",
+            "Ascend910ProA",
+            "Ascend910ProB",
+            "Ascend910PremiumA",
+            "Ascend310P1",
+            "Ascend310P3",
+        )
+    },
+    **{
+        name: "ascend910b"
+        for name in (
+            "Ascend910B1",
+            "Ascend910B2",
+            "Ascend910B2C",
+            "Ascend910B3",
+            "Ascend910B4",
+            "Ascend910B4-1",
+            "Ascend910_9391",
+            "Ascend910_9392",
+            "Ascend910_9381",
+            "Ascend910_9382",
+            "Ascend910_9372",
+            "Ascend910_9362",
+        )
+    },
 }
 """CANN `--soc_version` names -> the built-in table used. Ascend910A/B/ProA/ProB/PremiumA are the
 first-generation Ascend 910 (no bf16); Ascend910B1-B4 and the Ascend910_93xx parts are the 910B
 generation (bf16). Ascend310P has no table of its own: it uses the first-generation table (fp16/fp32
 kernels, no bf16), an approximation."""
 
-OTHER_CANN_DTYPES = frozenset({
-    "int4", "uint1", "complex32", "complex64", "complex128", "string", "resource",
-    "variant", "qint8", "quint8", "qint16", "quint16", "qint32", "dual", "dual_sub_int8", "dual_sub_uint8",
-    "hifloat8", "float8_e5m2", "float8_e4m3fn", "float8_e8m0", "float4_e2m1", "float4_e1m2", "int2", "uint2",
-})
+OTHER_CANN_DTYPES = frozenset(
+    {
+        "int4",
+        "uint1",
+        "complex32",
+        "complex64",
+        "complex128",
+        "string",
+        "resource",
+        "variant",
+        "qint8",
+        "quint8",
+        "qint16",
+        "quint16",
+        "qint32",
+        "dual",
+        "dual_sub_int8",
+        "dual_sub_uint8",
+        "hifloat8",
+        "float8_e5m2",
+        "float8_e4m3fn",
+        "float8_e8m0",
+        "float4_e2m1",
+        "float4_e1m2",
+        "int2",
+        "uint2",
+    }
+)
 """CANN dtype names the project does not model: their kernel columns are dropped (any other name is an error)."""
 
 
@@ -208,8 +256,10 @@ def _parse_entry(op: str, entry: Any, source: str) -> TableEntry:
                 raise fail(f"{key}.dtype", f"has {len(dtypes)} dtype columns, but '{width[0]}.dtype' has {width[1]}")
         side = "input" if key.startswith("input") else "output"
         if (side, name) in port_keys:
-            problems.append(f"{source}: op '{op}', key '{key}.name': {side} name '{name}' is also the name of "
-                            f"'{port_keys[(side, name)]}'")
+            problems.append(
+                f"{source}: op '{op}', key '{key}.name': {side} name '{name}' is also the name of "
+                f"'{port_keys[(side, name)]}'"
+            )
         port_keys[(side, name)] = key
         (inputs if side == "input" else outputs)[name] = dtypes
     kind = ListKind.GRAY
@@ -217,7 +267,7 @@ def _parse_entry(op: str, entry: Any, source: str) -> TableEntry:
         pr = entry["precision_reduce"]
         flag = pr.get("flag") if isinstance(pr, dict) else None
         if flag not in ("true", "false"):
-            raise fail("precision_reduce.flag", "expected \"true\" or \"false\"")
+            raise fail("precision_reduce.flag", 'expected "true" or "false"')
         kind = ListKind.WHITE if flag == "true" else ListKind.BLACK
     dyn = entry.get("dynamicFormat")
     dynamic = isinstance(dyn, dict) and dyn.get("flag") == "true"
@@ -253,7 +303,9 @@ def kernels_for(cls: type[AscendOp], entry: TableEntry, engine: str, source: str
                 if name in optional:
                     col.append(None)
                     continue
-                raise AscendError(f"{source}: op '{op}': no {what} named '{name}' with a dtype list (the dialect's {what}s are {', '.join(names)})")
+                raise AscendError(
+                    f"{source}: op '{op}': no {what} named '{name}' with a dtype list (the dialect's {what}s are {', '.join(names)})"
+                )
             col.append(ports[name])
         columns.append(col)
     ins, outs = columns

@@ -36,7 +36,12 @@ STATED: dict[str, dict[str, str]] = {
     # op: {port name: dtype columns}; used where the real table gives no dtypes.
     "Const": {"y": "float16,float,bfloat16,int32,int64,int8,uint8,bool"},
     "BatchMatMul": {"x1": "float16,float16,float", "x2": "float16,float16,float", "y": "float16,float,float"},
-    "BatchMatMulV2": {"x1": "float16,float16,float", "x2": "float16,float16,float", "bias": "float16,float,float", "y": "float16,float,float"},
+    "BatchMatMulV2": {
+        "x1": "float16,float16,float",
+        "x2": "float16,float16,float",
+        "bias": "float16,float,float",
+        "y": "float16,float,float",
+    },
     "Conv2D": {"x": "float16", "filter": "float16", "bias": "float16", "y": "float16"},
     "BiasAdd": {"x": "float16,float,int32", "bias": "float16,float,int32", "y": "float16,float,int32"},
     "Add": {"x1": "float16,float,int32", "x2": "float16,float,int32", "y": "float16,float,int32"},
@@ -45,15 +50,28 @@ STATED: dict[str, dict[str, str]] = {
     "SoftmaxV2": {"x": F16_F32, "y": F16_F32},
     "BNTrainingReduce": {"x": F16_F32, "sum": "float,float", "square_sum": "float,float"},
     "BNTrainingUpdateGrad": {
-        "grads": F16_F32, "x": F16_F32, "batch_mean": "float,float", "batch_variance": "float,float",
-        "diff_scale": "float,float", "diff_offset": "float,float",
+        "grads": F16_F32,
+        "x": F16_F32,
+        "batch_mean": "float,float",
+        "batch_variance": "float,float",
+        "diff_scale": "float,float",
+        "diff_offset": "float,float",
     },
     "BNTrainingReduceGrad": {
-        "grads": F16_F32, "x": F16_F32, "diff_scale": "float,float", "diff_offset": "float,float",
-        "scale": "float,float", "batch_mean": "float,float", "batch_variance": "float,float", "y": F16_F32,
+        "grads": F16_F32,
+        "x": F16_F32,
+        "diff_scale": "float,float",
+        "diff_offset": "float,float",
+        "scale": "float,float",
+        "batch_mean": "float,float",
+        "batch_variance": "float,float",
+        "y": F16_F32,
     },
     "LayerNorm": {p: F16_F32 for p in ("x", "gamma", "beta", "y", "mean", "variance")},
-    "ConcatV2D": {"input_values": "float16,float,int32,int64,int8,uint8,bool", "output_data": "float16,float,int32,int64,int8,uint8,bool"},
+    "ConcatV2D": {
+        "input_values": "float16,float,int32,int64,int8,uint8,bool",
+        "output_data": "float16,float,int32,int64,int8,uint8,bool",
+    },
     "MaxPoolGrad": {"x1": "float16", "x2": "float16", "grad": "float16", "y": "float16"},
     # The attribute (D) forms of data-movement ops: the columns of their tensor-operand twins
     # (GatherV2, StridedSlice, Tile; BroadcastToD states its own).
@@ -65,7 +83,10 @@ STATED: dict[str, dict[str, str]] = {
     "StridedSliceD": {p: "float16,float,int32,uint8,bool,int8" for p in ("x", "y")},
     "TileD": {p: "float16,float,int32,bool" for p in ("x", "y")},
     # Select's columns are SelectV2's (condition bool; then/else/result one dtype).
-    "Select": {"condition": "bool,bool,bool,bool,bool", **{p: "float16,float,int32,int8,uint8" for p in ("x1", "x2", "y")}},
+    "Select": {
+        "condition": "bool,bool,bool,bool,bool",
+        **{p: "float16,float,int32,int8,uint8" for p in ("x1", "x2", "y")},
+    },
 }
 
 AICPU: dict[str, dict[str, str]] = {

@@ -28,6 +28,7 @@ def other_low(low: str) -> str:
     """The other low float (f16 <-> bf16)."""
     return next(d for d in LOW if d != low)
 
+
 class Step(NamedTuple):
     """One kernel to try: the op computing in `dtype` on `engine`, reported with `reason`."""
 
@@ -87,7 +88,7 @@ class Rule(ABC):
         """Whether the pass should collect the producers' vote for this op (gray ops)."""
         return False
 
-    def prepare(self, module: Operation, supports: Callable[[Operation, str], bool]) -> None:
+    def prepare(self, module: Operation, supports: Callable[[Operation, str], bool]) -> None:  # noqa: B027 - optional hook
         """Whole-graph analysis before the forward walk (TF's painting); most rules need none.
         `supports(op, dtype)`: whether the op has an AI Core kernel computing in `dtype`."""
 
@@ -109,7 +110,11 @@ def keep_steps(orig: str, reason: str, strict: bool = False) -> Steps:
         rest = (Step(other_low(orig), AICORE, no_orig, warn=True),)
     else:
         steps = (Step(orig, AICORE, reason), Step(orig, AICPU, f"{reason}: aicpu fallback"))
-        rest = (Step(F32, AICORE, no_orig, warn=True), Step(F16, AICORE, no_orig, warn=True), Step(BF16, AICORE, no_orig, warn=True))
+        rest = (
+            Step(F32, AICORE, no_orig, warn=True),
+            Step(F16, AICORE, no_orig, warn=True),
+            Step(BF16, AICORE, no_orig, warn=True),
+        )
     return steps if strict else steps + rest
 
 

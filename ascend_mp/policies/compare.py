@@ -52,7 +52,9 @@ def compare_policies(module: ModuleOp, soc: str = "ascend910", op_info: str | No
     for i, first in enumerate(reports[0].ops):
         decisions = [r.ops[i] for r in reports]
         dtypes = [_short(d.chosen.outputs[0] if d.chosen.outputs else None) for d in decisions]
-        rows.append(Row(first.name or f"{first.type} ({first.location})", first.type, dtypes, [d.reason for d in decisions]))
+        rows.append(
+            Row(first.name or f"{first.type} ({first.location})", first.type, dtypes, [d.reason for d in decisions])
+        )
     return rows
 
 
@@ -74,8 +76,13 @@ def to_json(rows: Sequence[Row]) -> dict[str, Any]:
     return {
         "policies": [label for label, _ in POLICY_COLUMNS],
         "ops": [
-            {"name": r.name, "type": r.type, "dtypes": dict(zip((lab for lab, _ in POLICY_COLUMNS), r.dtypes)),
-             "reasons": dict(zip((lab for lab, _ in POLICY_COLUMNS), r.reasons)), "agree": r.agree}
+            {
+                "name": r.name,
+                "type": r.type,
+                "dtypes": dict(zip((lab for lab, _ in POLICY_COLUMNS), r.dtypes)),
+                "reasons": dict(zip((lab for lab, _ in POLICY_COLUMNS), r.reasons)),
+                "agree": r.agree,
+            }
             for r in rows
         ],
         "differ": sum(not r.agree for r in rows),
@@ -96,7 +103,9 @@ def to_dot(module: ModuleOp, inserted: set[Operation] | None = None, title: str 
     for fn in functions(module):
         for arg in fn.body.block.args:
             ids[arg] = f"a{n}"
-            out.append(f'  a{n} [shape=box, fillcolor=white, label="%{_esc(arg.name_hint or str(arg.index))}: {_dt(arg)}"];')
+            out.append(
+                f'  a{n} [shape=box, fillcolor=white, label="%{_esc(arg.name_hint or str(arg.index))}: {_dt(arg)}"];'
+            )
             n += 1
         for op in fn.walk():
             if not isinstance(op, AscendOp) and op.name != "func.return":
@@ -109,7 +118,9 @@ def to_dot(module: ModuleOp, inserted: set[Operation] | None = None, title: str 
             else:
                 dtype = next((d for v in (*op.operands, *op.results) if (d := tensor_dtype(v.type)) in COLOURS), None)
                 name = op.properties.get("name")
-                label = op.name.removeprefix("ascend.") + (f"\\n{_esc(name.data)}" if isinstance(name, StringAttr) else "")
+                label = op.name.removeprefix("ascend.") + (
+                    f"\\n{_esc(name.data)}" if isinstance(name, StringAttr) else ""
+                )
                 label += f"\\n{_short(dtype)}"
                 colour = COLOURS.get(dtype or "", "white")
                 if isinstance(op, CastOp):
@@ -126,13 +137,19 @@ def to_dot(module: ModuleOp, inserted: set[Operation] | None = None, title: str 
                 if src is not None:
                     out.append(f'  {src} -> {node} [label="{_dt(v)}"];')
     legend = " ".join(f'<td bgcolor="{c}">{_short(d)}</td>' for d, c in COLOURS.items())
-    out.append(f'  legend [shape=plaintext, style="", label=<<table border="0"><tr>{legend}<td bgcolor="#cccccc">inserted cast</td></tr></table>>];')
+    out.append(
+        f'  legend [shape=plaintext, style="", label=<<table border="0"><tr>{legend}<td bgcolor="#cccccc">inserted cast</td></tr></table>>];'
+    )
     out.append("}")
     return "\n".join(out) + "\n"
 
 
 def _dt(v: SSAValue) -> str:
-    return _short(tensor_dtype(v.type)) if tensor_dtype(v.type) in COLOURS else (TO_CANN.get(tensor_dtype(v.type) or "", "?"))
+    return (
+        _short(tensor_dtype(v.type))
+        if tensor_dtype(v.type) in COLOURS
+        else (TO_CANN.get(tensor_dtype(v.type) or "", "?"))
+    )
 
 
 def _esc(text: str) -> str:

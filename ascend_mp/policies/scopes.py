@@ -102,7 +102,9 @@ def load_to_float(spec: str) -> ToFloat:
             raise AscendError(f"{at}: expected 'scope = dtype' (fp16, bf16 or fp32), got '{line}'")
         dtype = DTYPES.get(dtype_text.lower())
         if dtype is None:
-            raise AscendError(f"{at}: unknown dtype '{dtype_text}' for scope '{scope_text}'; expected fp16, bf16 or fp32")
+            raise AscendError(
+                f"{at}: unknown dtype '{dtype_text}' for scope '{scope_text}'; expected fp16, bf16 or fp32"
+            )
         scope = components(scope_text)
         if not scope:
             raise AscendError(f"{at}: empty scope '{scope_text}'")

@@ -73,6 +73,8 @@ def tf_level(opts: PolicyOptions) -> str:
     if level and level not in LEVELS:
         raise AscendError(f"environment variable {var}: unknown level '{level}'; expected {', '.join(LEVELS)} or unset")
     return level
+
+
 """TF's other `TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_*` variables (auto_mixed_precision.cc): not list edits."""
 
 
@@ -175,7 +177,12 @@ class _Graph:
     outputs: list[list[int]] = field(default_factory=list[list[int]])
 
 
-def _dfs(roots: Iterable[int], follow: Callable[[int], Iterable[int]], enter: Callable[[int], bool], visit: Callable[[int], None]) -> None:
+def _dfs(
+    roots: Iterable[int],
+    follow: Callable[[int], Iterable[int]],
+    enter: Callable[[int], bool],
+    visit: Callable[[int], None],
+) -> None:
     seen: set[int] = set()
     stack = list(roots)
     while stack:
@@ -256,19 +263,28 @@ class TfRule(Rule):
             for r in range(n):
                 if process[r] and kind[r] == "allow":
                     _dfs(
-                        [r], lambda i: g.outputs[i],
-                        lambda j: j not in down and kind[j] in ("clear", "infer") and j not in deny
-                        and process[j] and f32[j] and low_ok[j],
+                        [r],
+                        lambda i: g.outputs[i],
+                        lambda j: (
+                            j not in down
+                            and kind[j] in ("clear", "infer")
+                            and j not in deny
+                            and process[j]
+                            and f32[j]
+                            and low_ok[j]
+                        ),
                         down.add,
                     )
             up: set[int] = set()
             for r in range(n):
                 if process[r] and kind[r] == "allow" and r not in up:
+
                     def between(i: int) -> None:
                         up.add(i)
                         if i not in allow:
                             allow.add(i)
                             why[i] = f"tf: {kind[i]}, between allow ops"
+
                     _dfs([r], lambda i: g.inputs[i], lambda j: j not in up and j in down, between)
             # 4) infer ops right after an allow op, with no deny producer, in program order (so a chain of infer
             #    ops after an allow op is painted). TF 2.21 runs this step with the fp16 lists too (measured against
@@ -286,14 +302,19 @@ class TfRule(Rule):
             for r in sorted(allow):
                 if not process[r] or r in done:
                     continue
+
                 def through_clear(i: int) -> None:
                     done.add(i)
                     if i not in allow:
                         allow.add(i)
                         why[i] = "tf: clear, connected to allow ops"
+
                 _dfs(
-                    [r], lambda i: [*g.inputs[i], *g.outputs[i]],
-                    lambda j: j not in allow and j not in deny and process[j] and f32[j] and low_ok[j] and kind[j] == "clear",
+                    [r],
+                    lambda i: [*g.inputs[i], *g.outputs[i]],
+                    lambda j: (
+                        j not in allow and j not in deny and process[j] and f32[j] and low_ok[j] and kind[j] == "clear"
+                    ),
                     through_clear,
                 )
             # 6) allow-list ops that cannot run in the low dtype.
@@ -326,7 +347,9 @@ class TfRule(Rule):
         if self.preserve is None:
             return False
         name = op.properties.get("name")
-        return self.preserve.matches(name.data if isinstance(name, StringAttr) else None, op.name.removeprefix("ascend."))
+        return self.preserve.matches(
+            name.data if isinstance(name, StringAttr) else None, op.name.removeprefix("ascend.")
+        )
 
     def cast_target(self, op: Operation) -> tuple[str, str] | None:
         d = self.cast_targets.get(op)

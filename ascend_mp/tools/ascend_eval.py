@@ -34,13 +34,29 @@ def _parser() -> UsageParser:
     p = UsageParser(prog=PROG, description="evaluate a model over a dataset under each precision mode")
     p.add_argument("model", help="an ONNX model (.onnx) or an MLIR module")
     p.add_argument("data", help="an .npz (inputs by name, optional labels) or a folder of .npy/.npz batches")
-    p.add_argument("--modes", metavar="A,B,...", help="fp32, precision modes and policies to run (default: fp32 and every CANN mode)")
-    p.add_argument("--batch-size", type=int, default=32, metavar="N", help="samples per run when the model's batch is dynamic (default 32)")
-    p.add_argument("--jobs", "-j", type=int, default=cpu_count(), metavar="N", help="worker processes (default: all cores)")
-    p.add_argument("--output", metavar="NAME", help="the output whose argmax is the predicted class (default: the first)")
+    p.add_argument(
+        "--modes",
+        metavar="A,B,...",
+        help="fp32, precision modes and policies to run (default: fp32 and every CANN mode)",
+    )
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=32,
+        metavar="N",
+        help="samples per run when the model's batch is dynamic (default 32)",
+    )
+    p.add_argument(
+        "--jobs", "-j", type=int, default=cpu_count(), metavar="N", help="worker processes (default: all cores)"
+    )
+    p.add_argument(
+        "--output", metavar="NAME", help="the output whose argmax is the predicted class (default: the first)"
+    )
     p.add_argument("--function", default="main", help="the function of an MLIR module to run (default main)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
-    p.add_argument("--plot", metavar="PNG", help="write accuracy/agreement and the error distribution per mode as a PNG")
+    p.add_argument(
+        "--plot", metavar="PNG", help="write accuracy/agreement and the error distribution per mode as a PNG"
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     atc = p.add_argument_group("ATC options applied to every mode")
     atc.add_argument("--soc_version", metavar="SOC")
@@ -53,7 +69,16 @@ def _parser() -> UsageParser:
 
 
 def run(argv: Sequence[str] | None) -> None:
-    from ascend_mp.evaluate import EvalSettings, default_variants, evaluate, format_report, load_dataset, load_model, plot_report, variant_options
+    from ascend_mp.evaluate import (
+        EvalSettings,
+        default_variants,
+        evaluate,
+        format_report,
+        load_dataset,
+        load_model,
+        plot_report,
+        variant_options,
+    )
 
     args = _parser().parse_args(argv)
     setup_logging(PROG, args.log)
@@ -87,7 +112,9 @@ def run(argv: Sequence[str] | None) -> None:
         from tqdm import tqdm
 
         batch = model.batch or min(args.batch_size, dataset.count)
-        bar = tqdm(total=-(-dataset.count // batch), desc=PROG, unit="batch", file=sys.stderr, disable=None, leave=False)
+        bar = tqdm(
+            total=-(-dataset.count // batch), desc=PROG, unit="batch", file=sys.stderr, disable=None, leave=False
+        )
     try:
         report = evaluate(model, dataset, settings, bar.update if bar is not None else None)
     finally:

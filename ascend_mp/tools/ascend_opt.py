@@ -21,9 +21,10 @@ from typing import IO, NoReturn
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType as PassPipelineCallback
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import PassPipelineCallbackType as PassPipelineCallback
 from xdsl.targets.mlir import MLIRTarget
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ascend_mp.errors import AscendError
@@ -32,7 +33,6 @@ from ascend_mp.tools.atc import add_atc_arguments, impl_mode_options, precision_
 from ascend_mp.tools.cli import UsageError, add_log_argument, coerce_pass_options, run_tool, setup_logging
 
 PROG = "ascend-opt"
-
 
 
 class _Deferred(io.StringIO):
@@ -64,14 +64,19 @@ class AscendOptMain(xDSLOptMain):
 
         def parse_mlir(stream: IO[bytes], line_offset: int = 0) -> ModuleOp:
             from ascend_mp.ir import decode_source
-            from ascend_mp.tools.cli import parse_text
-
             from ascend_mp.ir.compat import bulk_ir
+            from ascend_mp.tools.cli import parse_text
 
             text = decode_source(stream.read(), self.get_input_name(), line_offset)
             with bulk_ir():
-                return parse_text(self.ctx, text, self.get_input_name(), line_offset, not self.args.no_implicit_module,
-                                  raw_parse_errors=True)
+                return parse_text(
+                    self.ctx,
+                    text,
+                    self.get_input_name(),
+                    line_offset,
+                    not self.args.no_implicit_module,
+                    raw_parse_errors=True,
+                )
 
         self.available_frontends["mlir"] = parse_mlir
 
@@ -101,11 +106,21 @@ class AscendOptMain(xDSLOptMain):
         from ascend_mp.frontend.tools import add_frontend_arguments
 
         add_frontend_arguments(arg_parser)
-        arg_parser.add_argument("--emit-onnx", "--emit_onnx", dest="emit_onnx", metavar="FILE",
-                                help="also write the decided program as an ONNX model (the input must be ONNX)")
-        arg_parser.add_argument("--emit-onnx-target", dest="emit_onnx_target", choices=("ort-cpu", "native"), default="ort-cpu",
-                                help="ort-cpu (default): low-precision ops onnxruntime's CPU provider lacks run in float32 between "
-                                     "Casts; native: every op in its decided dtype")
+        arg_parser.add_argument(
+            "--emit-onnx",
+            "--emit_onnx",
+            dest="emit_onnx",
+            metavar="FILE",
+            help="also write the decided program as an ONNX model (the input must be ONNX)",
+        )
+        arg_parser.add_argument(
+            "--emit-onnx-target",
+            dest="emit_onnx_target",
+            choices=("ort-cpu", "native"),
+            default="ort-cpu",
+            help="ort-cpu (default): low-precision ops onnxruntime's CPU provider lacks run in float32 between "
+            "Casts; native: every op in its decided dtype",
+        )
         from ascend_mp.tools import policy_views
 
         policy_views.add_arguments(arg_parser)
@@ -157,7 +172,10 @@ class AscendOptMain(xDSLOptMain):
         if self.args.emit_onnx is not None:  # the ONNX model beside the text (ascend_mp.frontend.export)
             from ascend_mp.frontend.export import export_onnx, serialize
 
-            write_output(self.args.emit_onnx, serialize(export_onnx(self.args.input_file, prog, target=self.args.emit_onnx_target)))
+            write_output(
+                self.args.emit_onnx,
+                serialize(export_onnx(self.args.input_file, prog, target=self.args.emit_onnx_target)),
+            )
         return super().output_resulting_program(prog)
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:
@@ -200,7 +218,9 @@ class AscendOptMain(xDSLOptMain):
             from ascend_mp.frontend.tools import is_onnx
 
             if not is_onnx(self.args.input_file):
-                raise UsageError(f"--emit-onnx: the input must be an ONNX model (.onnx), got {self.args.input_file or 'standard input'}")
+                raise UsageError(
+                    f"--emit-onnx: the input must be an ONNX model (.onnx), got {self.args.input_file or 'standard input'}"
+                )
             check_writable(self.args.emit_onnx)
         if getattr(self.args, "compare_json", None) and not getattr(self.args, "compare_policies", False):
             raise UsageError("--compare-json needs --compare-policies (it writes that comparison)")
@@ -250,7 +270,9 @@ _TRAINING_PASSES = frozenset({"ascend-autodiff", "ascend-loss-scale"})
 """Passes whose presence makes the pipeline's order matter (`order_training_passes`)."""
 
 
-def _verify_where_needed(callback: PassPipelineCallback | None, args: argparse.Namespace) -> PassPipelineCallback | None:
+def _verify_where_needed(
+    callback: PassPipelineCallback | None, args: argparse.Namespace
+) -> PassPipelineCallback | None:
     """xDSL's between-pass callback (timing, printing, verifying), verifying the module only where
     it may have become invalid.
 
@@ -294,7 +316,10 @@ def _message(e: BaseException, main: AscendOptMain | None) -> str:
         return " ".join(str(e).split())
     if isinstance(e, DiagnosticException):
         lines = [line.strip() for line in str(e).splitlines() if line.strip()]
-        return next((line for line in lines if "op " in line or line.startswith("'")), lines[0] if lines else "verification failed")
+        return next(
+            (line for line in lines if "op " in line or line.startswith("'")),
+            lines[0] if lines else "verification failed",
+        )
     if isinstance(e, OSError):
         return f"{e.filename}: {e.strerror}" if e.filename else str(e)
     return str(e)

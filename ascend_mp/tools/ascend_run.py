@@ -53,13 +53,26 @@ def add_compare_arguments(p: argparse.ArgumentParser) -> None:
     """The comparison options besides --compare-modes (the comparison code loads only when one is used)."""
     from ascend_mp.interpreter import DIVERGENCE_THRESHOLD
 
-    p.add_argument("--samples", type=int, default=1, metavar="N",
-                   help="with --compare-modes: errors over N seeded inputs (seed, seed+1, ...), max and mean")
+    p.add_argument(
+        "--samples",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --compare-modes: errors over N seeded inputs (seed, seed+1, ...), max and mean",
+    )
     p.add_argument("--modes", metavar="A,B,...", help="with --compare-modes: only these precision modes, in this order")
-    p.add_argument("--attribute-errors", metavar="MODE",
-                   help="print each op's error under MODE against the float64 reference, in program order")
-    p.add_argument("--divergence-threshold", type=float, default=DIVERGENCE_THRESHOLD, metavar="T",
-                   help=f"with --attribute-errors: an op diverges when its max_rel_err exceeds T (default {DIVERGENCE_THRESHOLD:g})")
+    p.add_argument(
+        "--attribute-errors",
+        metavar="MODE",
+        help="print each op's error under MODE against the float64 reference, in program order",
+    )
+    p.add_argument(
+        "--divergence-threshold",
+        type=float,
+        default=DIVERGENCE_THRESHOLD,
+        metavar="T",
+        help=f"with --attribute-errors: an op diverges when its max_rel_err exceeds T (default {DIVERGENCE_THRESHOLD:g})",
+    )
     p.add_argument("--json", action="store_true", help="with --compare-modes or --attribute-errors: print JSON only")
 
 
@@ -67,7 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = UsageParser(prog=PROG, description="Execute a function of an ascend module with the numpy interpreter.")
     p.add_argument("file", help="the module (.mlir), or - for standard input")
     p.add_argument("--function", metavar="NAME", help="function to run (default: the first public one)")
-    p.add_argument("--input", action="append", default=[], metavar="NAME_OR_INDEX=PATH.npy", help="an argument from a .npy file")
+    p.add_argument(
+        "--input", action="append", default=[], metavar="NAME_OR_INDEX=PATH.npy", help="an argument from a .npy file"
+    )
     p.add_argument("--inputs", metavar="FILE.npz", help="arguments from an .npz file (keys: names, indices or arg<i>)")
     p.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("-o", "--output", metavar="FILE.npz", help="write the outputs to an .npz file")
@@ -75,9 +90,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--print-memory", action="store_true", help="print the peak bytes of live tensors")
     p.add_argument("--compare-modes", action="store_true", help="run every precision mode and compare with float64")
     add_compare_arguments(p)  # --samples, --modes, --attribute-errors, --divergence-threshold, --json
-    p.add_argument("--backend", choices=("interpreter", "iree"), default="interpreter",
-                   help="run with the numpy interpreter (default) or lowered and compiled by IREE (docs/usage/lowering.md)")
-    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="with --backend iree: the device (default cpu)")
+    p.add_argument(
+        "--backend",
+        choices=("interpreter", "iree"),
+        default="interpreter",
+        help="run with the numpy interpreter (default) or lowered and compiled by IREE (docs/usage/lowering.md)",
+    )
+    p.add_argument(
+        "--device", choices=("cpu", "cuda"), default="cpu", help="with --backend iree: the device (default cpu)"
+    )
     add_atc_arguments(p, "ATC precision options (run the ascend-precision pass first)", report=False)
     add_log_argument(p)
     from ascend_mp.frontend.tools import add_frontend_arguments
@@ -102,7 +123,9 @@ def _arg_index(key: str, names: Sequence[str], source: str) -> int:
     raise AscendError(f"{source}: '{key}' names no argument (arguments: {listed})")
 
 
-def gather_inputs(args: argparse.Namespace, specs: Sequence[Any], func_name: str) -> tuple[list[np.ndarray[Any, Any]], list[str]]:
+def gather_inputs(
+    args: argparse.Namespace, specs: Sequence[Any], func_name: str
+) -> tuple[list[np.ndarray[Any, Any]], list[str]]:
     """The arguments (from files, else random) and where each came from."""
     names = [s.name for s in specs]
     given: dict[int, tuple[np.ndarray[Any, Any], str]] = {}
@@ -137,8 +160,11 @@ def gather_inputs(args: argparse.Namespace, specs: Sequence[Any], func_name: str
             continue
         if any(d < 0 for d in spec.shape):
             raise AscendError(f"argument {i} (%{spec.name}) of @{func_name} has a dynamic shape; give it with --input")
-        check_alloc(spec.shape, spec.dtype.itemsize,
-                    f"{args.file}: random input for argument {i} (%{spec.name}) of @{func_name} ({spec.type_str})")
+        check_alloc(
+            spec.shape,
+            spec.dtype.itemsize,
+            f"{args.file}: random input for argument {i} (%{spec.name}) of @{func_name} ({spec.type_str})",
+        )
         arrays.append(random_array(rng, spec.dtype, spec.shape))
         sources.append(f"random, seed {args.seed}")
     return arrays, sources
@@ -243,7 +269,13 @@ def run_comparison(
 
     from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
 
-    from ascend_mp.interpreter.compare import ALL_V1_MODES, attribute_errors, compare_modes, format_attribution, format_table
+    from ascend_mp.interpreter.compare import (
+        ALL_V1_MODES,
+        attribute_errors,
+        compare_modes,
+        format_attribution,
+        format_table,
+    )
 
     if args.samples < 1:
         raise UsageError(f"--samples expects a positive count, got {args.samples}")
@@ -258,7 +290,9 @@ def run_comparison(
     text: list[str] = []
     if args.compare_modes:
         results = compare_modes(module, func_name, first, modes, more_samples=[sample(s) for s in seeds[1:]], **options)
-        data["modes"] = [{k: _json_number(v) if isinstance(v, float) else v for k, v in asdict(r).items()} for r in results]
+        data["modes"] = [
+            {k: _json_number(v) if isinstance(v, float) else v for k, v in asdict(r).items()} for r in results
+        ]
         text.append(format_table(results))
     if args.attribute_errors is not None:
         try:
@@ -272,7 +306,12 @@ def run_comparison(
             "threshold": a.threshold,
             "first_divergent": None if divergent is None else divergent.index,
             "ops": [
-                {**asdict(e), "dtypes": list(e.dtypes), "max_rel_err": _json_number(e.max_rel_err), "mean_rel_err": _json_number(e.mean_rel_err)}
+                {
+                    **asdict(e),
+                    "dtypes": list(e.dtypes),
+                    "max_rel_err": _json_number(e.max_rel_err),
+                    "mean_rel_err": _json_number(e.mean_rel_err),
+                }
                 for e in a.ops
             ],
         }
@@ -288,8 +327,7 @@ def run(argv: Sequence[str] | None) -> None:
     from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
 
     from ascend_mp.interpreter.runner import Program
-    from ascend_mp.ir import make_context
-    from ascend_mp.ir import location_of
+    from ascend_mp.ir import location_of, make_context
     from ascend_mp.limits import check_module_sizes, check_no_recursion, module_values
 
     options: dict[str, Any] = precision_options(args)
@@ -300,7 +338,9 @@ def run(argv: Sequence[str] | None) -> None:
         flag = "--compare-modes" if args.compare_modes else "--attribute-errors"
         raise UsageError(f"{flag} runs every precision mode; drop --precision_mode/--precision_mode_v2")
     if comparing and args.output:
-        raise UsageError(f"{'--compare-modes' if args.compare_modes else '--attribute-errors'} writes no .npz file; drop -o")
+        raise UsageError(
+            f"{'--compare-modes' if args.compare_modes else '--attribute-errors'} writes no .npz file; drop -o"
+        )
     if args.backend == "iree" and (comparing or args.print_memory):
         raise UsageError("--backend iree runs one function; drop --compare-modes/--attribute-errors/--print-memory")
     if args.device != "cpu" and args.backend != "iree":
@@ -316,9 +356,7 @@ def run(argv: Sequence[str] | None) -> None:
         module = import_onnx(args.file, args.input_shape)
     else:
         from ascend_mp.fileio import read_input
-        from ascend_mp.ir import decode_source
-
-        from ascend_mp.ir import verify
+        from ascend_mp.ir import decode_source, verify
         from ascend_mp.tools.cli import parse_text
 
         source = "<stdin>" if args.file == "-" else args.file
@@ -358,6 +396,7 @@ def run(argv: Sequence[str] | None) -> None:
         for spec, arr, source in zip(specs, inputs, sources):
             out.write(describe(f"input %{spec.name}", spec.type_str, arr).replace("\n", f" ({source})\n", 1) + "\n")
     if comparing:
+
         def sample(seed: int) -> list[np.ndarray[Any, Any]]:
             return gather_inputs(argparse.Namespace(**{**vars(args), "seed": seed}), specs, name)[0]
 
@@ -392,7 +431,11 @@ def run(argv: Sequence[str] | None) -> None:
                 named[n] = a
             else:  # `../x`, `a/b`: never a path inside the archive; the value is there as result<i>
                 logging.getLogger("ascend_mp").warning(
-                    "output '%s' is stored in %s as 'result%d' only (not a plain .npz member name)", one_line(n), args.output, i)
+                    "output '%s' is stored in %s as 'result%d' only (not a plain .npz member name)",
+                    one_line(n),
+                    args.output,
+                    i,
+                )
         write_npz(args.output, {**named, **{f"result{i}": a for i, a in enumerate(outputs)}})
 
 

@@ -31,21 +31,34 @@ from ascend_mp.errors import AscendError
 from ascend_mp.modes import V1_MODES
 from ascend_mp.tools import train_inputs
 from ascend_mp.tools.atc import add_precision_arguments, precision_options
-from ascend_mp.tools.cli import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, UsageParser, add_log_argument, fail, flush_warnings, setup_logging
+from ascend_mp.tools.cli import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    UsageError,
+    UsageParser,
+    add_log_argument,
+    fail,
+    flush_warnings,
+    setup_logging,
+)
 
 PROG = "ascend-train"
 DEFAULT_MODE = "allow_fp32_to_fp16"
 """CANN's default precision mode for training (`ascend_mp.train.config.DEFAULT_MODE`)."""
 
 
-def _number(kind: type, low: float | None = None, high: float | None = None, low_open: bool = False, high_open: bool = False) -> Any:
+def _number(
+    kind: type, low: float | None = None, high: float | None = None, low_open: bool = False, high_open: bool = False
+) -> Any:
     """An argparse type: a finite `kind` in [low, high] (an end excluded if `low_open` / `high_open`)."""
 
     def parse(text: str) -> int | float:
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, got '{text}'") from None
+            raise argparse.ArgumentTypeError(
+                f"expected {'an integer' if kind is int else 'a number'}, got '{text}'"
+            ) from None
         if kind is float and not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"must be finite, got {text}")
         if low is not None and (value <= low if low_open else value < low):
@@ -62,40 +75,86 @@ _INT32_MAX = 2**31 - 1
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = UsageParser(prog=PROG, description="Train a model on the digits data set with CANN mixed precision and loss scaling.")
+    p = UsageParser(
+        prog=PROG, description="Train a model on the digits data set with CANN mixed precision and loss scaling."
+    )
     p.add_argument("--model", type=train_inputs.model_argument, default="mlp",
                    help="mlp (64-128-10 on digits), cnn, or an ONNX classifier FILE.onnx (needs --data) (default mlp)")  # fmt: skip
     pr = p.add_argument_group("precision (the ascend-precision pass; every ATC option of ascend-opt)")
     pr.add_argument("--precision_mode", "--precision-mode", dest="precision_mode", choices=(*V1_MODES, "none"), default=None,
                     help=f"CANN precision mode of the ascend-precision pass; none trains the fp32 graph (default {DEFAULT_MODE}, as CANN trains)")  # fmt: skip
     add_precision_arguments(pr, skip=("precision_mode",), check_soc=False)
-    p.add_argument("--loss-fp16", action="store_true", help="let the precision mode decide the loss ops too (default: loss in fp32)")
+    p.add_argument(
+        "--loss-fp16",
+        action="store_true",
+        help="let the precision mode decide the loss ops too (default: loss in fp32)",
+    )
 
     ls = p.add_argument_group("loss scaling (the ascend-loss-scale pass)")
-    ls.add_argument("--loss-scale", choices=("dynamic", "fixed", "none"), default="dynamic", help="loss-scale manager (default dynamic)")
-    ls.add_argument("--preset", choices=("pytorch", "mindspore", "tensorflow"), help="dynamic defaults (default pytorch: 2^16, x2, x0.5, 2000)")
+    ls.add_argument(
+        "--loss-scale",
+        choices=("dynamic", "fixed", "none"),
+        default="dynamic",
+        help="loss-scale manager (default dynamic)",
+    )
+    ls.add_argument(
+        "--preset",
+        choices=("pytorch", "mindspore", "tensorflow"),
+        help="dynamic defaults (default pytorch: 2^16, x2, x0.5, 2000)",
+    )
     ls.add_argument("--init-scale", type=_number(float, 0, _FLOAT32_MAX, low_open=True), help="dynamic: initial scale")
-    ls.add_argument("--growth-factor", type=_number(float, 1, _FLOAT32_MAX, low_open=True), help="dynamic: scale multiplier after growth-interval clean steps")
-    ls.add_argument("--backoff-factor", type=_number(float, 0, 1, low_open=True, high_open=True), help="dynamic: scale multiplier on overflow")
-    ls.add_argument("--growth-interval", type=_number(int, 1, _INT32_MAX), help="dynamic: clean steps before the scale grows")
+    ls.add_argument(
+        "--growth-factor",
+        type=_number(float, 1, _FLOAT32_MAX, low_open=True),
+        help="dynamic: scale multiplier after growth-interval clean steps",
+    )
+    ls.add_argument(
+        "--backoff-factor",
+        type=_number(float, 0, 1, low_open=True, high_open=True),
+        help="dynamic: scale multiplier on overflow",
+    )
+    ls.add_argument(
+        "--growth-interval", type=_number(int, 1, _INT32_MAX), help="dynamic: clean steps before the scale grows"
+    )
     ls.add_argument("--min-scale", type=_number(float, 0, _FLOAT32_MAX), help="dynamic: floor of the scale")
-    ls.add_argument("--scale", type=_number(float, 0, _FLOAT32_MAX, low_open=True), help="fixed: the loss scale (default 128)")
+    ls.add_argument(
+        "--scale", type=_number(float, 0, _FLOAT32_MAX, low_open=True), help="fixed: the loss scale (default 128)"
+    )
     ls.add_argument("--no-drop-overflow-update", dest="drop_overflow_update", action="store_false", default=None,
                     help="fixed: apply the update even when gradients overflowed")  # fmt: skip
 
     opt = p.add_argument_group("optimisation")
     opt.add_argument("--optimizer", choices=("sgd", "momentum", "adam"), default="momentum", help="default momentum")
-    opt.add_argument("--lr", type=_number(float, 0, _FLOAT32_MAX, low_open=True), default=0.02, help="learning rate (default 0.02)")
-    opt.add_argument("--momentum", type=_number(float, 0, 1, high_open=True), default=0.9, help="momentum in [0, 1) (default 0.9)")
+    opt.add_argument(
+        "--lr", type=_number(float, 0, _FLOAT32_MAX, low_open=True), default=0.02, help="learning rate (default 0.02)"
+    )
+    opt.add_argument(
+        "--momentum", type=_number(float, 0, 1, high_open=True), default=0.9, help="momentum in [0, 1) (default 0.9)"
+    )
     opt.add_argument("--epochs", type=_number(int, 1, _INT32_MAX), default=30, help="default 30")
     opt.add_argument("--batch", type=_number(int, 1, _INT32_MAX), default=32, help="default 32")
-    opt.add_argument("--seed", type=_number(int, 0, 2**32 - 1), default=0, help="initialisation and shuffling seed, in [0, 2^32) (default 0)")
-    opt.add_argument("--subset", type=_number(int, 1, _INT32_MAX), metavar="N", help="train on the first N training examples only")
-    opt.add_argument("--stats-every", type=_number(int, 0, _INT32_MAX), default=0, metavar="STEPS", help="steps between gradient underflow samples (default: one per epoch)")
+    opt.add_argument(
+        "--seed",
+        type=_number(int, 0, 2**32 - 1),
+        default=0,
+        help="initialisation and shuffling seed, in [0, 2^32) (default 0)",
+    )
+    opt.add_argument(
+        "--subset", type=_number(int, 1, _INT32_MAX), metavar="N", help="train on the first N training examples only"
+    )
+    opt.add_argument(
+        "--stats-every",
+        type=_number(int, 0, _INT32_MAX),
+        default=0,
+        metavar="STEPS",
+        help="steps between gradient underflow samples (default: one per epoch)",
+    )
 
     train_inputs.add_arguments(p)
     io = p.add_argument_group("outputs")
-    io.add_argument("--out", metavar="DIR", help="write history.json, loss_scale.png and checkpoint.npz (per epoch) here")
+    io.add_argument(
+        "--out", metavar="DIR", help="write history.json, loss_scale.png and checkpoint.npz (per epoch) here"
+    )
     io.add_argument("--resume", nargs="?", const=True, default=False, metavar="CHECKPOINT",
                     help="continue from a checkpoint (default: DIR/checkpoint.npz of --out)")  # fmt: skip
     io.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no per-epoch lines")
@@ -122,7 +181,9 @@ def _config(args: argparse.Namespace):
     if args.precision_mode is None and ("mode_v2" in given or given.get("policy", "cann") != "cann"):
         mode = None  # the v2 name or a framework policy picks the mode
     precision = None if mode == "none" else PrecisionOptions(**{**given, "mode": mode})
-    scaling = {f.name: getattr(args, f.name) for f in fields(LossScaleOptions) if getattr(args, f.name, None) is not None}
+    scaling = {
+        f.name: getattr(args, f.name) for f in fields(LossScaleOptions) if getattr(args, f.name, None) is not None
+    }
     return TrainConfig(
         model=args.model,
         precision=precision,
@@ -187,7 +248,9 @@ def check_checkpoint(path: str) -> None:
     except OSError as e:
         raise AscendError(f"{path}: cannot read file: {e.strerror or e}") from None
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError, zlib.error) as e:
-        raise AscendError(f"{path}: not a readable ascend-train checkpoint ({type(e).__name__}: {' '.join(str(e).split())})") from None
+        raise AscendError(
+            f"{path}: not a readable ascend-train checkpoint ({type(e).__name__}: {' '.join(str(e).split())})"
+        ) from None
 
 
 def run(argv: Sequence[str] | None = None) -> None:
@@ -220,7 +283,14 @@ def run(argv: Sequence[str] | None = None) -> None:
         compiled = compile_training(cfg, model)
         if not args.quiet:
             print(report_summary(compiled.report), flush=True)
-        result = train(cfg, out_dir=args.out, resume=args.resume, progress=False if args.quiet else None, compiled=compiled, data=data)
+        result = train(
+            cfg,
+            out_dir=args.out,
+            resume=args.resume,
+            progress=False if args.quiet else None,
+            compiled=compiled,
+            data=data,
+        )
         print(result.summary(), flush=True)
         saved = train_inputs.finish(args, model, result.params)
         if saved:

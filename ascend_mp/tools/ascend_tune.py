@@ -25,21 +25,48 @@ PROG = "ascend-tune"
 def _parser() -> UsageParser:
     from ascend_mp.modes import V1_MODES
 
-    p = UsageParser(prog=PROG, description="find the ops to keep in high precision so a precision mode meets a tolerance")
+    p = UsageParser(
+        prog=PROG, description="find the ops to keep in high precision so a precision mode meets a tolerance"
+    )
     p.add_argument("model", help="an ONNX model (.onnx) or an MLIR module")
     p.add_argument("data", help="an .npz (inputs by name, optional labels) or a folder of .npy/.npz batches")
-    p.add_argument("--precision_mode", choices=V1_MODES, default="allow_mix_precision", help="the mode to tune (default allow_mix_precision)")
-    p.add_argument("--min-agreement", type=float, metavar="F", help="top-1 agreement with fp32 (default 0.99 when no tolerance is given)")
-    p.add_argument("--max-rel-err", type=float, metavar="E", help="99th percentile of the per-sample relative error against float64")
+    p.add_argument(
+        "--precision_mode",
+        choices=V1_MODES,
+        default="allow_mix_precision",
+        help="the mode to tune (default allow_mix_precision)",
+    )
+    p.add_argument(
+        "--min-agreement",
+        type=float,
+        metavar="F",
+        help="top-1 agreement with fp32 (default 0.99 when no tolerance is given)",
+    )
+    p.add_argument(
+        "--max-rel-err",
+        type=float,
+        metavar="E",
+        help="99th percentile of the per-sample relative error against float64",
+    )
     p.add_argument("--max-accuracy-drop", type=float, metavar="D", help="fp32 accuracy minus the mode's (needs labels)")
     p.add_argument("--mixlist", metavar="JSON", help="write the --modify_mixlist file (black-list to-add by op type)")
-    p.add_argument("--keep-dtype", "--keep_dtype_out", dest="keep_out", metavar="FILE", help="write the --keep_dtype file (op names)")
+    p.add_argument(
+        "--keep-dtype",
+        "--keep_dtype_out",
+        dest="keep_out",
+        metavar="FILE",
+        help="write the --keep_dtype file (op names)",
+    )
     p.add_argument("--report", metavar="JSON", help="write the search's report as JSON")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--batch-size", type=int, default=32, metavar="N")
-    p.add_argument("--samples", type=int, metavar="N", help="search on N samples drawn with --seed, then check the result on all")
+    p.add_argument(
+        "--samples", type=int, metavar="N", help="search on N samples drawn with --seed, then check the result on all"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the --samples draw (default 0)")
-    p.add_argument("--output", metavar="NAME", help="the output whose argmax is the predicted class (default: the first)")
+    p.add_argument(
+        "--output", metavar="NAME", help="the output whose argmax is the predicted class (default: the first)"
+    )
     p.add_argument("--function", default="main")
     p.add_argument("--verbose", "-v", action="store_true", help="print each evaluation")
     atc = p.add_argument_group("ATC options applied to every evaluation")
@@ -83,11 +110,23 @@ def run(argv: Sequence[str] | None) -> None:
     output = 0
     if args.output is not None:
         if args.output not in model.outputs:
-            raise AscendError(f"--output: '{args.output}' is not an output of {args.model} (outputs: {', '.join(model.outputs)})")
+            raise AscendError(
+                f"--output: '{args.output}' is not an output of {args.model} (outputs: {', '.join(model.outputs)})"
+            )
         output = model.outputs.index(args.output)
     log = (lambda line: print(f"{PROG}: {line}", file=sys.stderr)) if args.verbose else None
-    result = tune(model, data, args.precision_mode, tolerance, batch_size=args.batch_size, pass_options=options, output=output, log=log,
-                  samples=args.samples, seed=args.seed)
+    result = tune(
+        model,
+        data,
+        args.precision_mode,
+        tolerance,
+        batch_size=args.batch_size,
+        pass_options=options,
+        output=output,
+        log=log,
+        samples=args.samples,
+        seed=args.seed,
+    )
     report = json.dumps(result.as_dict(), indent=2)
     print(report if args.json else format_result(result))
     if not result.met:
@@ -99,7 +138,9 @@ def run(argv: Sequence[str] | None) -> None:
     if args.mixlist is not None:
         mixlist = result.mixlist()
         if mixlist is None:
-            raise AscendError(f"--mixlist: blacklisting the kept ops' types does not meet the tolerance; use --keep-dtype ({', '.join(result.keep)})")
+            raise AscendError(
+                f"--mixlist: blacklisting the kept ops' types does not meet the tolerance; use --keep-dtype ({', '.join(result.keep)})"
+            )
         write_output(args.mixlist, json.dumps(mixlist, indent=2) + "\n")
 
 

@@ -20,8 +20,13 @@ ATC_FLAGS = option_flags()
 class _Once(argparse.Action):
     """Store a flag's value; giving the flag twice (not 'the last one wins') or with an empty value is a usage error."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         seen: set[str] = namespace.__dict__.setdefault("_atc_given", set())
         if self.dest in seen:
             parser.error(f"{option_string or self.dest} given twice")
@@ -32,8 +37,8 @@ class _Once(argparse.Action):
 
 
 def _soc(text: str) -> str:
-    from ascend_mp.opinfo import canonical_soc
     from ascend_mp.errors import AscendError
+    from ascend_mp.opinfo import canonical_soc
 
     try:
         return canonical_soc(text)
@@ -62,12 +67,21 @@ def add_atc_arguments(parser: argparse.ArgumentParser, title: str, report: bool 
     """Register the ATC flags (`--precision-report` only where a tool writes the report)."""
     atc = parser.add_argument_group(title)
     add_precision_arguments(atc, skip=(_REPORT,))
-    atc.add_argument("--op_select_implmode", choices=SELECT_IMPLMODES, action=_Once,
-                     help="operator implementation mode (the ascend-impl-mode pass)")
-    atc.add_argument("--optypelist_for_implmode", metavar="A,B,...", action=_Once,
-                     help="op types --op_select_implmode applies to")
-    atc.add_argument("--op_precision_mode", metavar="INI", action=_Once,
-                     help="implementation mode per op type / node name (OpType=mode lines, [ByOpType], [ByNodeName])")
+    atc.add_argument(
+        "--op_select_implmode",
+        choices=SELECT_IMPLMODES,
+        action=_Once,
+        help="operator implementation mode (the ascend-impl-mode pass)",
+    )
+    atc.add_argument(
+        "--optypelist_for_implmode", metavar="A,B,...", action=_Once, help="op types --op_select_implmode applies to"
+    )
+    atc.add_argument(
+        "--op_precision_mode",
+        metavar="INI",
+        action=_Once,
+        help="implementation mode per op type / node name (OpType=mode lines, [ByOpType], [ByNodeName])",
+    )
     if report:
         add_precision_arguments(atc, skip=tuple(f for f in ATC_FLAGS if f != _REPORT))
 
@@ -81,7 +95,6 @@ def precision_options(args: argparse.Namespace) -> dict[str, Any]:
     return {field: getattr(args, flag) for flag, field in ATC_FLAGS.items() if getattr(args, flag, None) is not None}
 
 
-
 IMPL_MODE_FLAGS = {
     # flag: ascend-impl-mode pass field
     "op_select_implmode": "op_select_implmode",
@@ -92,4 +105,6 @@ IMPL_MODE_FLAGS = {
 
 def impl_mode_options(args: argparse.Namespace) -> dict[str, Any]:
     """The `ascend-impl-mode` pass fields the given flags set (empty: no impl-mode pass)."""
-    return {field: getattr(args, flag) for flag, field in IMPL_MODE_FLAGS.items() if getattr(args, flag, None) is not None}
+    return {
+        field: getattr(args, flag) for flag, field in IMPL_MODE_FLAGS.items() if getattr(args, flag, None) is not None
+    }

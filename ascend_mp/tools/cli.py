@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import re
-import typing
 import os
+import re
 import signal
 import sys
+import typing
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -136,8 +136,9 @@ def _quiet_stdout() -> None:
 # --------------------------------------------------------------------------------------
 
 
-def parse_text(ctx: Any, text: str, name: str, line_offset: int = 0, implicit_module: bool = True,
-               raw_parse_errors: bool = False) -> Any:
+def parse_text(
+    ctx: Any, text: str, name: str, line_offset: int = 0, implicit_module: bool = True, raw_parse_errors: bool = False
+) -> Any:
     """`ir.LocatingParser` on `text`, with xDSL's internal assertions (real literals for a complex tensor
     trip one) turned into a one-line error at the op being parsed. A `ParseError` becomes a one-line
     AscendError too, unless `raw_parse_errors` (the opt driver reports them itself: --parsing-diagnostics)."""
@@ -167,7 +168,11 @@ def parse_text(ctx: Any, text: str, name: str, line_offset: int = 0, implicit_mo
             raise
         raise AscendError(format_parse_error(e, line_offset)) from None
     except AssertionError:
-        where = parser.opened[-1].get_location() if parser.opened else parser._parser_state.current_token.span.get_location()
+        where = (
+            parser.opened[-1].get_location()
+            if parser.opened
+            else parser._parser_state.current_token.span.get_location()
+        )
         raise AscendError(
             f"{where.file}:{where.line + line_offset}:{where.col}: invalid literal for its type "
             f"(e.g. real numbers for a complex tensor; write complex elements as (re, im))"
@@ -198,9 +203,13 @@ class _OneLineFormatter(logging.Formatter):
 
 def add_log_argument(parser: argparse.ArgumentParser) -> None:
     """`--log=debug|info|warning|error|null` (ATC's flag; default warning)."""
-    parser.add_argument("--log", choices=LOG_LEVELS, default="warning",
-                        help="messages to print: debug, info (e.g. every 'Reduce precision' decision), "
-                             "warning (default), error, or null")
+    parser.add_argument(
+        "--log",
+        choices=LOG_LEVELS,
+        default="warning",
+        help="messages to print: debug, info (e.g. every 'Reduce precision' decision), "
+        "warning (default), error, or null",
+    )
 
 
 SHOWN_PER_KIND = 5

@@ -19,11 +19,19 @@ from ascend_mp.tools.atc import precision_options
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("policy comparison")
-    group.add_argument("--compare-policies", action="store_true",
-                       help="print per op the dtype CANN allow_mix_precision, TF, MindSpore O2 and torch autocast choose")
-    group.add_argument("--compare-json", metavar="FILE", help="with --compare-policies: also write the comparison as JSON")
-    group.add_argument("--precision-dot", metavar="FILE",
-                       help="write the graph after the precision pass (ATC/amp flags) as Graphviz DOT, coloured by dtype")
+    group.add_argument(
+        "--compare-policies",
+        action="store_true",
+        help="print per op the dtype CANN allow_mix_precision, TF, MindSpore O2 and torch autocast choose",
+    )
+    group.add_argument(
+        "--compare-json", metavar="FILE", help="with --compare-policies: also write the comparison as JSON"
+    )
+    group.add_argument(
+        "--precision-dot",
+        metavar="FILE",
+        help="write the graph after the precision pass (ATC/amp flags) as Graphviz DOT, coloured by dtype",
+    )
 
 
 def wanted(args: argparse.Namespace) -> bool:
@@ -57,7 +65,9 @@ def run(args: argparse.Namespace, read_input: Callable[[], ModuleOp]) -> None:
             names = ("mode", "mode_v2", "modify_mixlist", "keep_dtype", "customize_dtypes", "soc", "op_info", "report")
             config = load_config(
                 *(options.get(k) if k != "soc" else soc for k in names),  # pyright: ignore[reportArgumentType]  # each option's value has its parameter's type; soc is a str
-                policy=options.get("policy"), level=options.get("level"), amp_dtype_name=options.get("amp_dtype"),
+                policy=options.get("policy"),
+                level=options.get("level"),
+                amp_dtype_name=options.get("amp_dtype"),
                 to_float=options.get("to_float"),
             )
             plan = decide_precision(target, config)

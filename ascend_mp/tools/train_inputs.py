@@ -31,9 +31,13 @@ def _fraction(text: str) -> float:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model and data (default: the digits data set)")
-    g.add_argument("--data", metavar="NPZ", help="training data: arrays x and y (integer classes), or <input name> and labels")
+    g.add_argument(
+        "--data", metavar="NPZ", help="training data: arrays x and y (integer classes), or <input name> and labels"
+    )
     g.add_argument("--val", metavar="NPZ", help="validation data, the same keys (default: --val-split of --data)")
-    g.add_argument("--val-split", type=_fraction, metavar="F", help="fraction of --data held out for validation (default 0.1)")
+    g.add_argument(
+        "--val-split", type=_fraction, metavar="F", help="fraction of --data held out for validation (default 0.1)"
+    )
     g.add_argument("--output", metavar="NAME", help="ONNX model: the output holding the logits (default the first)")
     g.add_argument("--save-onnx", metavar="FILE", help="ONNX model: write it with the trained parameters")
 
@@ -72,15 +76,21 @@ def prepare(args: argparse.Namespace, batch: int, subset: int | None, seed: int)
         data = load_npz(args.data, args.val, args.val_split, input_name=model_input(load_proto(args.model)), seed=seed)
         model = OnnxModel(args.model, batch, example_shape=data.x_train.shape[1:], output=args.output)
         if data.num_classes > model.num_classes:
-            raise AscendError(f"{args.data}: the labels go up to class {data.num_classes - 1}, {args.model} gives {model.num_classes} classes")
+            raise AscendError(
+                f"{args.data}: the labels go up to class {data.num_classes - 1}, {args.model} gives {model.num_classes} classes"
+            )
         import numpy as np
 
         from ascend_mp.dtypes import NUMPY
 
         want = NUMPY[model.input_dtype]
         if (data.x_train.dtype.kind == "f") != (np.dtype(want).kind == "f"):
-            raise AscendError(f"{args.data}: {args.model} takes {model.input_dtype} inputs, the data holds {data.x_train.dtype}")
-        data = Dataset(data.x_train.astype(want), data.y_train, data.x_test.astype(want), data.y_test, model.num_classes)
+            raise AscendError(
+                f"{args.data}: {args.model} takes {model.input_dtype} inputs, the data holds {data.x_train.dtype}"
+            )
+        data = Dataset(
+            data.x_train.astype(want), data.y_train, data.x_test.astype(want), data.y_test, model.num_classes
+        )
     else:
         data = load_npz(args.data, args.val, args.val_split, seed=seed)
         model, data = builder_for(args.model, data)

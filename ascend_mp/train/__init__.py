@@ -54,7 +54,9 @@ def accuracy_comparison(seeds: tuple[int, ...] = (0, 1, 2), epochs: int = 30, mo
     runs: dict[str, list[TrainResult]] = {"fp32": [], "mixed": []}
     for seed in seeds:
         for label, mode in (("fp32", None), ("mixed", "allow_mix_precision")):
-            cfg = TrainConfig(model=model, precision_mode=mode, loss_scale="dynamic" if mode else "none", epochs=epochs, seed=seed)
+            cfg = TrainConfig(
+                model=model, precision_mode=mode, loss_scale="dynamic" if mode else "none", epochs=epochs, seed=seed
+            )
             runs[label].append(train(cfg, progress=False, data=data))
 
     def mean(label: str, attr: str) -> float:
@@ -87,7 +89,9 @@ def demo(epochs: int = 20, out_dir: str | None = None) -> dict[str, Any]:
     layout = compiled.step_fn.attributes["ascend.train_step"]
     print(f"@train_step: {len(compiled.step_fn.args)} arguments, {len(list(compiled.step_fn.body.ops))} ops; {layout}")
     mixed = train(mixed_cfg, out_dir=out_dir, progress=False, data=data, compiled=compiled)
-    fp32 = train(TrainConfig(model="mlp", precision_mode=None, loss_scale="none", epochs=epochs), progress=False, data=data)
+    fp32 = train(
+        TrainConfig(model="mlp", precision_mode=None, loss_scale="none", epochs=epochs), progress=False, data=data
+    )
     print(mixed.summary())
     print(
         f"test accuracy: fp32 {100 * fp32.test_accuracy:.2f}%, mixed precision {100 * mixed.test_accuracy:.2f}% "
@@ -95,4 +99,9 @@ def demo(epochs: int = 20, out_dir: str | None = None) -> dict[str, Any]:
         f"step {1000 * fp32.step_seconds:.2f} ms fp32 vs {1000 * mixed.step_seconds:.2f} ms mixed; "
         f"demo took {time.perf_counter() - t0:.1f} s"
     )
-    return {"fp32": fp32.test_accuracy, "mixed": mixed.test_accuracy, "skipped": mixed.skipped, "final_scale": mixed.final_scale}
+    return {
+        "fp32": fp32.test_accuracy,
+        "mixed": mixed.test_accuracy,
+        "skipped": mixed.skipped,
+        "final_scale": mixed.final_scale,
+    }

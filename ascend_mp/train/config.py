@@ -110,8 +110,12 @@ class TrainConfig:
                 raise TypeError(f"TrainConfig got an unexpected option '{key}'")
         if precision is _UNSET:
             precision = _default_precision()
-            if "mode" not in by_precision and ("mode_v2" in by_precision or by_precision.get("policy") not in (None, "cann")):
-                by_precision["mode"] = None  # the other way of naming the mode, or a framework policy, replaces the default
+            if "mode" not in by_precision and (
+                "mode_v2" in by_precision or by_precision.get("policy") not in (None, "cann")
+            ):
+                by_precision["mode"] = (
+                    None  # the other way of naming the mode, or a framework policy, replaces the default
+                )
             elif "mode" in by_precision and by_precision["mode"] is None:
                 precision = None  # precision_mode=None: the fp32 graph, no precision pass
         assert precision is None or isinstance(precision, PrecisionOptions)
@@ -139,7 +143,10 @@ class TrainConfig:
         mode = self.precision.mode if self.precision is not None else None
         if mode is not None and mode not in V1_MODES:
             raise AscendError(f"unknown precision mode '{mode}' (modes: {', '.join(V1_MODES)})")
-        for name, value, allowed in (("loss_scale", self.scaling.manager, MANAGERS), ("optimizer", self.scaling.optimizer, OPTIMIZERS)):
+        for name, value, allowed in (
+            ("loss_scale", self.scaling.manager, MANAGERS),
+            ("optimizer", self.scaling.optimizer, OPTIMIZERS),
+        ):
             if value not in allowed:
                 raise AscendError(f"{name.replace('_', '-')} must be one of {', '.join(allowed)}, got '{value}'")
         if self.scaling.preset is not None and self.scaling.preset not in PRESETS:
@@ -160,7 +167,9 @@ class TrainConfig:
         other precision options, `loss_scale` (the manager) and the other loss-scale options."""
         out: dict[str, Any] = {"model": self.model, "precision_mode": self.precision_mode}
         precision = self.precision or PrecisionOptions()
-        out |= {f.name: getattr(precision, f.name) for f in fields(PrecisionOptions) if f.name not in ("mode", "mode_v2")}
+        out |= {
+            f.name: getattr(precision, f.name) for f in fields(PrecisionOptions) if f.name not in ("mode", "mode_v2")
+        }
         out["loss_scale"] = self.scaling.manager
         out |= {f.name: getattr(self.scaling, f.name) for f in fields(LossScaleOptions) if f.name != "manager"}
         out |= {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("model", "precision", "scaling")}

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import zipfile
 from dataclasses import dataclass
-from typing import Any
 from importlib import resources
+from typing import Any
 
 import numpy as np
 
@@ -41,10 +41,15 @@ class Dataset:
 
 def _read_digits() -> dict[str, np.ndarray]:
     try:
-        with resources.files("ascend_mp.train").joinpath(DATA_FILE).open("rb") as f, np.load(f, allow_pickle=False) as data:
+        with (
+            resources.files("ascend_mp.train").joinpath(DATA_FILE).open("rb") as f,
+            np.load(f, allow_pickle=False) as data,
+        ):
             return {k: np.array(data[k]) for k in ("images", "target", "train_index", "test_index")}
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as e:  # pragma: no cover - a broken installation
-        raise AscendError(f"the digits data shipped with ascend-mp cannot be read ({type(e).__name__}: {e}); reinstall the package") from None
+        raise AscendError(
+            f"the digits data shipped with ascend-mp cannot be read ({type(e).__name__}: {e}); reinstall the package"
+        ) from None
 
 
 def load_digits(image: bool = False, subset: int | None = None) -> Dataset:
@@ -82,7 +87,9 @@ def _read_npz(path: str) -> dict[str, np.ndarray]:
     except IsADirectoryError:
         raise AscendError(f"{path}: is a folder, expected an .npz file") from None
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
-        raise AscendError(f"{path}: not a readable .npz file ({type(e).__name__}: {' '.join(str(e).split())})") from None
+        raise AscendError(
+            f"{path}: not a readable .npz file ({type(e).__name__}: {' '.join(str(e).split())})"
+        ) from None
 
 
 def _examples(path: str, input_name: str | None) -> tuple[np.ndarray, np.ndarray]:
@@ -97,9 +104,13 @@ def _examples(path: str, input_name: str | None) -> tuple[np.ndarray, np.ndarray
         named = f", or '{input_name}' and 'labels'" if input_name else ""
         raise AscendError(f"{path}: expected arrays 'x' and 'y'{named}; the file holds {keys}")
     if x.dtype.kind not in "fiub" or x.ndim < 2:
-        raise AscendError(f"{path}: '{xk}' must be a numeric array of examples (rank >= 2), got {x.dtype} of shape {x.shape}")
+        raise AscendError(
+            f"{path}: '{xk}' must be a numeric array of examples (rank >= 2), got {x.dtype} of shape {x.shape}"
+        )
     if y.dtype.kind not in "iu" or y.shape != (len(x),):
-        raise AscendError(f"{path}: '{yk}' must hold one integer class per example (shape ({len(x)},)), got {y.dtype} of shape {y.shape}")
+        raise AscendError(
+            f"{path}: '{yk}' must hold one integer class per example (shape ({len(x)},)), got {y.dtype} of shape {y.shape}"
+        )
     if y.size and y.min() < 0:
         raise AscendError(f"{path}: '{yk}' holds a negative class ({int(y.min())})")
     x = x.astype(np.int64 if x.dtype.kind in "iu" else np.float32)  # integer inputs (token ids) stay integers
@@ -108,7 +119,14 @@ def _examples(path: str, input_name: str | None) -> tuple[np.ndarray, np.ndarray
     return x, y.astype(np.int64)
 
 
-def load_npz(path: str, val: str | None = None, val_split: float | None = None, input_name: str | None = None, num_classes: int | None = None, seed: int = 0) -> Dataset:
+def load_npz(
+    path: str,
+    val: str | None = None,
+    val_split: float | None = None,
+    input_name: str | None = None,
+    num_classes: int | None = None,
+    seed: int = 0,
+) -> Dataset:
     """Training data from an .npz file (`x`/`y`, or `<input_name>`/`labels`; integer classes);
     validation from `val` (same keys) or the last `val_split` (default 0.1) of a seeded shuffle.
     `num_classes` defaults to the largest class + 1. Inputs are used as they are (no scaling):
@@ -140,9 +158,17 @@ def builder_for(kind: str, data: Dataset) -> tuple[Any, Dataset]:
     flattened) or `cnn` ((C, H, W) inputs: conv 3x3 (8) -> relu -> maxpool 2 -> dense)."""
     from ascend_mp.builder import Conv2D, Dense, Flatten, MaxPool, Relu, Sequential, mlp
 
-    data = Dataset(data.x_train.astype(np.float32), data.y_train, data.x_test.astype(np.float32), data.y_test, data.num_classes)
+    data = Dataset(
+        data.x_train.astype(np.float32), data.y_train, data.x_test.astype(np.float32), data.y_test, data.num_classes
+    )
     if kind == "mlp":
-        flat = Dataset(data.x_train.reshape(len(data.x_train), -1), data.y_train, data.x_test.reshape(len(data.x_test), -1), data.y_test, data.num_classes)
+        flat = Dataset(
+            data.x_train.reshape(len(data.x_train), -1),
+            data.y_train,
+            data.x_test.reshape(len(data.x_test), -1),
+            data.y_test,
+            data.num_classes,
+        )
         return mlp((flat.x_train.shape[1], 128, data.num_classes)), flat
     c_h_w = data.x_train.shape[1:]
     if len(c_h_w) != 3 or min(c_h_w[1:]) < 2:

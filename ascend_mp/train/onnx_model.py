@@ -73,7 +73,9 @@ def load_proto(path: str | Path) -> Any:
     except FileNotFoundError:
         raise AscendError(f"{path}: no such file") from None
     except Exception as e:  # noqa: BLE001 - onnx raises DecodeError, OSError, ...: one line
-        raise AscendError(f"{path}: not a readable ONNX model ({type(e).__name__}: {' '.join(str(e).split())})") from None
+        raise AscendError(
+            f"{path}: not a readable ONNX model ({type(e).__name__}: {' '.join(str(e).split())})"
+        ) from None
 
 
 def model_input(proto: Any) -> str | None:
@@ -85,7 +87,9 @@ def model_input(proto: Any) -> str | None:
 class OnnxModel:
     """An ONNX classifier prepared for `ascend_mp.train.train` (see the module docstring)."""
 
-    def __init__(self, path: str | Path, batch: int, example_shape: tuple[int, ...] | None = None, output: str | None = None):
+    def __init__(
+        self, path: str | Path, batch: int, example_shape: tuple[int, ...] | None = None, output: str | None = None
+    ):
         from onnx import numpy_helper
 
         from ascend_mp.frontend import import_onnx
@@ -103,11 +107,18 @@ class OnnxModel:
         declared = [d.dim_value if d.HasField("dim_value") else None for d in inputs[0].type.tensor_type.shape.dim]
         if example_shape is None:
             if not declared[1:] or None in declared[1:]:
-                raise AscendError(f"{path}: input '{self.input_name}' has dynamic dimensions {declared}; give training data to fix them")
+                raise AscendError(
+                    f"{path}: input '{self.input_name}' has dynamic dimensions {declared}; give training data to fix them"
+                )
             example_shape = tuple(int(d) for d in declared[1:])  # pyright: ignore[reportArgumentType]  # None in declared[1:] raised just above
-        if declared and (len(declared) != 1 + len(example_shape) or any(d not in (None, s) for d, s in zip(declared[1:], example_shape))):
+        if declared and (
+            len(declared) != 1 + len(example_shape)
+            or any(d not in (None, s) for d, s in zip(declared[1:], example_shape))
+        ):
             want = tuple("?" if d is None else d for d in declared[1:])
-            raise AscendError(f"{path}: input '{self.input_name}' takes examples of shape {want}, the data has {tuple(example_shape)}")
+            raise AscendError(
+                f"{path}: input '{self.input_name}' takes examples of shape {want}, the data has {tuple(example_shape)}"
+            )
         self.input_shape = tuple(int(d) for d in example_shape)
         self.batch = batch
         outputs = [o.name for o in graph.output]
@@ -124,7 +135,9 @@ class OnnxModel:
         logits = ret.arguments[self.output_index]
         ls = shape(logits)
         if len(ls) != 2 or ls[0] != batch or dtype(logits) not in ("f32", "f16", "bf16"):
-            raise AscendError(f"{path}: output '{output}' must be float logits of shape (batch, classes), got {ls} {dtype(logits)}; name another with --output")
+            raise AscendError(
+                f"{path}: output '{output}' must be float logits of shape (batch, classes), got {ls} {dtype(logits)}; name another with --output"
+            )
         self.num_classes = ls[1]
         self.input_dtype = dtype(self.main.body.blocks[0].args[0])
         """The input's dtype in the IR (`f32`, `i64` for token ids, ...)."""
@@ -135,10 +148,18 @@ class OnnxModel:
     def _find_params(self) -> None:
         self.params: list[OnnxParam] = []
         self.index: dict[str, int] = {}  # Const name -> parameter index
-        momenta = {n.name: next((a.f for a in n.attribute if a.name == "momentum"), 0.9) for n in self.proto.graph.node if n.op_type == "BatchNormalization"}
+        momenta = {
+            n.name: next((a.f for a in n.attribute if a.name == "momentum"), 0.9)
+            for n in self.proto.graph.node
+            if n.op_type == "BatchNormalization"
+        }
         used: set[str] = set()
         for op in self.main.body.blocks[0].ops:
-            if isinstance(op, A.ConstOp) and op.node_name is not None and dtype(op.results[0]) in ("f32", "f16", "bf16", "f64"):
+            if (
+                isinstance(op, A.ConstOp)
+                and op.node_name is not None
+                and dtype(op.results[0]) in ("f32", "f16", "bf16", "f64")
+            ):
                 const = op.node_name.data
                 init = const.removesuffix(DEPTHWISE_SUFFIX)
                 if init in self.initializers and const not in self.index and self.initializers[init].dtype.kind == "f":
@@ -161,7 +182,9 @@ class OnnxModel:
         if self.frozen:
             logging.getLogger("ascend_mp.train").warning(
                 "%s: %d float initializers are folded into constants at import and stay frozen: %s",
-                self.path, len(self.frozen), ", ".join(self.frozen[:5]) + (", ..." if len(self.frozen) > 5 else ""),
+                self.path,
+                len(self.frozen),
+                ", ".join(self.frozen[:5]) + (", ..." if len(self.frozen) > 5 else ""),
             )
 
     def _param_of(self, v: SSAValue) -> int | None:
@@ -189,7 +212,9 @@ class OnnxModel:
         return np.ascontiguousarray(value).astype(self.initializers[p.initializer].dtype)
 
     # -- functions -------------------------------------------------------------------------
-    def _body(self, block: Block, params: list[SSAValue], x: SSAValue, training: bool) -> tuple[list[SSAValue], list[SSAValue]]:
+    def _body(
+        self, block: Block, params: list[SSAValue], x: SSAValue, training: bool
+    ) -> tuple[list[SSAValue], list[SSAValue]]:
         """@main's ops cloned into `block` (parameters as arguments); returns its results and,
         in `training`, each batch norm's (batch mean, batch variance)."""
         src = self.main.body.blocks[0]
@@ -213,7 +238,9 @@ class OnnxModel:
         raise AssertionError("@main has no return")
 
     @staticmethod
-    def _batch_norm(e: Emitter, op: A.BNInferOp, mapping: dict[SSAValue, SSAValue]) -> tuple[SSAValue, SSAValue, SSAValue]:
+    def _batch_norm(
+        e: Emitter, op: A.BNInferOp, mapping: dict[SSAValue, SSAValue]
+    ) -> tuple[SSAValue, SSAValue, SSAValue]:
         """BatchNorm with `is_training` on x viewed as NCHW ([N, C, rest, 1])."""
         x = mapping[op.x]
         xs = shape(x)
@@ -222,8 +249,15 @@ class OnnxModel:
         f = dtype(x)
         stat = tensor((xs[1],), "f32")
         operands = [e.cast(mapping[v], "f32") for v in (op.scale, op.offset, op.mean, op.variance)]
-        bn = e.op(A.BatchNormOp, x4, *operands, types=[tensor(as4, f), stat, stat], name=op.node_name.data if op.node_name else None,
-                  epsilon=op.epsilon, is_training=True)
+        bn = e.op(
+            A.BatchNormOp,
+            x4,
+            *operands,
+            types=[tensor(as4, f), stat, stat],
+            name=op.node_name.data if op.node_name else None,
+            epsilon=op.epsilon,
+            is_training=True,
+        )
         return e.reshape(bn.results[0], xs), bn.results[1], bn.results[2]
 
     def forward_module(self, batch: int, dtype_: str = "f32", keep_loss: bool = True) -> ModuleOp:
@@ -242,7 +276,13 @@ class OnnxModel:
         outs, _ = self._body(block, list(block.args[: len(ptypes)]), block.args[-2], training=True)
         e = Emitter(block)
         logits = e.cast(outs[self.output_index], "f32")
-        sce = e.op(A.SoftmaxCrossEntropyWithLogitsOp, logits, block.args[-1], types=[tensor((batch,)), logits.type], name="loss/SoftmaxCrossEntropyWithLogits")
+        sce = e.op(
+            A.SoftmaxCrossEntropyWithLogitsOp,
+            logits,
+            block.args[-1],
+            types=[tensor((batch,)), logits.type],
+            name="loss/SoftmaxCrossEntropyWithLogits",
+        )
         loss = e.one(A.ReduceMeanOp, sce.results[0], type_=tensor(()), name="loss/ReduceMean", axes=[0])
         if keep_loss:
             mark_all([sce, loss.owner])  # pyright: ignore[reportArgumentType]  # the loss is an op's result, so its owner is an Operation (not a Block)

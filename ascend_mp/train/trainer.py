@@ -47,6 +47,7 @@ from ascend_mp.passes.loss_scale import (
     step_layout,
 )
 from ascend_mp.passes.precision import run_precision
+from ascend_mp.precision_options import PrecisionOptions
 from ascend_mp.train.config import (  # noqa: F401 - DEFAULT_MODE: re-exported for the training API
     DEFAULT_MODE,
     FP16_MODES,
@@ -56,7 +57,6 @@ from ascend_mp.train.config import (  # noqa: F401 - DEFAULT_MODE: re-exported f
     reduced_dtype,
     training_passes,
 )
-from ascend_mp.precision_options import PrecisionOptions
 from ascend_mp.train.data import Dataset, load_digits
 from ascend_mp.train.labels import precision_label
 
@@ -213,7 +213,15 @@ def write_plot(path: str | Path, history: dict[str, Any], title: str) -> None:
     if skipped.any():
         top = float(loss[good].max()) if good.any() else 1.0
         at = np.where(good, loss, top)  # a non-finite loss is marked at the top of the axis
-        ax1.scatter(x[skipped], at[skipped], marker="x", color="red", s=14, zorder=3, label=f"skipped on overflow ({int(skipped.sum())})")
+        ax1.scatter(
+            x[skipped],
+            at[skipped],
+            marker="x",
+            color="red",
+            s=14,
+            zorder=3,
+            label=f"skipped on overflow ({int(skipped.sum())})",
+        )
     if good.any():
         ax1.set_yscale("log")
     ax1.set_ylabel("loss (log)")
@@ -234,7 +242,12 @@ def write_plot(path: str | Path, history: dict[str, Any], title: str) -> None:
     ax2.legend(loc="upper right")
 
     epochs = history["epochs"]
-    ax3.plot([e.get("step", 0) for e in epochs], [100 * float(e["test_accuracy"]) for e in epochs], marker="o", color="tab:green")
+    ax3.plot(
+        [e.get("step", 0) for e in epochs],
+        [100 * float(e["test_accuracy"]) for e in epochs],
+        marker="o",
+        color="tab:green",
+    )
     ax3.set_ylabel("test accuracy (%)")
     ax3.set_xlabel("step")
     fig.tight_layout()
@@ -265,11 +278,18 @@ def _meta(cfg: TrainConfig, compiled: Compiled) -> dict[str, Any]:
     }
 
 
-def save_checkpoint(path: str | Path, state: TrainState, meta: dict[str, Any], epoch: int, history: dict[str, Any]) -> None:
+def save_checkpoint(
+    path: str | Path, state: TrainState, meta: dict[str, Any], epoch: int, history: dict[str, Any]
+) -> None:
     """fp32 master weights, optimizer slots, scale and counters, the epoch and the history."""
     arrays: dict[str, np.ndarray] = {f"param_{i}": p for i, p in enumerate(state.params)}
     arrays |= {f"slot_{i}": s for i, s in enumerate(state.slots)}
-    arrays |= {"loss_scale": state.loss_scale, "good_steps": state.good_steps, "step": state.step, "epoch": np.array(epoch, np.int64)}
+    arrays |= {
+        "loss_scale": state.loss_scale,
+        "good_steps": state.good_steps,
+        "step": state.step,
+        "epoch": np.array(epoch, np.int64),
+    }
     arrays["meta"] = np.array(json.dumps(meta))
     arrays["history"] = np.array(json.dumps(history, allow_nan=False))
     buffer = io.BytesIO()
@@ -348,7 +368,9 @@ def _check_history(fields: _Fields, history: Any, epoch: int) -> dict[str, Any]:
                 raise bad(f"has a non-number in 'steps.{key}': {v!r}")
     if not all(isinstance(v, bool) for v in steps["skipped"]):
         raise bad("has a non-boolean in 'steps.skipped'")
-    if not isinstance(epochs, list) or not all(isinstance(e, dict) and isinstance(e.get("test_accuracy"), (int, float)) for e in epochs):
+    if not isinstance(epochs, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("test_accuracy"), (int, float)) for e in epochs
+    ):
         raise bad("must hold 'epochs', a list of objects with a 'test_accuracy'")
     if len(epochs) != epoch:
         raise bad(f"records {len(epochs)} epochs, but the checkpoint is at epoch {epoch}")
@@ -461,7 +483,16 @@ def evaluate(compiled: Compiled, params: list[np.ndarray], x: np.ndarray, y: np.
 def _progress(total: int, initial: int, desc: str, enabled: bool) -> Any:
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, desc=desc, disable=not enabled, leave=True, file=sys.stderr, dynamic_ncols=True, unit="step")
+    return tqdm(
+        total=total,
+        initial=initial,
+        desc=desc,
+        disable=not enabled,
+        leave=True,
+        file=sys.stderr,
+        dynamic_ncols=True,
+        unit="step",
+    )
 
 
 def effective_config(cfg: TrainConfig, model_name: str, ls: LossScaleConfig) -> dict[str, Any]:
@@ -474,7 +505,12 @@ def effective_config(cfg: TrainConfig, model_name: str, ls: LossScaleConfig) -> 
     out["drop_overflow_update"] = ls.manager != "none" and (ls.manager == "dynamic" or ls.drop_overflow_update)
     if ls.manager == "dynamic":
         out["preset"] = cfg.scaling.preset or "pytorch"
-        out |= {"growth_factor": ls.growth_factor, "backoff_factor": ls.backoff_factor, "growth_interval": ls.growth_interval, "min_scale": ls.min_scale}
+        out |= {
+            "growth_factor": ls.growth_factor,
+            "backoff_factor": ls.backoff_factor,
+            "growth_interval": ls.growth_interval,
+            "min_scale": ls.min_scale,
+        }
     elif ls.manager == "fixed":
         out["scale"] = ls.init_scale
     return {k: json_number(v) if isinstance(v, float) else v for k, v in out.items()}
@@ -518,7 +554,9 @@ def train(
         )
     data = data or _data_for(model, cfg)
     if data.x_train.shape[1:] != model.input_shape or data.num_classes != model.num_classes:
-        raise AscendError(f"model '{model.name}' takes {model.input_shape} and gives {model.num_classes} classes; the data has {data.x_train.shape[1:]} and {data.num_classes}")
+        raise AscendError(
+            f"model '{model.name}' takes {model.input_shape} and gives {model.num_classes} classes; the data has {data.x_train.shape[1:]} and {data.num_classes}"
+        )
     n_train = len(data.x_train)
     steps_per_epoch = n_train // cfg.batch
     if steps_per_epoch == 0:
@@ -537,7 +575,12 @@ def train(
             out.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise AscendError(f"{out}: cannot make the output folder: {e.strerror}") from None
-    history: dict[str, Any] = {"config": {}, "steps": {"loss": [], "scale": [], "skipped": [], "overflow": []}, "epochs": [], "underflow": {"samples": []}}
+    history: dict[str, Any] = {
+        "config": {},
+        "steps": {"loss": [], "scale": [], "skipped": [], "overflow": []},
+        "epochs": [],
+        "underflow": {"samples": []},
+    }
     start_epoch = 0
     if resume:
         path = checkpoint if resume is True else Path(resume)
@@ -556,7 +599,12 @@ def train(
     consecutive = 0
     collapse: str | None = None
     diverged: str | None = None
-    bar = _progress(cfg.epochs * steps_per_epoch, start_epoch * steps_per_epoch, f"{model.name} {cfg.precision_mode or 'fp32'}", show)
+    bar = _progress(
+        cfg.epochs * steps_per_epoch,
+        start_epoch * steps_per_epoch,
+        f"{model.name} {cfg.precision_mode or 'fp32'}",
+        show,
+    )
     try:
         for epoch in range(start_epoch, cfg.epochs):
             order = np.random.default_rng([cfg.seed, epoch]).permutation(n_train)
@@ -588,9 +636,15 @@ def train(
                 global_step = len(steps_hist["loss"])
                 if stats_due:
                     grads = compiled.grad_program.run("forward_grad", *params_before, x, y)[1:]
-                    sample = {"step": global_step, "scale": json_number(scale_before), **underflow_stats(grads, scale_before)}
+                    sample = {
+                        "step": global_step,
+                        "scale": json_number(scale_before),
+                        **underflow_stats(grads, scale_before),
+                    }
                     history["underflow"]["samples"].append(sample)
-                bar.set_postfix(epoch=epoch + 1, loss=f"{loss_f:.4f}", scale=f"{float(state.loss_scale):g}", refresh=False)
+                bar.set_postfix(
+                    epoch=epoch + 1, loss=f"{loss_f:.4f}", scale=f"{float(state.loss_scale):g}", refresh=False
+                )
                 bar.update(1)
                 consecutive = consecutive + 1 if skip else 0
                 if consecutive == COLLAPSE_WARN or (skip and float(state.loss_scale) == 0 and collapse is None):
@@ -620,7 +674,13 @@ def train(
                     "seconds": time.perf_counter() - t_epoch,
                 }
             )
-            logger.info("epoch %d/%d: loss %.4f, test accuracy %.2f%%", epoch + 1, cfg.epochs, history["epochs"][-1]["train_loss"] or float("nan"), 100 * accuracy)
+            logger.info(
+                "epoch %d/%d: loss %.4f, test accuracy %.2f%%",
+                epoch + 1,
+                cfg.epochs,
+                history["epochs"][-1]["train_loss"] or float("nan"),
+                100 * accuracy,
+            )
             if checkpoint is not None:
                 save_checkpoint(checkpoint, state, meta, epoch + 1, history)
     finally:

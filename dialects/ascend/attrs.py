@@ -37,7 +37,6 @@ from xdsl.utils.str_enum import StrEnum
 
 from ascend_mp.dtypes import dtype_name
 
-
 ENGINES = ("aicore", "aicpu")
 
 
@@ -176,7 +175,13 @@ class ValueProp(property, Generic[T]):
     and leaves it alone.
     """
 
-    def __init__(self, constraint: type[Attribute], default: Attribute | None, read: Callable[[Attribute], T], write: Callable[[T], Attribute]):
+    def __init__(
+        self,
+        constraint: type[Attribute],
+        default: Attribute | None,
+        read: Callable[[Attribute], T],
+        write: Callable[[T], Attribute],
+    ):
         super().__init__()
         self.constraint = constraint
         self.default = default
@@ -243,7 +248,9 @@ def _write_float(value: float) -> Attribute:
 
 def ints_prop(default: Sequence[int] | None = None) -> tuple[int, ...]:
     """A list-of-ints property printed as `array<i64: ...>`, read as a tuple (required without a default)."""
-    return cast(tuple[int, ...], ValueProp(DenseArrayBase, None if default is None else _ints(default), _read_ints, _write_ints))
+    return cast(
+        tuple[int, ...], ValueProp(DenseArrayBase, None if default is None else _ints(default), _read_ints, _write_ints)
+    )
 
 
 def bool_prop(default: bool = False) -> bool:

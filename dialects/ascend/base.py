@@ -178,7 +178,9 @@ class AscendOp(IRDLOperation, ABC):
         names = ", ".join(n for n, _ in op_def.operands) or "none"
         for k in kernels:
             if len(k.inputs) not in (defs, present):
-                self.fail(f"caps kernel '{k}' has {len(k.inputs)} input dtypes, expected {defs} (one per operand definition: {names})")
+                self.fail(
+                    f"caps kernel '{k}' has {len(k.inputs)} input dtypes, expected {defs} (one per operand definition: {names})"
+                )
             if len(k.outputs) != len(self.results):
                 self.fail(f"caps kernel '{k}' has {len(k.outputs)} output dtypes, expected {len(self.results)}")
 
@@ -257,7 +259,9 @@ def check_op_facts(cls: type[AscendOp]) -> None:
     for fact in ("SAME_DTYPE", "FLOAT_ONLY"):
         unknown = [n for n in getattr(cls, fact) if n not in fields]
         if unknown:
-            raise TypeError(f"{cls.name}: {fact} names {unknown}, which are not operands or results ({', '.join(fields)})")
+            raise TypeError(
+                f"{cls.name}: {fact} names {unknown}, which are not operands or results ({', '.join(fields)})"
+            )
     if cls.CANN_INPUTS is not None and len(cls.CANN_INPUTS) != len(op_def.operands):
         raise TypeError(f"{cls.name}: CANN_INPUTS has {len(cls.CANN_INPUTS)} names for {len(op_def.operands)} operands")
     if cls.CANN_OUTPUTS is not None and len(cls.CANN_OUTPUTS) != len(op_def.results):

@@ -27,7 +27,15 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, r
 from xdsl.parser import Parser
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, MemoryAllocEffect, MemoryReadEffect, MemoryWriteEffect, OpTrait, Pure
+from xdsl.traits import (
+    ConstantLike,
+    HasCanonicalizationPatternsTrait,
+    MemoryAllocEffect,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    OpTrait,
+    Pure,
+)
 
 from ascend_mp.dialects.ascend.attrs import Unit
 from ascend_mp.dialects.ascend.base import AscendOp, dims_match, shape_of

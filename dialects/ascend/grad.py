@@ -112,7 +112,10 @@ class ReluGradOp(AscendOp):
     SAME_DTYPE: ClassVar[tuple[str, ...]] = ("gradients", "features", "backprops")
 
     def verify_shapes(self) -> None:
-        if not (dims_match(shape_of(self.gradients), shape_of(self.features)) and dims_match(shape_of(self.features), shape_of(self.backprops))):
+        if not (
+            dims_match(shape_of(self.gradients), shape_of(self.features))
+            and dims_match(shape_of(self.features), shape_of(self.backprops))
+        ):
             self.fail("expects gradients, features and backprops of one shape")
 
 
@@ -134,7 +137,10 @@ class LeakyReluGradOp(AscendOp):
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("gradients", "features", "backprops")
 
     def verify_shapes(self) -> None:
-        if not (dims_match(shape_of(self.gradients), shape_of(self.features)) and dims_match(shape_of(self.features), shape_of(self.backprops))):
+        if not (
+            dims_match(shape_of(self.gradients), shape_of(self.features))
+            and dims_match(shape_of(self.features), shape_of(self.backprops))
+        ):
             self.fail("expects gradients, features and backprops of one shape")
 
 
@@ -202,7 +208,10 @@ class SoftmaxGradOp(AscendOp):
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("softmax", "grad_softmax", "grad_x")
 
     def verify_shapes(self) -> None:
-        if not (dims_match(shape_of(self.softmax), shape_of(self.grad_softmax)) and dims_match(shape_of(self.softmax), shape_of(self.grad_x))):
+        if not (
+            dims_match(shape_of(self.softmax), shape_of(self.grad_softmax))
+            and dims_match(shape_of(self.softmax), shape_of(self.grad_x))
+        ):
             self.fail("expects softmax, grad_softmax and grad_x of one shape")
 
 
@@ -254,7 +263,9 @@ class MaxPoolGradOp(WindowOp):
 
     def verify_shapes(self) -> None:
         self.verify_window(shape_of(self.x1), shape_of(self.x2))
-        if not dims_match(shape_of(self.x2), shape_of(self.grad)) or not dims_match(shape_of(self.x1), shape_of(self.y)):
+        if not dims_match(shape_of(self.x2), shape_of(self.grad)) or not dims_match(
+            shape_of(self.x1), shape_of(self.y)
+        ):
             self.fail("expects grad shaped like x2 and y shaped like x1")
 
 
@@ -309,7 +320,10 @@ class LayerNormGradOp(AscendOp):
     def verify_shapes(self) -> None:
         if not (dims_match(shape_of(self.dy), shape_of(self.x)) and dims_match(shape_of(self.x), shape_of(self.pd_x))):
             self.fail("expects dy, x and pd_x of one shape")
-        if not (dims_match(shape_of(self.gamma), shape_of(self.pd_gamma)) and dims_match(shape_of(self.gamma), shape_of(self.pd_beta))):
+        if not (
+            dims_match(shape_of(self.gamma), shape_of(self.pd_gamma))
+            and dims_match(shape_of(self.gamma), shape_of(self.pd_beta))
+        ):
             self.fail("expects gamma, pd_gamma and pd_beta of one shape")
         x, g = shape_of(self.x), shape_of(self.gamma)
         if len(g) > len(x) or not dims_match(g, x[len(x) - len(g) :]):
@@ -321,7 +335,9 @@ class LayerNormGradOp(AscendOp):
         while norm > 0 and var[norm - 1] == 1:
             norm -= 1
         if len(var) != len(x) or norm == len(x) or not dims_match(var[:norm], x[:norm]):
-            self.fail(f"expects mean and variance shaped like x {x} with the normalised trailing dimensions 1, got {var}")
+            self.fail(
+                f"expects mean and variance shaped like x {x} with the normalised trailing dimensions 1, got {var}"
+            )
 
 
 @irdl_op_definition
@@ -345,7 +361,9 @@ class BNTrainingUpdateGradOp(AscendOp):
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("grads", "x")
 
     def verify_shapes(self) -> None:
-        verify_channel_stats(self, shape_of(self.x), [shape_of(v) for v in self.operands[2:]] + [shape_of(r) for r in self.results])
+        verify_channel_stats(
+            self, shape_of(self.x), [shape_of(v) for v in self.operands[2:]] + [shape_of(r) for r in self.results]
+        )
 
 
 @irdl_op_definition

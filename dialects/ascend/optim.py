@@ -104,7 +104,21 @@ class ApplyAdamDOp(AscendOp):
     v_out = result_def(TensorType)
     use_locking = bool_prop(False)
     use_nesterov = bool_prop(False)
-    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "grad", "var_out", "m_out", "v_out")
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = (
+        "var",
+        "m",
+        "v",
+        "beta1_power",
+        "beta2_power",
+        "lr",
+        "beta1",
+        "beta2",
+        "epsilon",
+        "grad",
+        "var_out",
+        "m_out",
+        "v_out",
+    )
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = SAME_DTYPE
     VARIABLE_UPDATE: ClassVar[bool] = True
     CANN_OUTPUTS: ClassVar[tuple[str, ...] | None] = ("var", "m", "v")

@@ -178,12 +178,16 @@ class PoolV2Op(AscendOp, ABC):
                 lo, hi = pool_pads(x[dim], k[dim], s[dim], mode, lo, hi)
                 want[dim] = pool_v2_out(x[dim], k[dim], s[dim], lo, hi, self.ceil_mode)
                 if want[dim] == 0:
-                    self.fail(f"window {k[h]}x{k[w]} is larger than the padded input (dimension {dim}: {x[dim]} + pads {lo}, {hi})")
+                    self.fail(
+                        f"window {k[h]}x{k[w]} is larger than the padded input (dimension {dim}: {x[dim]} + pads {lo}, {hi})"
+                    )
         if not dims_match(want, y):
             self.fail(f"expects result shape {tuple(want)}, got {y}")
 
 
-def verify_channel_stats(op: AscendOp, x: tuple[int, ...], stats: list[tuple[int, ...]], data_format: str = "NCHW") -> None:
+def verify_channel_stats(
+    op: AscendOp, x: tuple[int, ...], stats: list[tuple[int, ...]], data_format: str = "NCHW"
+) -> None:
     """`x` is rank 4 and each of `stats` has one element per channel of `x`."""
     if len(x) != 4:
         op.fail(f"expects a rank-4 input, got rank {len(x)}")
@@ -261,7 +265,9 @@ class ExtremumReduceOp(ReduceOp, ABC):
         x = shape_of(self.x)
         empty = [a for a in self.reduced_axes() if x[a] == 0]
         if empty:
-            self.fail(f"reduces over the empty axis {empty[0]} of shape {x}: the {self.EXTREMUM} of no elements is undefined")
+            self.fail(
+                f"reduces over the empty axis {empty[0]} of shape {x}: the {self.EXTREMUM} of no elements is undefined"
+            )
 
 
 @irdl_op_definition
@@ -439,7 +445,12 @@ class BatchNormOp(AscendOp):
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("x", "y", "scale", "offset", "mean", "variance")
 
     def verify_shapes(self) -> None:
-        verify_channel_stats(self, shape_of(self.x), [shape_of(v) for v in self.operands[1:]] + [shape_of(r) for r in self.results[1:]], self.data_format)
+        verify_channel_stats(
+            self,
+            shape_of(self.x),
+            [shape_of(v) for v in self.operands[1:]] + [shape_of(r) for r in self.results[1:]],
+            self.data_format,
+        )
         if not dims_match(shape_of(self.x), shape_of(self.y)):
             self.fail("expects y to have the shape of x")
 
@@ -524,7 +535,9 @@ class BNTrainingUpdateOp(AscendOp):
     CANN_OUTPUTS: ClassVar[tuple[str, ...] | None] = ("y", "mean", "variance", "batch_mean", "batch_variance")
 
     def verify_shapes(self) -> None:
-        verify_channel_stats(self, shape_of(self.x), [shape_of(v) for v in self.operands[1:]] + [shape_of(r) for r in self.results[1:]])
+        verify_channel_stats(
+            self, shape_of(self.x), [shape_of(v) for v in self.operands[1:]] + [shape_of(r) for r in self.results[1:]]
+        )
         if not dims_match(shape_of(self.x), shape_of(self.y)):
             self.fail("expects y to have the shape of x")
 
@@ -592,7 +605,9 @@ class InstanceNormOp(AscendOp):
     def verify_shapes(self) -> None:
         x = shape_of(self.x)
         if self.data_format != "NCHW":
-            self.fail(f"supports the channels-first layout only (data_format NCHW, any rank >= 3), got '{self.data_format}'")
+            self.fail(
+                f"supports the channels-first layout only (data_format NCHW, any rank >= 3), got '{self.data_format}'"
+            )
         if len(x) < 3:
             self.fail(f"expects an operand of rank >= 3 (N, C, spatial...), got shape {x}")
         for v in (self.gamma, self.beta):

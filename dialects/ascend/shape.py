@@ -112,7 +112,10 @@ class GatherV2DOp(AscendOp):
 
     def verify_shapes(self) -> None:
         assert isinstance(self.indices.type, TensorType)
-        if not isinstance(self.indices.type.element_type, IntegerType) or dtype_name(self.indices.type.element_type) == "i1":
+        if (
+            not isinstance(self.indices.type.element_type, IntegerType)
+            or dtype_name(self.indices.type.element_type) == "i1"
+        ):
             self.fail(f"expects integer indices, got {self.indices.type.element_type}")
         x = shape_of(self.x)
         axis = norm_axis(self, self.axis, len(x), "axis")
@@ -154,17 +157,24 @@ class StridedSliceDOp(AscendOp):
         begin, end, strides = self.begin, self.end, self.strides
         bm, em = self.begin_mask, self.end_mask
         return tuple(
-            slice(None if bm >> i & 1 else begin[i], None if em >> i & 1 else end[i], strides[i]) for i in range(len(begin))
+            slice(None if bm >> i & 1 else begin[i], None if em >> i & 1 else end[i], strides[i])
+            for i in range(len(begin))
         )
 
     def verify_shapes(self) -> None:
         x = shape_of(self.x)
         begin, end, strides = self.begin, self.end, self.strides
         if not len(begin) == len(end) == len(strides) or len(begin) > len(x):
-            self.fail(f"expects begin, end and strides of one length <= rank {len(x)}, got {len(begin)}, {len(end)}, {len(strides)}")
+            self.fail(
+                f"expects begin, end and strides of one length <= rank {len(x)}, got {len(begin)}, {len(end)}, {len(strides)}"
+            )
         if 0 in strides:
             self.fail("strides must be non-zero")
-        for mask, value in (("ellipsis_mask", self.ellipsis_mask), ("new_axis_mask", self.new_axis_mask), ("shrink_axis_mask", self.shrink_axis_mask)):
+        for mask, value in (
+            ("ellipsis_mask", self.ellipsis_mask),
+            ("new_axis_mask", self.new_axis_mask),
+            ("shrink_axis_mask", self.shrink_axis_mask),
+        ):
             if value != 0:
                 self.fail(f"{mask} is not supported (must be 0)")
         want = list(x)
@@ -294,7 +304,9 @@ class PadV3DOp(AscendOp):
     def verify_shapes(self) -> None:
         x = shape_of(self.x)
         if len(self.paddings) != 2 * len(x):
-            self.fail(f"expects {2 * len(x)} paddings (before and after for each of {len(x)} dimensions), got {len(self.paddings)}")
+            self.fail(
+                f"expects {2 * len(x)} paddings (before and after for each of {len(x)} dimensions), got {len(self.paddings)}"
+            )
         if min(self.paddings, default=0) < 0:
             self.fail(f"expects non-negative paddings, got {list(self.paddings)}")
         if self.mode not in PAD_MODES_V3:
@@ -413,7 +425,10 @@ class ScatterNdUpdateOp(AscendOp):
 
     def verify_shapes(self) -> None:
         assert isinstance(self.indices.type, TensorType)
-        if not isinstance(self.indices.type.element_type, IntegerType) or dtype_name(self.indices.type.element_type) == "i1":
+        if (
+            not isinstance(self.indices.type.element_type, IntegerType)
+            or dtype_name(self.indices.type.element_type) == "i1"
+        ):
             self.fail(f"expects integer indices, got {self.indices.type.element_type}")
         var, idx, upd = shape_of(self.var), shape_of(self.indices), shape_of(self.updates)
         if not idx or idx[-1] < 0:

@@ -60,6 +60,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ascend_mp.dialects import ascend as A
+from ascend_mp.dtypes import is_float, tensor_dtype
 from ascend_mp.emit import (
     Emitter,
     finish_function,
@@ -71,10 +72,10 @@ from ascend_mp.emit import (
     ops_after,
 )
 from ascend_mp.emit import shape as value_shape  # `shape` is the family module
-from ascend_mp.dtypes import is_float, tensor_dtype
 from ascend_mp.errors import AscendPassError
 from ascend_mp.ir import location_of, source_location
-from ascend_mp.passes.autodiff import cast, cube, elementwise, grad, reduce, shape  # noqa: F401  (they register their rules)
+from ascend_mp.passes.autodiff import cast, cube, elementwise, reduce, shape  # noqa: F401  (they register their rules)
+from ascend_mp.passes.autodiff import grad as grad_rules  # noqa: F401  (registers its rules)
 from ascend_mp.passes.autodiff.base import NO_GRADIENT, RULES, GradContext, Grads, Rule, rule
 
 __all__ = ["NO_GRADIENT", "RULES", "SEED_NAME", "AutodiffPass", "GradContext", "Grads", "Rule", "differentiate", "rule"]
@@ -162,7 +163,9 @@ def loss_ops(body: Sequence[Operation], loss: SSAValue) -> list[Operation]:
     return found
 
 
-def _check_rules(body: Sequence[Operation], loss: SSAValue, active: set[SSAValue], origin: dict[Operation, Operation]) -> None:
+def _check_rules(
+    body: Sequence[Operation], loss: SSAValue, active: set[SSAValue], origin: dict[Operation, Operation]
+) -> None:
     """Fail with ONE error listing every op type (with its count) that would need a gradient
     rule and has none, located at the first such op of the forward function."""
     carries: set[SSAValue] = {loss}  # values that receive a gradient
@@ -186,7 +189,11 @@ def _check_rules(body: Sequence[Operation], loss: SSAValue, active: set[SSAValue
 
 
 def differentiate(
-    module: ModuleOp, func_name: str = "forward", wrt: int | None = None, grad_name: str | None = None, keep_loss: bool = True
+    module: ModuleOp,
+    func_name: str = "forward",
+    wrt: int | None = None,
+    grad_name: str | None = None,
+    keep_loss: bool = True,
 ) -> func.FuncOp:
     """Add `@<func>_grad` to `module` (see the module docstring) and return it.
 
@@ -197,7 +204,11 @@ def differentiate(
     existing = find_function(module, grad_name)
     if existing is not None:
         after = " (or ascend-loss-scale, which runs it)" if find_function(module, "train_step") else ""
-        raise pass_error(PASS, existing, f"function @{grad_name} already exists: ascend-autodiff{after} ran before; run ascend-autodiff once, before ascend-loss-scale")
+        raise pass_error(
+            PASS,
+            existing,
+            f"function @{grad_name} already exists: ascend-autodiff{after} ran before; run ascend-autodiff once, before ascend-loss-scale",
+        )
     if len(fwd.body.blocks) != 1:
         raise pass_error(PASS, fwd, f"@{func_name} must have a single block")
     block = fwd.body.blocks[0]
@@ -208,13 +219,23 @@ def differentiate(
         raise pass_error(PASS, fwd, f"wrt={wrt} is out of range: @{func_name} has {len(args)} arguments")
     for i, a in enumerate(args[:wrt]):
         if not _is_float_value(a):
-            raise pass_error(PASS, fwd, f"argument #{i} of @{func_name} ({a.type}) is not a float tensor and cannot be differentiated")
+            raise pass_error(
+                PASS,
+                fwd,
+                f"argument #{i} of @{func_name} ({a.type}) is not a float tensor and cannot be differentiated",
+            )
     ret = block.last_op
     if not isinstance(ret, func.ReturnOp) or len(ret.arguments) != 1 or not _is_float_value(ret.arguments[0]):
-        raise pass_error(PASS, ret if isinstance(ret, func.ReturnOp) else fwd, f"@{func_name} must return exactly one float tensor (the loss)")
+        raise pass_error(
+            PASS,
+            ret if isinstance(ret, func.ReturnOp) else fwd,
+            f"@{func_name} must return exactly one float tensor (the loss)",
+        )
 
     # Copy the forward computation.
-    new_fn, new_block = new_function(grad_name, [a.type for a in args], [a.name_hint or f"arg{i}" for i, a in enumerate(args)])
+    new_fn, new_block = new_function(
+        grad_name, [a.type for a in args], [a.name_hint or f"arg{i}" for i, a in enumerate(args)]
+    )
     mapping: dict[SSAValue, SSAValue] = dict(zip(args, new_block.args))
     origin: dict[Operation, Operation] = {}
     body: list[Operation] = []

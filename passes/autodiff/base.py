@@ -37,7 +37,9 @@ class GradContext:
         """Fail if a result other than `results` carries a gradient (the rule cannot handle it)."""
         for i, d in enumerate(self.dys):
             if d is not None and i not in results:
-                raise AscendPassError(f"{self.where}: ascend-autodiff: no gradient rule for result #{i} of {self.op.name}")
+                raise AscendPassError(
+                    f"{self.where}: ascend-autodiff: no gradient rule for result #{i} of {self.op.name}"
+                )
 
 
 Grads = list[SSAValue | None]
@@ -97,6 +99,7 @@ def broadcast_to(e: Emitter, g: SSAValue, target: Sequence[int]) -> SSAValue:
 def keep_dims_shape(x: Sequence[int], axes: Sequence[int]) -> list[int]:
     return [1 if i in axes else d for i, d in enumerate(x)]
 
+
 def unary(c: GradContext) -> tuple[SSAValue, SSAValue, SSAValue]:
     """(x, y, dy cast to x's dtype) of a one-operand op."""
     x = c.op.operands[0]
@@ -137,7 +140,18 @@ def window(e: Emitter, g: SSAValue, dim: int, start: int, length: int, fill: flo
             mask = ((1 << n) - 1) & ~(1 << dim)
             dims = list(shape(g))
             dims[dim] = hi - lo
-            parts.append(e.one(A.StridedSliceDOp, g, type_=tensor(dims, dtype(g)), begin=begin, end=end, strides=[1] * n, begin_mask=mask, end_mask=mask))
+            parts.append(
+                e.one(
+                    A.StridedSliceDOp,
+                    g,
+                    type_=tensor(dims, dtype(g)),
+                    begin=begin,
+                    end=end,
+                    strides=[1] * n,
+                    begin_mask=mask,
+                    end_mask=mask,
+                )
+            )
     tail = length - sum(shape(p)[dim] for p in parts)
     if tail > 0:
         parts.append(filler(tail))
@@ -164,4 +178,6 @@ def select_along(e: Emitter, g: SSAValue, dim: int, matrix: object) -> SSAValue:
     if dim == rank - 1:
         return out
     inverse = [perm.index(i) for i in range(rank)]
-    return e.one(A.TransposeOp, out, type_=tensor([n if i == dim else d for i, d in enumerate(gs)], dtype(g)), perm=inverse)
+    return e.one(
+        A.TransposeOp, out, type_=tensor([n if i == dim else d for i, d in enumerate(gs)], dtype(g)), perm=inverse
+    )

@@ -19,7 +19,9 @@ def matmul_shape(a: Sequence[int], b: Sequence[int], ta: bool, tb: bool) -> list
     return [*batch, m, n]
 
 
-def matmul_grads(c: GradContext, x1: SSAValue, x2: SSAValue, ta: bool, tb: bool, cls: type[A.AscendOp], flags: tuple[str, str]) -> Grads:
+def matmul_grads(
+    c: GradContext, x1: SSAValue, x2: SSAValue, ta: bool, tb: bool, cls: type[A.AscendOp], flags: tuple[str, str]
+) -> Grads:
     """d(op(x1) @ op(x2)) for MatMul/MatMulV2 (`transpose_x*`) and BatchMatMul (`adj_x*`)."""
     e = c.e
     dy = e.cast(c.dy(), dtype(x1))
@@ -46,7 +48,9 @@ def matmul_grads(c: GradContext, x1: SSAValue, x2: SSAValue, ta: bool, tb: bool,
 
 
 def conv_props(op: A.AscendOp) -> dict[str, Any]:
-    return {k: op.properties[k] for k in ("strides", "pads", "dilations", "groups", "data_format") if k in op.properties}
+    return {
+        k: op.properties[k] for k in ("strides", "pads", "dilations", "groups", "data_format") if k in op.properties
+    }
 
 
 # --------------------------------------------------------------------------------------
@@ -60,7 +64,9 @@ def _matmul(c: GradContext) -> Grads:
     assert isinstance(op, A.MatMulBase)
     grads = matmul_grads(c, op.x1, op.x2, op.transpose_x1, op.transpose_x2, type(op), ("transpose_x1", "transpose_x2"))
     if op.bias is not None:
-        grads.append(c.e.one(A.BiasAddGradOp, c.e.cast(c.dy(), dtype(op.bias)), type_=op.bias.type) if c.needs[2] else None)
+        grads.append(
+            c.e.one(A.BiasAddGradOp, c.e.cast(c.dy(), dtype(op.bias)), type_=op.bias.type) if c.needs[2] else None
+        )
     return grads
 
 
@@ -77,12 +83,24 @@ def _conv2d(c: GradContext) -> Grads:
     assert isinstance(op, A.Conv2DOp)
     dy = e.cast(c.dy(), dtype(op.x))
     props = conv_props(op)
-    dx = e.one(A.Conv2DBackpropInputOp, op.filter, dy, type_=op.x.type, input_size=list(shape(op.x)), **props) if c.needs[0] else None
-    dw = e.one(A.Conv2DBackpropFilterOp, op.x, dy, type_=op.filter.type, filter_size=list(shape(op.filter)), **props) if c.needs[1] else None
+    dx = (
+        e.one(A.Conv2DBackpropInputOp, op.filter, dy, type_=op.x.type, input_size=list(shape(op.x)), **props)
+        if c.needs[0]
+        else None
+    )
+    dw = (
+        e.one(A.Conv2DBackpropFilterOp, op.x, dy, type_=op.filter.type, filter_size=list(shape(op.filter)), **props)
+        if c.needs[1]
+        else None
+    )
     grads: Grads = [dx, dw]
     if op.bias is not None:
         fmt = op.data_format
-        grads.append(e.one(A.BiasAddGradOp, e.cast(c.dy(), dtype(op.bias)), type_=op.bias.type, data_format=fmt) if c.needs[2] else None)
+        grads.append(
+            e.one(A.BiasAddGradOp, e.cast(c.dy(), dtype(op.bias)), type_=op.bias.type, data_format=fmt)
+            if c.needs[2]
+            else None
+        )
     return grads
 
 
@@ -102,10 +120,21 @@ def _depthwise(c: GradContext) -> Grads:
     else:
         grouped_shape = (kh, kw, 1, ch * mult)
         grouped = e.reshape(op.filter, grouped_shape)
-    dx = e.one(A.Conv2DBackpropInputOp, grouped, dy, type_=op.x.type, input_size=list(shape(op.x)), **props) if c.needs[0] else None
+    dx = (
+        e.one(A.Conv2DBackpropInputOp, grouped, dy, type_=op.x.type, input_size=list(shape(op.x)), **props)
+        if c.needs[0]
+        else None
+    )
     dw = None
     if c.needs[1]:
-        dg = e.one(A.Conv2DBackpropFilterOp, op.x, dy, type_=tensor(grouped_shape, dtype(op.filter)), filter_size=list(grouped_shape), **props)
+        dg = e.one(
+            A.Conv2DBackpropFilterOp,
+            op.x,
+            dy,
+            type_=tensor(grouped_shape, dtype(op.filter)),
+            filter_size=list(grouped_shape),
+            **props,
+        )
         if nchw:
             dg = e.reshape(dg, (ch, mult, kh, kw))
             dw = e.one(A.TransposeOp, dg, type_=op.filter.type, perm=[2, 3, 0, 1])
@@ -113,7 +142,11 @@ def _depthwise(c: GradContext) -> Grads:
             dw = e.reshape(dg, shape(op.filter))
     grads: Grads = [dx, dw]
     if op.bias is not None:
-        grads.append(e.one(A.BiasAddGradOp, e.cast(c.dy(), dtype(op.bias)), type_=op.bias.type, data_format=op.data_format) if c.needs[2] else None)
+        grads.append(
+            e.one(A.BiasAddGradOp, e.cast(c.dy(), dtype(op.bias)), type_=op.bias.type, data_format=op.data_format)
+            if c.needs[2]
+            else None
+        )
     return grads
 
 
@@ -124,7 +157,18 @@ def _conv_bp_input(c: GradContext) -> Grads:
     assert isinstance(op, A.Conv2DBackpropInputOp)
     dy = e.cast(c.dy(), dtype(op.filter))
     props = conv_props(op)
-    dw = e.one(A.Conv2DBackpropFilterOp, dy, op.out_backprop, type_=op.filter.type, filter_size=list(shape(op.filter)), **props) if c.needs[0] else None
+    dw = (
+        e.one(
+            A.Conv2DBackpropFilterOp,
+            dy,
+            op.out_backprop,
+            type_=op.filter.type,
+            filter_size=list(shape(op.filter)),
+            **props,
+        )
+        if c.needs[0]
+        else None
+    )
     dg = e.one(A.Conv2DOp, dy, op.filter, None, type_=op.out_backprop.type, **props) if c.needs[1] else None
     return [dw, dg]
 
@@ -136,11 +180,13 @@ def _conv_bp_filter(c: GradContext) -> Grads:
     assert isinstance(op, A.Conv2DBackpropFilterOp)
     dy = e.cast(c.dy(), dtype(op.x))
     props = conv_props(op)
-    dx = e.one(A.Conv2DBackpropInputOp, dy, op.out_backprop, type_=op.x.type, input_size=list(shape(op.x)), **props) if c.needs[0] else None
+    dx = (
+        e.one(A.Conv2DBackpropInputOp, dy, op.out_backprop, type_=op.x.type, input_size=list(shape(op.x)), **props)
+        if c.needs[0]
+        else None
+    )
     dg = e.one(A.Conv2DOp, op.x, dy, None, type_=op.out_backprop.type, **props) if c.needs[1] else None
     return [dx, dg]
-
-
 
 
 @rule(A.BatchMatMulV2Op)

@@ -16,20 +16,30 @@ def _bias_add(c: GradContext) -> Grads:
     op, e = c.op, c.e
     assert isinstance(op, A.BiasAddOp)
     dy = c.dy()
-    db = e.one(A.BiasAddGradOp, e.cast(dy, dtype(op.bias)), type_=op.bias.type, data_format=op.data_format) if c.needs[1] else None
+    db = (
+        e.one(A.BiasAddGradOp, e.cast(dy, dtype(op.bias)), type_=op.bias.type, data_format=op.data_format)
+        if c.needs[1]
+        else None
+    )
     return [dy, db]
 
 
 @rule(A.AddOp)
 def _add(c: GradContext) -> Grads:
     x1, x2, dy = binary_operands(c)
-    return [unbroadcast(c.e, dy, shape(x1)) if c.needs[0] else None, unbroadcast(c.e, dy, shape(x2)) if c.needs[1] else None]
+    return [
+        unbroadcast(c.e, dy, shape(x1)) if c.needs[0] else None,
+        unbroadcast(c.e, dy, shape(x2)) if c.needs[1] else None,
+    ]
 
 
 @rule(A.SubOp)
 def _sub(c: GradContext) -> Grads:
     x1, x2, dy = binary_operands(c)
-    return [unbroadcast(c.e, dy, shape(x1)) if c.needs[0] else None, unbroadcast(c.e, c.e.neg(dy), shape(x2)) if c.needs[1] else None]
+    return [
+        unbroadcast(c.e, dy, shape(x1)) if c.needs[0] else None,
+        unbroadcast(c.e, c.e.neg(dy), shape(x2)) if c.needs[1] else None,
+    ]
 
 
 @rule(A.MulOp)
@@ -61,7 +71,10 @@ def _max_min(c: GradContext) -> Grads:
     margin = e.sub(x2, x1) if isinstance(c.op, A.MaximumOp) else e.sub(x1, x2)
     d2 = e.one(A.ReluGradOp, dy, margin)
     d1 = e.sub(dy, d2)
-    return [unbroadcast(e, d1, shape(x1)) if c.needs[0] else None, unbroadcast(e, d2, shape(x2)) if c.needs[1] else None]
+    return [
+        unbroadcast(e, d1, shape(x1)) if c.needs[0] else None,
+        unbroadcast(e, d2, shape(x2)) if c.needs[1] else None,
+    ]
 
 
 @rule(A.SelectOp)
@@ -158,7 +171,6 @@ def _square(c: GradContext) -> Grads:
     return [c.e.mul(dy, c.e.mul(x, c.e.scalar(2.0, x)))]
 
 
-
 # Rules composed from forward ops (CANN has no gradient op for them). A ReluGrad(g, m) keeps g
 # where m > 0: the masks below are ReluGrads of margins, so a tie at a kink gets no gradient
 # for the bound and all of it for x, as TF's ClipByValue gradient.
@@ -220,6 +232,10 @@ def _select_v2(c: GradContext) -> Grads:
     assert isinstance(op, A.SelectV2Op)
     dy = e.cast(c.dy(), dtype(op.x1))
     zero = e.scalar(0.0, dy)
-    d1 = unbroadcast(e, e.one(A.SelectV2Op, op.condition, dy, zero, type_=dy.type), shape(op.x1)) if c.needs[1] else None
-    d2 = unbroadcast(e, e.one(A.SelectV2Op, op.condition, zero, dy, type_=dy.type), shape(op.x2)) if c.needs[2] else None
+    d1 = (
+        unbroadcast(e, e.one(A.SelectV2Op, op.condition, dy, zero, type_=dy.type), shape(op.x1)) if c.needs[1] else None
+    )
+    d2 = (
+        unbroadcast(e, e.one(A.SelectV2Op, op.condition, zero, dy, type_=dy.type), shape(op.x2)) if c.needs[2] else None
+    )
     return [None, d1, d2]

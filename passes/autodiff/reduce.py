@@ -121,7 +121,9 @@ def _layer_norm(c: GradContext) -> Grads:
     params = op.begin_params_axis % rank
     eps = op.epsilon
     if norm == params and math.isclose(eps, LAYER_NORM_GRAD_EPSILON, rel_tol=1e-6):
-        g = e.op(A.LayerNormGradOp, dy, op.x, op.variance, op.mean, op.gamma, types=[op.x.type, op.gamma.type, op.beta.type])
+        g = e.op(
+            A.LayerNormGradOp, dy, op.x, op.variance, op.mean, op.gamma, types=[op.x.type, op.gamma.type, op.beta.type]
+        )
         return [g.results[0], g.results[1], g.results[2]]
     axes = list(range(norm, rank))
     batch = list(range(params))
@@ -152,7 +154,9 @@ def _from_nchw(e: Emitter, v: SSAValue, fmt: str) -> SSAValue:
     return e.one(A.TransposeOp, v, type_=tensor((n, h, w, ch), dtype(v)), perm=[0, 2, 3, 1])
 
 
-def _bn_training_grads(e: Emitter, dy: SSAValue, x: SSAValue, scale: SSAValue, mean: SSAValue, var: SSAValue, eps: object, fmt: str) -> tuple[SSAValue, SSAValue, SSAValue]:
+def _bn_training_grads(
+    e: Emitter, dy: SSAValue, x: SSAValue, scale: SSAValue, mean: SSAValue, var: SSAValue, eps: object, fmt: str
+) -> tuple[SSAValue, SSAValue, SSAValue]:
     """(dx, dscale, doffset) of training batch norm with BNTrainingUpdateGrad + BNTrainingReduceGrad."""
     dy_c, x_c = _to_nchw(e, dy, fmt), _to_nchw(e, x, fmt)
     upd = e.op(A.BNTrainingUpdateGradOp, dy_c, x_c, mean, var, types=[scale.type, scale.type], epsilon=eps)
@@ -210,9 +214,13 @@ def _bn_training_update(c: GradContext) -> Grads:
     assert isinstance(op, A.BNTrainingUpdateOp)
     src = op.sum.owner
     if not (isinstance(src, A.BNTrainingReduceOp) and src.x == op.x and op.square_sum == src.square_sum):
-        raise AscendPassError(f"{c.where}: ascend-autodiff: the gradient of {op.name} needs its sum and square_sum from a BNTrainingReduce of the same input")
+        raise AscendPassError(
+            f"{c.where}: ascend-autodiff: the gradient of {op.name} needs its sum and square_sum from a BNTrainingReduce of the same input"
+        )
     dy = e.cast(c.dy(), dtype(op.x))
-    dx, dscale, doffset = _bn_training_grads(e, dy, op.x, op.scale, op.batch_mean, op.batch_variance, op.properties["epsilon"], "NCHW")
+    dx, dscale, doffset = _bn_training_grads(
+        e, dy, op.x, op.scale, op.batch_mean, op.batch_variance, op.properties["epsilon"], "NCHW"
+    )
     return [dx, None, None, dscale, doffset, None, None]
 
 
@@ -230,8 +238,6 @@ def _bn_training_reduce(c: GradContext) -> Grads:
         d = e.mul(e.reshape(e.cast(c.dys[1], dtype(x)), (1, ch, 1, 1)), e.mul(x, e.scalar(2.0, x)))
         total = d if total is None else e.add(total, d)
     return [total]
-
-
 
 
 # Explicitly padded pooling (ONNX's MaxPool/AveragePool with pads or ceil_mode): the input is
@@ -275,7 +281,10 @@ def _max_pool_v3(c: GradContext) -> Grads:
     e = c.e
     fmt, dims = _pool_v2_geometry(c.op, shape(x))
     rank = len(shape(x))
-    below = e.sub(e.neg(e.one(A.ReduceMaxOp, e.neg(x), type_=tensor((), dtype(x)), axes=list(range(rank)), keep_dims=False)), e.scalar(1.0, x))
+    below = e.sub(
+        e.neg(e.one(A.ReduceMaxOp, e.neg(x), type_=tensor((), dtype(x)), axes=list(range(rank)), keep_dims=False)),
+        e.scalar(1.0, x),
+    )
     padded = x
     for dim, _, _, lo, _, span in dims:
         padded = window(e, padded, dim, -lo, span, fill=below)

@@ -36,7 +36,9 @@ def _concat(c: GradContext) -> Grads:
     dim = op.concat_dim % rank
     dy = e.cast(c.dy(), dtype(op.operands[0]))
     perm = [i for i in range(rank) if i != dim] + [dim]
-    moved = dy if dim == rank - 1 else e.one(A.TransposeOp, dy, type_=tensor([ys[i] for i in perm], dtype(dy)), perm=perm)
+    moved = (
+        dy if dim == rank - 1 else e.one(A.TransposeOp, dy, type_=tensor([ys[i] for i in perm], dtype(dy)), perm=perm)
+    )
     rows = math.prod(ys[i] for i in perm[:-1])
     flat = e.reshape(moved, (rows, ys[dim]))
     inverse = [perm.index(i) for i in range(rank)]
@@ -68,10 +70,12 @@ def _one_hot(c: GradContext) -> Grads:
     one, zero = e.const(1.0, f), e.const(0.0, f)
     mask = e.one(A.OneHotOp, op.x, one, zero, type_=dy.type, depth=op.properties["depth"], axis=op.properties["axis"])
     d_on = e.reshape(e.reduce_sum(e.mul(dy, mask), range(len(shape(dy)))), shape(op.on_value)) if c.needs[1] else None
-    d_off = e.reshape(e.reduce_sum(e.mul(dy, e.sub(e.const(1.0, f), mask)), range(len(shape(dy)))), shape(op.off_value)) if c.needs[2] else None
+    d_off = (
+        e.reshape(e.reduce_sum(e.mul(dy, e.sub(e.const(1.0, f), mask)), range(len(shape(dy)))), shape(op.off_value))
+        if c.needs[2]
+        else None
+    )
     return [None, d_on, d_off]
-
-
 
 
 @rule(A.GatherV2DOp)

@@ -173,7 +173,11 @@ def _gelu(s: Scalar, a: list[SSAValue]) -> SSAValue:
 
 lowers("Neg")(_unary(_neg, float_only=False))
 lowers("Relu")(_unary(_relu, float_only=False))
-lowers("Square")(_unary(lambda s, a: s.mulf(a[0], a[0]) if is_float(a[0].type) else s.add(arith.MuliOp(a[0], a[0])), float_only=False))
+lowers("Square")(
+    _unary(
+        lambda s, a: s.mulf(a[0], a[0]) if is_float(a[0].type) else s.add(arith.MuliOp(a[0], a[0])), float_only=False
+    )
+)
 lowers("Relu6")(_unary(lambda s, a: s.minf(s.maxf(a[0], s.const(0, a[0].type)), s.const(6, a[0].type))))
 lowers("Erf")(_unary(lambda s, a: s.add(math.ErfOp(a[0]))))
 lowers("Gelu")(_unary(_gelu))
@@ -213,4 +217,3 @@ def _hard_sigmoid(em: Emitter, op: AscendOp) -> list[SSAValue]:
 @lowers("ClipByValue")
 def _clip(em: Emitter, op: AscendOp) -> list[SSAValue]:
     return _elementwise(em, op, lambda s, a: s.minf(s.maxf(a[0], a[1]), a[2]), float_only=True)
-

@@ -304,8 +304,16 @@ class Emitter:
         in_shape = shape(x)
         rank = len(in_shape)
         red = set(axes)
-        out_shape = [1 if i in red else d for i, d in enumerate(in_shape)] if keep_dims else [d for i, d in enumerate(in_shape) if i not in red]
-        out_exprs = [const(0) if i in red else dim(i) for i in range(rank)] if keep_dims else [dim(i) for i in range(rank) if i not in red]
+        out_shape = (
+            [1 if i in red else d for i, d in enumerate(in_shape)]
+            if keep_dims
+            else [d for i, d in enumerate(in_shape) if i not in red]
+        )
+        out_exprs = (
+            [const(0) if i in red else dim(i) for i in range(rank)]
+            if keep_dims
+            else [dim(i) for i in range(rank) if i not in red]
+        )
         acc = self.fill(out_shape, acc_type, init)
 
         def body(s: Scalar) -> list[SSAValue]:
@@ -320,19 +328,29 @@ class Emitter:
     def collapse(self, x: SSAValue, groups: Sequence[Sequence[int]], out_shape: Sequence[int]) -> SSAValue:
         """`tensor.collapse_shape`: each group of `x`'s dimensions becomes one of `out_shape`."""
         result = TensorType(elem(x), list(out_shape))
-        return self.add(tensor.CollapseShapeOp(operands=[x], result_types=[result], properties={"reassociation": _reassociation(groups)}))
+        return self.add(
+            tensor.CollapseShapeOp(
+                operands=[x], result_types=[result], properties={"reassociation": _reassociation(groups)}
+            )
+        )
 
     def expand(self, x: SSAValue, groups: Sequence[Sequence[int]], out_shape: Sequence[int]) -> SSAValue:
         """`tensor.expand_shape`: each dimension of `x` becomes a group of `out_shape`'s."""
-        return self.add(tensor.ExpandShapeOp(x, [], _reassociation(groups), list(out_shape), TensorType(elem(x), list(out_shape))))
+        return self.add(
+            tensor.ExpandShapeOp(x, [], _reassociation(groups), list(out_shape), TensorType(elem(x), list(out_shape)))
+        )
 
-    def insert(self, src: SSAValue, dest: SSAValue, offsets: Sequence[int], strides: Sequence[int] | None = None) -> SSAValue:
+    def insert(
+        self, src: SSAValue, dest: SSAValue, offsets: Sequence[int], strides: Sequence[int] | None = None
+    ) -> SSAValue:
         sizes = list(shape(src))
         st = list(strides) if strides is not None else [1] * len(sizes)
         return self.add(tensor.InsertSliceOp.get(src, dest, sizes, list(offsets), st))
 
     def extract(self, x: SSAValue, offsets: Sequence[int], sizes: Sequence[int], strides: Sequence[int]) -> SSAValue:
-        return self.add(tensor.ExtractSliceOp(x, list(offsets), list(sizes), list(strides), TensorType(elem(x), list(sizes))))
+        return self.add(
+            tensor.ExtractSliceOp(x, list(offsets), list(sizes), list(strides), TensorType(elem(x), list(sizes)))
+        )
 
     def pad(self, x: SSAValue, lo: Sequence[int], hi: Sequence[int], value: float) -> SSAValue:
         """`x` padded with `value` (`lo`/`hi` elements before/after each dimension)."""

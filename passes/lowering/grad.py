@@ -9,7 +9,6 @@ import math as pymath
 from collections.abc import Callable
 
 import numpy as np
-
 from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, TensorType, i32
 from xdsl.ir import SSAValue
@@ -99,7 +98,14 @@ def _softmax_grad(em: Emitter, op: AscendOp) -> list[SSAValue]:
     acc = compute_type(elem(sm), elem(g))
     assert acc is not None
     rank = len(shape(y))
-    dot = em.reduce(em.map([g, sm], shape(y), acc, lambda s, a: s.mulf(a[0], a[1]), acc), [rank - 1], 0.0, add_values, acc, keep_dims=True)
+    dot = em.reduce(
+        em.map([g, sm], shape(y), acc, lambda s, a: s.mulf(a[0], a[1]), acc),
+        [rank - 1],
+        0.0,
+        add_values,
+        acc,
+        keep_dims=True,
+    )
     return [em.map([g, dot, sm], shape(y), elem(y), lambda s, a: s.mulf(s.subf(a[0], a[1]), a[2]), acc)]
 
 
@@ -243,7 +249,9 @@ def _layer_norm_grad(em: Emitter, op: AscendOp) -> list[SSAValue]:
     xhat = em.map([x, mean, inv], src, acc, lambda s, a: s.mulf(s.subf(a[0], a[1]), a[2]), acc)
     g = em.map([dy, gamma], src, acc, lambda s, a: s.mulf(a[0], a[1]), acc)
     sg = em.reduce(g, axes, 0.0, add_values, acc, keep_dims=True)
-    sgx = em.reduce(em.map([g, xhat], src, acc, lambda s, a: s.mulf(a[0], a[1])), axes, 0.0, add_values, acc, keep_dims=True)
+    sgx = em.reduce(
+        em.map([g, xhat], src, acc, lambda s, a: s.mulf(a[0], a[1])), axes, 0.0, add_values, acc, keep_dims=True
+    )
 
     def dx_fn(s: Scalar, a: list[SSAValue]) -> SSAValue:
         iv, gv, sgv, xh, sgxv = a
@@ -289,14 +297,26 @@ def _avg_pool_grad(em: Emitter, op: AscendOp) -> list[SSAValue]:
     acc = compute_type(elem(g))
     assert acc is not None
     counts = counts_for(op, h, w, lay)
-    cval = em.add(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(acc, [oh, ow]), [float(v) for v in counts.reshape(-1)]), TensorType(acc, [oh, ow])))  # pyright: ignore[reportCallIssue, reportArgumentType]  # xDSL's from_list overloads want a TensorType of a float/int type statically; acc is a float type
-    share = em.map([g, cval], shape(g), acc, lambda s, a: s.divf(a[0], a[1]), acc, [identity(4), amap(4, [dim(2), dim(3)])])
+    cval = em.add(
+        arith.ConstantOp(
+            DenseIntOrFPElementsAttr.from_list(TensorType(acc, [oh, ow]), [float(v) for v in counts.reshape(-1)]),  # pyright: ignore[reportCallIssue, reportArgumentType]  # xDSL's from_list overloads want a TensorType of a float/int type statically; acc is a float type
+            TensorType(acc, [oh, ow]),
+        )
+    )
+    share = em.map(
+        [g, cval], shape(g), acc, lambda s, a: s.divf(a[0], a[1]), acc, [identity(4), amap(4, [dim(2), dim(3)])]
+    )
     gp = _scatter_back(em, share, lay, h, w)
     window = em.empty([kh, kw], acc)
     total = em.fill(list(shape(y)), acc, 0.0)
     n_, c_, h_, w_, a_, b_ = (dim(i) for i in range(6))
     maps = [amap(6, [n_, c_, h_ + a_, w_ + b_]), amap(6, [a_, b_])]
-    out = em.generic(list(zip([gp, window], maps)), [(total, amap(6, [n_, c_, h_, w_]))], [PARALLEL] * 4 + [REDUCTION] * 2, lambda s: [s.addf(s.arg(2), s.arg(0))])[0]
+    out = em.generic(
+        list(zip([gp, window], maps)),
+        [(total, amap(6, [n_, c_, h_, w_]))],
+        [PARALLEL] * 4 + [REDUCTION] * 2,
+        lambda s: [s.addf(s.arg(2), s.arg(0))],
+    )[0]
     return [em.convert(out, elem(y))]
 
 
@@ -321,12 +341,22 @@ def _max_pool_grad(em: Emitter, op: AscendOp) -> list[SSAValue]:
 
     def pick(s: Scalar) -> list[SSAValue]:
         v, b, i = s.convert(s.arg(0), acc), s.arg(2), s.arg(3)
-        tap = s.add(arith.AddiOp(s.add(arith.MuliOp(s.add(arith.IndexCastOp(s.index(4), i32)), s.const(kw, i32))), s.add(arith.IndexCastOp(s.index(5), i32))))
+        tap = s.add(
+            arith.AddiOp(
+                s.add(arith.MuliOp(s.add(arith.IndexCastOp(s.index(4), i32)), s.const(kw, i32))),
+                s.add(arith.IndexCastOp(s.index(5), i32)),
+            )
+        )
         take = first_max_wins(s, v, b, tap, i)
         return [s.select(take, v, b), s.select(take, tap, i)]
 
     xmap = amap(6, [n_, c_, o1 * sh + a_, o2 * sw + b_])
-    arg = em.generic([(xp, xmap), (window, amap(6, [a_, b_]))], [(best, amap(6, [n_, c_, o1, o2])), (first, amap(6, [n_, c_, o1, o2]))], [PARALLEL] * 4 + [REDUCTION] * 2, pick)[1]
+    arg = em.generic(
+        [(xp, xmap), (window, amap(6, [a_, b_]))],
+        [(best, amap(6, [n_, c_, o1, o2])), (first, amap(6, [n_, c_, o1, o2]))],
+        [PARALLEL] * 4 + [REDUCTION] * 2,
+        pick,
+    )[1]
     h, w = xs[2], xs[3]
     gp = _scatter_back(em, g, lay, h, w)
     argp = _scatter_back(em, arg, lay, h, w, -1)

@@ -92,9 +92,11 @@ def _cumsum(em: Emitter, op: AscendOp) -> list[SSAValue]:
     x, y = op.operands[0], op.results[0]
     out = shape(y)
     rank = len(out)
-    axis = int(attr(op, "axis")) % rank  # pyright: ignore[reportArgumentType]
+    axis = int(attr(op, "axis")) % rank
     exclusive, reverse = bool(attr(op, "exclusive")), bool(attr(op, "reverse"))
-    pred = {(False, False): "sle", (True, False): "slt", (False, True): "sge", (True, True): "sgt"}[(exclusive, reverse)]
+    pred = {(False, False): "sle", (True, False): "slt", (False, True): "sge", (True, True): "sgt"}[
+        (exclusive, reverse)
+    ]
     acc_t = _acc(op)
     acc = em.fill(out, acc_t, 0)
     read = amap(rank + 1, [dim(rank) if d == axis else dim(d) for d in range(rank)])
@@ -184,7 +186,7 @@ def _instance_norm(em: Emitter, op: AscendOp) -> list[SSAValue]:
     src = shape(x)
     rank = len(src)
     axes = list(range(2, rank))
-    eps = float(attr(op, "epsilon"))  # pyright: ignore[reportArgumentType]
+    eps = float(attr(op, "epsilon"))
     acc_t = _acc(op)
     count = float(np.prod([src[a] for a in axes]))
     xw = em.convert(x, acc_t)
@@ -342,7 +344,12 @@ def _batch_norm(em: Emitter, op: AscendOp) -> list[SSAValue]:
     if bool(attr(op, "is_training")):
         n = float(np.prod([src[a] for a in axes]))
         xw = em.convert(x, acc_t)
-        m = em.map([em.reduce(xw, axes, 0.0, add_values, acc_t)], [src[channel]], acc_t, lambda s, a: s.divf(a[0], s.const(n, acc_t)))
+        m = em.map(
+            [em.reduce(xw, axes, 0.0, add_values, acc_t)],
+            [src[channel]],
+            acc_t,
+            lambda s, a: s.divf(a[0], s.const(n, acc_t)),
+        )
         d = em.map([xw, m], src, acc_t, lambda s, a: s.subf(a[0], a[1]), None, [identity(len(src)), vec])
         sq = em.reduce(d, axes, 0.0, add_values, acc_t, pre=lambda s, v: s.mulf(v, v))
         v = em.map([sq], [src[channel]], acc_t, lambda s, a: s.divf(a[0], s.const(n, acc_t)))
@@ -409,9 +416,21 @@ def _bn_training_update(em: Emitter, op: AscendOp) -> list[SSAValue]:
     vec = _channel_vec()
     y = em.map([x, bm, bv, scale, offset], xs, elem(y_r), norm, acc, [identity(4), vec, vec, vec, vec])
     keep = 1.0 - factor
-    mean_out = em.map([mean, bm], c, elem(mean_r), lambda s, a: s.addf(s.mulf(a[0], s.const(keep, acc)), s.mulf(a[1], s.const(factor, acc))), acc)
+    mean_out = em.map(
+        [mean, bm],
+        c,
+        elem(mean_r),
+        lambda s, a: s.addf(s.mulf(a[0], s.const(keep, acc)), s.mulf(a[1], s.const(factor, acc))),
+        acc,
+    )
     bessel = factor * n / max(n - 1, 1)
-    var_out = em.map([var, bv], c, elem(var_r), lambda s, a: s.addf(s.mulf(a[0], s.const(keep, acc)), s.mulf(a[1], s.const(bessel, acc))), acc)
+    var_out = em.map(
+        [var, bv],
+        c,
+        elem(var_r),
+        lambda s, a: s.addf(s.mulf(a[0], s.const(keep, acc)), s.mulf(a[1], s.const(bessel, acc))),
+        acc,
+    )
     return [y, mean_out, var_out, em.convert(bm, elem(bm_r)), em.convert(bv, elem(bv_r))]
 
 
@@ -454,4 +473,13 @@ def _bn_training_reduce_grad(em: Emitter, op: AscendOp) -> list[SSAValue]:
         return s.mulf(s.mulf(sc, inv), s.subf(g, corr))
 
     vec = _channel_vec()
-    return [em.map([dy, xhat, d_scale, d_offset, scale, bv], xs, elem(y), fn, acc, [identity(4), identity(4), vec, vec, vec, vec])]
+    return [
+        em.map(
+            [dy, xhat, d_scale, d_offset, scale, bv],
+            xs,
+            elem(y),
+            fn,
+            acc,
+            [identity(4), identity(4), vec, vec, vec, vec],
+        )
+    ]

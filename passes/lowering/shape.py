@@ -125,7 +125,11 @@ def _strided_slice(em: Emitter, op: AscendOp) -> list[SSAValue]:
     steps: list[int] = []
     for i, n in enumerate(src):
         # Python's slice rules, as the interpreter (dimensions past `begin` are kept whole)
-        r = range(n)[slice(None if bm >> i & 1 else begin[i], None if em_ >> i & 1 else end[i], strides[i])] if i < len(begin) else range(n)
+        r = (
+            range(n)[slice(None if bm >> i & 1 else begin[i], None if em_ >> i & 1 else end[i], strides[i])]
+            if i < len(begin)
+            else range(n)
+        )
         offsets.append(r.start if len(r) else 0)
         sizes.append(len(r))
         steps.append(r.step)
@@ -212,8 +216,8 @@ def _pad(em: Emitter, op: AscendOp) -> list[SSAValue]:
     return em.generic([], [(init, identity(rank))], [PARALLEL] * rank, body)
 
 
-def _table(em: Emitter, values: list[int] | list[float], t: TensorType) -> SSAValue:  # pyright: ignore[reportMissingTypeArgument]
-    return em.add(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, values), t))  # pyright: ignore[reportArgumentType]
+def _table(em: Emitter, values: list[int] | list[float], t: TensorType) -> SSAValue:
+    return em.add(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, values), t))  # pyright: ignore[reportArgumentType, reportCallIssue]  # from_list's overloads want the element kind statically; t's matches values at run time
 
 
 @lowers("ResizeD")
@@ -228,7 +232,9 @@ def _resize(em: Emitter, op: AscendOp) -> list[SSAValue]:
     acc_t = compute_type(elem(x)) or f32
     inputs: list[tuple[SSAValue, object]] = []
     for d in range(2, rank):
-        taps = resize_taps(src[d], out[d], str(attr(op, "coordinate_transformation_mode")), mode, str(attr(op, "nearest_mode")))
+        taps = resize_taps(
+            src[d], out[d], str(attr(op, "coordinate_transformation_mode")), mode, str(attr(op, "nearest_mode"))
+        )
         n = len(taps)
         vmap = amap(rank, [dim(d)])
         inputs.append((_table(em, [a for a, _, _ in taps], TensorType(i64, [n])), vmap))

@@ -12,10 +12,23 @@ from xdsl.dialects.builtin import IndexType, TensorType, i1
 from xdsl.ir import SSAValue
 
 from ascend_mp.dialects.ascend import AscendOp
-from ascend_mp.passes.lowering.emit import PARALLEL, REDUCTION, Emitter, LoweringError, Scalar, amap, elem, identity, is_float, shape
+from ascend_mp.passes.lowering.emit import (
+    PARALLEL,
+    REDUCTION,
+    Emitter,
+    LoweringError,
+    Scalar,
+    amap,
+    elem,
+    identity,
+    is_float,
+    shape,
+)
 from ascend_mp.passes.lowering.registry import lowers
 
-UNWATCHED = frozenset({"ascend.Const", "ascend.NPUAllocFloatStatus", "ascend.NPUClearFloatStatus", "ascend.NPUGetFloatStatus"})
+UNWATCHED = frozenset(
+    {"ascend.Const", "ascend.NPUAllocFloatStatus", "ascend.NPUClearFloatStatus", "ascend.NPUGetFloatStatus"}
+)
 """Ops whose results never set the register."""
 
 
@@ -47,7 +60,11 @@ class StatusTracker:
         for v in values:
             if isinstance(v.type, TensorType) and is_float(elem(v)):
                 check = any_nonfinite(em, v)
-                self.flag = check if self.flag is None else em.map([self.flag, check], [], i1, lambda s, a: s.add(arith.OrIOp(a[0], a[1])))
+                self.flag = (
+                    check
+                    if self.flag is None
+                    else em.map([self.flag, check], [], i1, lambda s, a: s.add(arith.OrIOp(a[0], a[1])))
+                )
 
     def clear(self) -> None:
         self.flag = None
@@ -90,4 +107,3 @@ def _clear(em: Emitter, op: AscendOp) -> list[SSAValue]:
 @lowers("NPUGetFloatStatus")
 def _get(em: Emitter, op: AscendOp) -> list[SSAValue]:
     return [_tracker(em, op).buffer(em, op.results[0])]
-

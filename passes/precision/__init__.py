@@ -57,7 +57,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ascend_mp.passes.precision.decide import Decider
     from ascend_mp.passes.precision.kernels import Signature
-    from ascend_mp.passes.precision.options import PrecisionConfig, PrecisionOptions, load_config, resolve_mode, resolve_options
+    from ascend_mp.passes.precision.options import (
+        PrecisionConfig,
+        PrecisionOptions,
+        load_config,
+        resolve_mode,
+        resolve_options,
+    )
     from ascend_mp.passes.precision.pass_ import AscendPrecisionPass, run_precision
     from ascend_mp.passes.precision.plan import OpDecision, PrecisionPlan, PrecisionReport
     from ascend_mp.passes.precision.rewrite import (

@@ -76,7 +76,9 @@ class Decider:
         """(orig, list kind, modify_mixlist reason, cube) -> whether a context-free rule wants the producers' vote."""
         self.steps: dict[object, Steps] = {}
         """(orig, list kind, modify_mixlist reason, cube, vote) -> a context-free rule's steps for those facts."""
-        self.overrides = config.keep_dtype is not None or config.customize_dtypes is not None or config.to_float is not None
+        self.overrides = (
+            config.keep_dtype is not None or config.customize_dtypes is not None or config.to_float is not None
+        )
         """Whether an op's name may change its decision."""
 
     def kernels(self, op: AscendOp, op_type: str) -> tuple[Kernel, ...]:
@@ -90,8 +92,7 @@ class Decider:
         if not isinstance(op, AscendOp):
             return False
         return any(
-            k.engine == AICORE and primary(k.inputs, k.outputs) == dtype
-            for k in self.kernels(op, op_class(op).op_type)
+            k.engine == AICORE and primary(k.inputs, k.outputs) == dtype for k in self.kernels(op, op_class(op).op_type)
         )
 
     def library_kind(self, op: AscendOp, op_type: str) -> str:
@@ -117,7 +118,11 @@ class Decider:
         depend on its class and its `caps` and `list` properties only, so they are looked up once per such triple."""
         props = op.properties
         caps, lst = props.get("caps"), props.get("list")
-        key = (cls, id(caps) if isinstance(caps, CapsAttr) else None, lst.data if isinstance(lst, ListKindAttr) else None)
+        key = (
+            cls,
+            id(caps) if isinstance(caps, CapsAttr) else None,
+            lst.data if isinstance(lst, ListKindAttr) else None,
+        )
         hit = self.contexts.get(key)
         if hit is None:
             info = self.config.library.info(cls.op_type) if key[1] is None or key[2] is None else None
@@ -137,17 +142,21 @@ class Decider:
         return cands
 
     @staticmethod
-    def signature(cls: OpClass, ins: Sequence[State], outs: tuple[str | None, ...]) -> tuple[Signature, list[range] | None] | None:  # pyright: ignore[reportSelfClsParameterName]  # `cls` is the op's class (OpClass), not this class
+    def signature(
+        op_cls: OpClass,
+        ins: Sequence[State],
+        outs: tuple[str | None, ...],
+    ) -> tuple[Signature, list[range] | None] | None:
         """The op's original signature from its operands' states and its results' dtypes (None if one of them has
         an unmodelled type); with, for an op with an optional or variadic operand, its operand positions per
         definition (:meth:`OpClass.spans`)."""
         spans = None
-        if cls.regular:
+        if op_cls.regular:
             dts = tuple([state[0] for state in ins])
             if None in dts:
                 return None
         else:
-            spans = cls.spans(len(ins))
+            spans = op_cls.spans(len(ins))
             found: list[str | None] = []
             for span in spans:
                 if not span:
@@ -243,9 +252,19 @@ class Decider:
                 new[j] = kd
         before, after = cands.primary, primary(kernel.inputs, kernel.outputs)
         return Effect(
-            op_type, sig, kernel, kind, choice.reason, follows,
-            None if wanted is None else tuple(wanted), None if new is None else tuple(new), tuple(states),
-            warning, keep_failed, (before, after) if rank(after) < rank(before) else None, False,
+            op_type,
+            sig,
+            kernel,
+            kind,
+            choice.reason,
+            follows,
+            None if wanted is None else tuple(wanted),
+            None if new is None else tuple(new),
+            tuple(states),
+            warning,
+            keep_failed,
+            (before, after) if rank(after) < rank(before) else None,
+            False,
             warning is not None or keep_failed,
         )
 
@@ -266,10 +285,18 @@ class Decider:
         if sig is None:
             sig = Signature(tuple([state[0] for state in ins]), outs)
         states = own_states(sig.outputs, cls.fixed != "constant")
-        return make_effect(cls.op_type, sig, None, kind, reason, follows, operands_kept(ins), None, states, warning, keep_failed)
+        return make_effect(
+            cls.op_type, sig, None, kind, reason, follows, operands_kept(ins), None, states, warning, keep_failed
+        )
 
     def choose(
-        self, op: AscendOp, cls: OpClass, name: str | None, cands: Candidates, kind: str, mix_reason: str | None,
+        self,
+        op: AscendOp,
+        cls: OpClass,
+        name: str | None,
+        cands: Candidates,
+        kind: str,
+        mix_reason: str | None,
         ins: Sequence[State],
     ) -> tuple[Choice, tuple[int, ...] | None, bool]:
         """The overrides (customize_dtypes > keep_dtype > to_float), else the rule's steps; with whom a gray op
@@ -299,7 +326,9 @@ class Decider:
             basics = (orig, kind, mix_reason, cube)
             wants = self.wants.get(basics)
             if wants is None:
-                wants = self.wants[basics] = rule.wants_vote(OpFacts(op, op_type, name, orig, kind, mix_reason, None, cube))
+                wants = self.wants[basics] = rule.wants_vote(
+                    OpFacts(op, op_type, name, orig, kind, mix_reason, None, cube)
+                )
             vote, follows = self.votes(cls, cands, ins) if wants else (None, None)
             key = (kind, mix_reason, vote)
             choice = cands.memo.get(key)
@@ -307,7 +336,9 @@ class Decider:
                 facts_key = (*basics, vote)
                 steps = self.steps.get(facts_key)
                 if steps is None:
-                    steps = self.steps[facts_key] = rule.steps(OpFacts(op, op_type, name, orig, kind, mix_reason, vote, cube))
+                    steps = self.steps[facts_key] = rule.steps(
+                        OpFacts(op, op_type, name, orig, kind, mix_reason, vote, cube)
+                    )
                 choice = cands.memo[key] = self.fallback(cands, steps, op, op_type, name)
         else:
             inputs = tuple([state[1] for state in ins if state[1] in PRECISION_RANK]) if rule.needs_inputs else ()
@@ -330,7 +361,9 @@ class Decider:
             choice = cands.memo[steps] = cands.run(steps) or self.any_kernel(cands)
         return choice
 
-    def fallback(self, cands: Candidates, steps: tuple[Step, ...], op: AscendOp, op_type: str, name: str | None) -> Choice:
+    def fallback(
+        self, cands: Candidates, steps: tuple[Step, ...], op: AscendOp, op_type: str, name: str | None
+    ) -> Choice:
         choice = cands.run(steps)
         if choice is not None:
             return choice
@@ -372,7 +405,9 @@ class Decider:
             first = ballots[0][1]
         return vote, (first,)
 
-    def customized(self, op: AscendOp, op_type: str, name: str | None, cands: Candidates, custom: KernelDtypes) -> Choice:
+    def customized(
+        self, op: AscendOp, op_type: str, name: str | None, cands: Candidates, custom: KernelDtypes
+    ) -> Choice:
         kernel = cands.find(custom.inputs, custom.outputs)
         if kernel is None:
             path = self.config.customize_dtypes.path  # pyright: ignore[reportOptionalMemberAccess]  # customized() runs only for an op the customize_dtypes file names

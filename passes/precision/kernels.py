@@ -23,6 +23,7 @@ from ascend_mp.errors import AscendError
 from ascend_mp.passes.precision.lattice import FLOAT_NAMES, rank
 from ascend_mp.policies import Step
 
+
 class Signature(NamedTuple):
     """An op's dtypes: one per operand definition (None: absent optional operand), one per result."""
 
@@ -115,8 +116,10 @@ class Candidates:
             return self._best[key]
         sig_outputs = self.sig.outputs
         matches = [
-            k for k, p in zip(self.kernels, self.primaries)
-            if p == dtype and k.engine == engine
+            k
+            for k, p in zip(self.kernels, self.primaries)
+            if p == dtype
+            and k.engine == engine
             and (out is None or all([kd == out for kd, sd in zip(k.outputs, sig_outputs) if sd in PRECISION_RANK]))
         ]
         found: Kernel | None = matches[0] if matches else None
@@ -158,8 +161,6 @@ class Candidates:
         return None
 
 
-
-
 def present_inputs(kernel_inputs: Sequence[str], sig_inputs: Sequence[str | None]) -> tuple[str, ...]:
     return tuple(k for k, s in zip(kernel_inputs, sig_inputs) if s is not None)
 
@@ -172,8 +173,6 @@ def fmt_sig(inputs: Sequence[str | None], outputs: Sequence[str | None]) -> str:
     ins = ", ".join(d or "-" for d in inputs)
     outs = ", ".join(d or "-" for d in outputs)
     return f"({ins}) -> {outs if len(outputs) == 1 else f'({outs})'}"
-
-
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,7 +203,9 @@ class OpClass:
         take = n - (self.defs - 1)
         if self.optional:
             take = min(take, 1)
-        return [range(i, i + 1) for i in range(v)] + [range(v, v + take)] + [range(i, i + 1) for i in range(v + take, n)]
+        return (
+            [range(i, i + 1) for i in range(v)] + [range(v, v + take)] + [range(i, i + 1) for i in range(v + take, n)]
+        )
 
 
 _CLASSES: dict[type[Operation], OpClass] = {}
@@ -226,9 +227,15 @@ def op_class(op: AscendOp) -> OpClass:
         same = tuple(i for i, n in enumerate(slots) if n in op.SAME_DTYPE)
         floats = tuple(i for i, n in enumerate(slots) if n in op.FLOAT_ONLY)
         info = OpClass(
-            op.name.removeprefix("ascend."), not odd, fixed, variadic, optional, len(defs), same, floats,
+            op.name.removeprefix("ascend."),
+            not odd,
+            fixed,
+            variadic,
+            optional,
+            len(defs),
+            same,
+            floats,
             type(op).UNIT == Unit.CUBE,
         )
         _CLASSES[cls] = info
     return info
-

@@ -80,9 +80,20 @@ def resolve_mode(mode: str | None, mode_v2: str | None) -> str:
 def resolve_options(options: PrecisionOptions, environ: Mapping[str, str] | None = None) -> PrecisionConfig:
     """Validate every option and load every file, before anything is rewritten (:func:`load_config`)."""
     return load_config(
-        options.mode, options.mode_v2, options.modify_mixlist, options.keep_dtype, options.customize_dtypes,
-        options.soc, options.op_info, options.report, policy=options.policy, level=options.level,
-        amp_dtype_name=options.amp_dtype, tf_lists=options.tf_lists, to_float=options.to_float, environ=environ,
+        options.mode,
+        options.mode_v2,
+        options.modify_mixlist,
+        options.keep_dtype,
+        options.customize_dtypes,
+        options.soc,
+        options.op_info,
+        options.report,
+        policy=options.policy,
+        level=options.level,
+        amp_dtype_name=options.amp_dtype,
+        tf_lists=options.tf_lists,
+        to_float=options.to_float,
+        environ=environ,
     )
 
 
@@ -148,4 +159,13 @@ def load_config(
     return PrecisionConfig(resolved, library, mixlist, keep, custom, (*warnings, *useless), rule, policy, scopes)
 
 
-__all__ = ["AMP_DTYPES", "POLICY_NAMES", "PrecisionConfig", "PrecisionOptions", "load_config", "option_flags", "resolve_mode", "resolve_options"]
+__all__ = [
+    "AMP_DTYPES",
+    "POLICY_NAMES",
+    "PrecisionConfig",
+    "PrecisionOptions",
+    "load_config",
+    "option_flags",
+    "resolve_mode",
+    "resolve_options",
+]

@@ -28,7 +28,6 @@ from ascend_mp.passes.store_weights import WeightBytes
 from ascend_mp.policies import AICORE
 
 
-
 @dataclass
 class OpDecision:
     """What the pass decided for one ascend op (one entry of the precision report)."""
@@ -51,8 +50,14 @@ class OpDecision:
             "name": self.name,
             "type": self.type,
             "location": self.location,
-            "original": {"inputs": [cann(d) for d in self.original.inputs], "outputs": [cann(d) for d in self.original.outputs]},
-            "chosen": {"inputs": [cann(d) for d in self.chosen.inputs], "outputs": [cann(d) for d in self.chosen.outputs]},
+            "original": {
+                "inputs": [cann(d) for d in self.original.inputs],
+                "outputs": [cann(d) for d in self.original.outputs],
+            },
+            "chosen": {
+                "inputs": [cann(d) for d in self.chosen.inputs],
+                "outputs": [cann(d) for d in self.chosen.outputs],
+            },
             "list": self.list_kind,
             "engine": self.engine,
             "reason": self.reason,
@@ -173,7 +178,9 @@ def make_effect(
     folded: bool = False,
 ) -> Effect:
     loud = warning is not None or keep_failed
-    return Effect(op_type, sig, kernel, kind, reason, follows, wanted, new, states, warning, keep_failed, reduced, folded, loud)
+    return Effect(
+        op_type, sig, kernel, kind, reason, follows, wanted, new, states, warning, keep_failed, reduced, folded, loud
+    )
 
 
 Record = tuple[Operation, Effect, Sequence[SSAValue], "str | None", int]
@@ -204,8 +211,6 @@ def follows_text(spec: tuple[int, ...] | None, operands: Sequence[SSAValue]) -> 
     return f": follows {producer_label(owner)}" if isinstance(owner, Operation) else ""
 
 
-
-
 @dataclass(eq=False)
 class PrecisionPlan:
     """The decided dtypes, as the rewrite consumes them.
@@ -222,7 +227,9 @@ class PrecisionPlan:
     warnings: list[str] = field(default_factory=list[str])
     inserted: set[Operation] = field(default_factory=set[Operation])
     """Casts this plan inserted (tracked here, nothing marks them in the IR); a fold looks through user casts only."""
-    casts: dict[tuple[int, str], tuple[SSAValue, SSAValue]] = field(default_factory=dict[tuple[int, str], tuple[SSAValue, SSAValue]])
+    casts: dict[tuple[int, str], tuple[SSAValue, SSAValue]] = field(
+        default_factory=dict[tuple[int, str], tuple[SSAValue, SSAValue]]
+    )
     """(id of a value, dtype) -> (the value, its cast): one cast per (value, dtype). The value is kept to check the
     id's owner (a value erased with a folded cast may leave its id to a new one)."""
     last_cast: dict[Operation | Block, Operation] = field(default_factory=dict[Operation | Block, Operation])
@@ -235,7 +242,9 @@ class PrecisionPlan:
     """Every `ascend.Const`, in program order (storing low weights needs no walk)."""
     casts_inserted: int = 0
     casts_folded: int = 0
-    type_cache: dict[tuple[int, str], tuple[Attribute, TensorType]] = field(default_factory=dict[tuple[int, str], tuple[Attribute, TensorType]])
+    type_cache: dict[tuple[int, str], tuple[Attribute, TensorType]] = field(
+        default_factory=dict[tuple[int, str], tuple[Attribute, TensorType]]
+    )
     distinct: int = 0
     """How many distinct decisions the walk computed (the rest were looked up: see `Planner.visit_block`)."""
     stored: WeightBytes | None = None
@@ -243,7 +252,9 @@ class PrecisionPlan:
     retyped_consts: list[tuple[ConstOp, TensorType]] = field(default_factory=list[tuple[ConstOp, TensorType]])
     """Constants retyped to the low dtype instead of cast (by :func:`apply_plan`, or by the walk for a one-use
     constant: `Planner.lone`), with their type before; their payload is left to `store_low_weights`."""
-    dtype_cache: dict[int, tuple[Attribute, str | None]] = field(default_factory=dict[int, tuple[Attribute, str | None]])
+    dtype_cache: dict[int, tuple[Attribute, str | None]] = field(
+        default_factory=dict[int, tuple[Attribute, str | None]]
+    )
     """:func:`dtype_key` of a type -> (what keeps the key's object alive, its dtype)."""
     _by_op: dict[Operation, Change] | None = None
 
@@ -279,15 +290,24 @@ class PrecisionPlan:
         ops: list[OpDecision] = []
         for op, effect, operands, function, count in self.records:
             sig, kernel = effect.sig, effect.kernel
-            chosen = sig if kernel is None else Signature(
-                tuple(None if s is None else k for k, s in zip(kernel.inputs, sig.inputs)), kernel.outputs
+            chosen = (
+                sig
+                if kernel is None
+                else Signature(
+                    tuple(None if s is None else k for k, s in zip(kernel.inputs, sig.inputs)), kernel.outputs
+                )
             )
             engine = AICORE if kernel is None else kernel.engine
             reason = effect.reason + follows_text(effect.follows, operands)
             location = op_location(op, position_of(function, count))
             ops.append(OpDecision(name_of(op), effect.op_type, location, sig, chosen, effect.kind, engine, reason))
         return PrecisionReport(
-            self.config.label, self.config.library.soc, ops, self.casts_inserted, self.casts_folded, list(self.warnings),
+            self.config.label,
+            self.config.library.soc,
+            ops,
+            self.casts_inserted,
+            self.casts_folded,
+            list(self.warnings),
             *self.weights,
         )
 
@@ -303,7 +323,6 @@ def op_location(op: Operation, position: str) -> str:
     from ascend_mp.ir import source_location
 
     return source_location(op) or position
-
 
 
 def producer_label(owner: Operation | Block) -> str:
@@ -335,8 +354,6 @@ def value_dtype(value: SSAValue) -> str | None:
     return None
 
 
-
-
 def own_states(dtypes: Sequence[str | None], votes: bool) -> tuple[State, ...]:
     """The states of the results (of these dtypes) of an op that keeps its dtypes: float results vote with them
     (if `votes`: constants do not)."""
@@ -358,4 +375,3 @@ def operands_kept(states: Sequence[State | None]) -> tuple[str | None, ...] | No
                 wanted = nones(len(states))
             wanted[i] = state[0]
     return None if wanted is None else tuple(wanted)
-

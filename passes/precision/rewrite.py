@@ -57,9 +57,13 @@ class _DirectRewriter:
         Rewriter.erase_op(op)
 
 
-
 def cast_value(
-    plan: PrecisionPlan, value: SSAValue, dtype: str, rewriter: PatternRewriter | _DirectRewriter, user: Operation | None = None, seq: int | None = None
+    plan: PrecisionPlan,
+    value: SSAValue,
+    dtype: str,
+    rewriter: PatternRewriter | _DirectRewriter,
+    user: Operation | None = None,
+    seq: int | None = None,
 ) -> SSAValue:
     """`value` converted to `dtype` for `user`: one shared cast per (value, dtype), exact round trips folded.
 
@@ -108,7 +112,10 @@ def cast_value(
     plan.casts[key] = (value, result)
     return result
 
-def _place(plan: PrecisionPlan, value: SSAValue, user: Operation | None) -> tuple[Block, Operation | None, Operation | Block | None]:
+
+def _place(
+    plan: PrecisionPlan, value: SSAValue, user: Operation | None
+) -> tuple[Block, Operation | None, Operation | Block | None]:
     """Where the first cast of `value` goes (its block, and the op it goes before: None for the block's end), and
     the definition it follows (None: before a consumer).
 
@@ -161,7 +168,11 @@ def _apply_change(change: Change, plan: PrecisionPlan, rewriter: PatternRewriter
 
 
 def _cast_operands(
-    op: Operation, seq: int, wanted: tuple[str | None, ...], plan: PrecisionPlan, rewriter: PatternRewriter | _DirectRewriter
+    op: Operation,
+    seq: int,
+    wanted: tuple[str | None, ...],
+    plan: PrecisionPlan,
+    rewriter: PatternRewriter | _DirectRewriter,
 ) -> None:
     operands = op.operands
     changed = False
@@ -245,7 +256,11 @@ def apply_plan(module: ModuleOp | Operation, plan: PrecisionPlan, *, store_low: 
                         continue
                 if replaced is None:
                     replaced = list(operands)
-                replaced[i] = cast[1] if cast is not None and cast[0] is value else cast_value(plan, value, dtype, rewriter, op, seq)
+                replaced[i] = (
+                    cast[1]
+                    if cast is not None and cast[0] is value
+                    else cast_value(plan, value, dtype, rewriter, op, seq)
+                )
             if replaced is not None:
                 set_operands(op, replaced)
         if new is not None:
@@ -283,8 +298,6 @@ def _low_consts(plan: PrecisionPlan) -> dict[int, ConstOp]:
         if target in LOW_FLOATS and PRECISION_RANK[target] < PRECISION_RANK[src]:
             found[id(value)] = const
     return found
-
-
 
 
 def precision_rewrite(module: ModuleOp | Operation, config: PrecisionConfig, *, records: bool = True) -> PrecisionPlan:

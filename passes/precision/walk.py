@@ -96,7 +96,9 @@ class Planner:
         self.track = config.keep_dtype is not None or config.customize_dtypes is not None
         self.overrides = self.decider.overrides
         self.records: list[Record] | None = self.plan.records if records else None
-        self.retype = retype and self.rule.context_free and not self.rule.keeps_origin and config.customize_dtypes is None
+        self.retype = (
+            retype and self.rule.context_free and not self.rule.keeps_origin and config.customize_dtypes is None
+        )
         """Retype results in place as they are decided (their ops then need nothing more of the rewrite): asked by
         the pass, which applies the plan at once, and only where deciding cannot fail (no must_keep_origin_dtype,
         no customize_dtypes: nothing may change before an error) and the rule reads no types (context-free)."""
@@ -190,7 +192,9 @@ class Planner:
                 count += 1
                 for result in op.results:
                     rtype = type_of(result)
-                    hit = type_states.get(id(rtype.element_type) if type(rtype) is TensorType else id(rtype))  # dtype_key
+                    hit = type_states.get(
+                        id(rtype.element_type) if type(rtype) is TensorType else id(rtype)
+                    )  # dtype_key
                     states[id(result)] = hit[1] if hit is not None else type_state(result)
                     if lone is not None and has_one_use(result):
                         lone[id(result)] = op  # pyright: ignore[reportArgumentType]  # what == _CONST: classify() made op's entry for a ConstOp
@@ -426,7 +430,9 @@ class Planner:
         kernel = decider.candidates_for(decider.kernels(op, cls.op_type), sig, cls).find((src,), (dst,))
         if kernel is None:
             return False
-        self.commit(op, make_effect(cls.op_type, sig, kernel, kind, reason, None, None, (dst,), ((sig.outputs[0], dst, dst),)))
+        self.commit(
+            op, make_effect(cls.op_type, sig, kernel, kind, reason, None, None, (dst,), ((sig.outputs[0], dst, dst),))
+        )
         return True
 
     def fold_identity_cast(self, op: AscendOp, cls: OpClass, kind: str, sig: Signature) -> bool:
@@ -445,7 +451,9 @@ class Planner:
             return False
         reason = "user cast: identity after retyping, folded"
         # A user cast votes with its output dtype.
-        self.commit(op, make_effect(cls.op_type, sig, None, kind, reason, None, None, None, ((dst, dst, dst),), folded=True))
+        self.commit(
+            op, make_effect(cls.op_type, sig, None, kind, reason, None, None, None, ((dst, dst, dst),), folded=True)
+        )
         self.plan.casts_folded += 1
         self.aliases[result] = self.aliases.get(source, source)
         return True
@@ -463,10 +471,9 @@ class Planner:
                     self.warn(f"{path}: {what} entry {entry} matches no op")
             else:  # one summary line, however large the file (a warning per entry costs linear output)
                 shown = ", ".join(unmatched[:UNMATCHED_SHOWN])
-                self.warn(f"{path}: {len(unmatched)} {what} entries match no op: {shown} and {len(unmatched) - UNMATCHED_SHOWN} more")
-
-
-
+                self.warn(
+                    f"{path}: {len(unmatched)} {what} entries match no op: {shown} and {len(unmatched) - UNMATCHED_SHOWN} more"
+                )
 
 
 def _entries(cfg: KeepDtype | CustomizeDtypes | None) -> tuple[set[str], set[str], str]:
@@ -488,4 +495,3 @@ def decide_and_retype(module: Operation, config: PrecisionConfig, records: bool)
     and the one-use constants it would store low (`Planner.lone`): the plan's changes then hold only the casts and
     folds left to :func:`apply_plan`, which must be called with `store_low=True`."""
     return Planner(config, records, retype=True, store_low=True).run(module)
-

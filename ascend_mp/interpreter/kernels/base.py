@@ -17,7 +17,6 @@ from ascend_mp.dialects.ascend import OPS_BY_TYPE, Unit
 from ascend_mp.interpreter.numerics import BF16, F16, F32, FLOATS, Array, as_f32, f16_rounding, round_f16
 from ascend_mp.interpreter.spec import KernelError, OpSpec
 
-
 VECTOR, CUBE, DATA, CAST, CONST, STATUS = Unit.VECTOR, Unit.CUBE, Unit.DATA, Unit.CAST, Unit.CONST, Unit.STATUS
 """Kernel units (each op's `UNIT` in the dialect): how :func:`make_kernel` treats dtypes around a kernel body."""
 
@@ -63,7 +62,9 @@ def kernel(
     def register(build: Callable[[OpSpec], KernelFn]) -> Callable[[OpSpec], KernelFn]:
         for t in types:
             assert t not in KERNELS, f"two kernels for {t}"
-            KERNELS[t] = KernelDef(build, OPS_BY_TYPE[t].UNIT, finite_preserving, keeps_dtype, propagates, exact, family)
+            KERNELS[t] = KernelDef(
+                build, OPS_BY_TYPE[t].UNIT, finite_preserving, keeps_dtype, propagates, exact, family
+            )
         return build
 
     return register
@@ -180,7 +181,9 @@ def impl_rounding(spec: OpSpec) -> Callable[[Array], Array] | None:
     return lambda a: np.asarray(a).astype(low).astype(F32)
 
 
-def impl_mode(fast: Callable[[OpSpec, Callable[[Array], Array]], KernelFn], precise: Callable[[OpSpec], KernelFn]) -> Callable[[OpSpec], KernelFn]:
+def impl_mode(
+    fast: Callable[[OpSpec, Callable[[Array], Array]], KernelFn], precise: Callable[[OpSpec], KernelFn]
+) -> Callable[[OpSpec], KernelFn]:
     """A builder that picks the `fast` body for high_performance ops, else the `precise` one."""
 
     def build(spec: OpSpec) -> KernelFn:
@@ -233,7 +236,10 @@ def make_in_place_kernel(spec: OpSpec) -> tuple[tuple[int, ...], KernelFn] | Non
     if entry is None or not _plain(spec) or any(-1 in s or () == s for s in spec.out_shapes):
         return None
     targets, build = entry
-    if any(spec.in_shapes[j] != spec.out_shapes[i] or spec.in_dtypes[j] != spec.out_dtypes[i] for i, j in enumerate(targets)):
+    if any(
+        spec.in_shapes[j] != spec.out_shapes[i] or spec.in_dtypes[j] != spec.out_dtypes[i]
+        for i, j in enumerate(targets)
+    ):
         return None
     fn = build(spec)
     return None if fn is None else (targets, fn)

@@ -167,6 +167,7 @@ def _rsqrt(spec: OpSpec) -> KernelFn:
 def _sigmoid(spec: OpSpec) -> KernelFn:
     if (rnd := impl_rounding(spec)) is not None:  # high_performance
         return _fast_sigmoid(spec, rnd)
+
     # With e = exp(-|x|) <= 1 nothing overflows: 1/(1+e) for x >= 0, e/(1+e) below, so a very
     # negative x gives its tiny (subnormal) value instead of 1/(1+inf) = 0; NaN stays NaN.
     def sigmoid(x: Array) -> Array:

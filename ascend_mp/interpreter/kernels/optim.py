@@ -3,7 +3,6 @@ that write the new state into the old one's buffers (CANN's ref outputs)."""
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ascend_mp.interpreter.kernels.base import KernelFn, in_place, kernel, scalar
@@ -35,7 +34,9 @@ def _apply_momentum(spec: OpSpec) -> KernelFn:
 def _apply_adam(spec: OpSpec) -> KernelFn:
     nesterov = bool(spec.attr("use_nesterov"))
 
-    def adam(var: Array, m: Array, v: Array, b1p: Array, b2p: Array, lr: Array, b1: Array, b2: Array, eps: Array, grad: Array):
+    def adam(
+        var: Array, m: Array, v: Array, b1p: Array, b2p: Array, lr: Array, b1: Array, b2: Array, eps: Array, grad: Array
+    ):
         b1p, b2p, lr, b1, b2, eps = (scalar(t) for t in (b1p, b2p, lr, b1, b2, eps))
         m = m + (grad - m) * (1 - b1)
         v = v + (grad * grad - v) * (1 - b2)
@@ -72,7 +73,9 @@ def _in_place_momentum(spec: OpSpec) -> KernelFn | None:
 def _in_place_adam(spec: OpSpec) -> KernelFn | None:
     nesterov = bool(spec.attr("use_nesterov"))
 
-    def adam(var: Array, m: Array, v: Array, b1p: Array, b2p: Array, lr: Array, b1: Array, b2: Array, eps: Array, grad: Array):
+    def adam(
+        var: Array, m: Array, v: Array, b1p: Array, b2p: Array, lr: Array, b1: Array, b2: Array, eps: Array, grad: Array
+    ):
         b1p, b2p, lr, b1, b2, eps = (scalar(t) for t in (b1p, b2p, lr, b1, b2, eps))
         np.add(m, (grad - m) * (1 - b1), out=m)
         np.add(v, (grad * grad - v) * (1 - b2), out=v)

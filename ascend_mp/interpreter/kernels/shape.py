@@ -48,7 +48,9 @@ def _gather_v2(spec: OpSpec) -> KernelFn:
 def _strided_slice(spec: OpSpec) -> KernelFn:
     begin, end, strides = spec.attr("begin"), spec.attr("end"), spec.attr("strides")
     bm, em = spec.attr("begin_mask"), spec.attr("end_mask")
-    slices = tuple(slice(None if bm >> i & 1 else begin[i], None if em >> i & 1 else end[i], strides[i]) for i in range(len(begin)))
+    slices = tuple(
+        slice(None if bm >> i & 1 else begin[i], None if em >> i & 1 else end[i], strides[i]) for i in range(len(begin))
+    )
     return lambda x: x[slices].copy()
 
 
@@ -82,7 +84,11 @@ def _one_hot(spec: OpSpec) -> KernelFn:
 @kernel("PadV3D", exact=True)
 def _pad_v3(spec: OpSpec) -> KernelFn:
     p, rank = spec.attr("paddings"), len(spec.in_shapes[0])
-    pairs = [(p[2 * i], p[2 * i + 1]) for i in range(rank)] if spec.attr("paddings_contiguous") else list(zip(p[:rank], p[rank:]))
+    pairs = (
+        [(p[2 * i], p[2 * i + 1]) for i in range(rank)]
+        if spec.attr("paddings_contiguous")
+        else list(zip(p[:rank], p[rank:]))
+    )
     mode, value = spec.attr("mode"), spec.attr("constant_values")
     if mode == "constant":
         return lambda x: np.pad(x, pairs, mode="constant", constant_values=np.asarray(value).astype(x.dtype))
