@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
 from ascend_mp.dialects import ascend
-from ascend_mp.emit import Emitter, dense, dtype, finish_function, mark_all, new_function, shape, tensor
+from ascend_mp.emit import Emitter, classification_loss, dense, dtype, finish_function, new_function, shape, tensor
 from ascend_mp.errors import AscendError
 
 __all__ = [
@@ -411,16 +411,7 @@ class Sequential:
         fwd, block = new_function("forward", [*ptypes, xtype, ltype], [*names, "x", "labels"])
         e = Emitter(block)
         logits = e.cast(self._body(e, block.args[: len(ptypes)], block.args[-2]), "f32")
-        sce = e.op(
-            ascend.SoftmaxCrossEntropyWithLogitsOp,
-            logits,
-            block.args[-1],
-            types=[tensor((batch,)), logits.type],
-            name="loss/SoftmaxCrossEntropyWithLogits",
-        )
-        loss = e.one(ascend.ReduceMeanOp, sce.results[0], type_=tensor(()), name="loss/ReduceMean", axes=[0])
-        if keep_loss:
-            mark_all([sce, loss.owner])  # pyright: ignore[reportArgumentType]  # the loss is an op's result, so its owner is an Operation (not a Block)
+        loss = classification_loss(e, logits, block.args[-1], keep_loss)
         finish_function(fwd, block, [loss])
 
         pred, block = new_function("predict", [*ptypes, xtype], [*names, "x"])

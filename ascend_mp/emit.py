@@ -193,6 +193,24 @@ class Emitter:
         return self.one(ascend.ReduceSumOp, a, type_=tensor(out, dtype(a)), axes=list(axes), keep_dims=keep_dims)
 
 
+def classification_loss(e: Emitter, logits: SSAValue, labels: SSAValue, keep_loss: bool = True) -> SSAValue:
+    """The training loss of a classifier: softmax cross-entropy of `logits` (batch x classes) against one-hot
+    `labels`, averaged over the batch. With `keep_loss` its ops are marked `keep_dtype` (the loss stays fp32
+    under every precision mode, docs/design.md §7)."""
+    batch = shape(logits)[0]
+    sce = e.op(
+        ascend.SoftmaxCrossEntropyWithLogitsOp,
+        logits,
+        labels,
+        types=[tensor((batch,)), logits.type],
+        name="loss/SoftmaxCrossEntropyWithLogits",
+    )
+    loss = e.one(ascend.ReduceMeanOp, sce.results[0], type_=tensor(()), name="loss/ReduceMean", axes=[0])
+    if keep_loss:
+        mark_all([sce, loss.owner])  # pyright: ignore[reportArgumentType]  # the loss is an op's result, so its owner is an Operation (not a Block)
+    return loss
+
+
 def new_function(
     name: str, inputs: Sequence[Attribute], arg_names: Sequence[str] | None = None
 ) -> tuple[func.FuncOp, Block]:

@@ -38,7 +38,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from ascend_mp.dialects import ascend as A
-from ascend_mp.emit import Emitter, dtype, finish_function, mark_all, new_function, shape, tensor
+from ascend_mp.emit import Emitter, classification_loss, dtype, finish_function, new_function, shape, tensor
 from ascend_mp.errors import AscendError
 
 DEPTHWISE_SUFFIX = "/hwcm"
@@ -276,16 +276,7 @@ class OnnxModel:
         outs, _ = self._body(block, list(block.args[: len(ptypes)]), block.args[-2], training=True)
         e = Emitter(block)
         logits = e.cast(outs[self.output_index], "f32")
-        sce = e.op(
-            A.SoftmaxCrossEntropyWithLogitsOp,
-            logits,
-            block.args[-1],
-            types=[tensor((batch,)), logits.type],
-            name="loss/SoftmaxCrossEntropyWithLogits",
-        )
-        loss = e.one(A.ReduceMeanOp, sce.results[0], type_=tensor(()), name="loss/ReduceMean", axes=[0])
-        if keep_loss:
-            mark_all([sce, loss.owner])  # pyright: ignore[reportArgumentType]  # the loss is an op's result, so its owner is an Operation (not a Block)
+        loss = classification_loss(e, logits, block.args[-1], keep_loss)
         finish_function(fwd, block, [loss])
 
         pred, block = new_function("predict", [*ptypes, xtype], [*names, "x"])
