@@ -252,10 +252,15 @@ def export(name: str, out: str, exporters: list[str], seed: int = 0) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("models", nargs="*", default=list(MODELS), choices=MODELS)
+    # checked below: argparse's `choices` with nargs="*" rejects the empty list on this Python
+    p.add_argument("models", nargs="*", help=f"default: all ({', '.join(MODELS)})")
     p.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"))
     p.add_argument("--exporters", nargs="+", default=list(EXPORTERS), choices=EXPORTERS)
     args = p.parse_args()
+    unknown = [m for m in args.models if m not in MODELS]
+    if unknown:
+        p.error(f"unknown model {unknown[0]!r} (choose from {', '.join(MODELS)})")
+    args.models = args.models or list(MODELS)
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(1)
     for name in args.models:
