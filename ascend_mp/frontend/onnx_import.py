@@ -32,6 +32,7 @@ from ascend_mp.dialects import ascend
 from ascend_mp.dtypes import BY_NAME, DTYPES, element_type, tensor_dtype
 from ascend_mp.errors import AscendError
 from ascend_mp.frontend import converters as _converters  # noqa: F401  (registers every converter)
+from ascend_mp.frontend import converters_rnn as _converters_rnn  # noqa: F401  (registers LSTM and GRU)
 from ascend_mp.frontend.fold import ONNX_TO_DTYPE, Graph, ValueType, fold_graph, is_static, read_tensor
 from ascend_mp.frontend.model import InputShapes, check_arity, check_graph, check_opsets, load_model, parse_input_shape
 from ascend_mp.frontend.registry import CONVERTERS, Node, Unsupported
