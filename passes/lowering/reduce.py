@@ -151,14 +151,13 @@ def _bn_infer(em: Emitter, op: AscendOp) -> list[SSAValue]:
     return [em.map([x, scale, offset, mean, var], out, elem(y), fn, acc_t, [identity(rank), vec, vec, vec, vec])]
 
 
-@lowers("LayerNorm")
-def _layer_norm(em: Emitter, op: AscendOp) -> list[SSAValue]:
+def _normalized(em: Emitter, op: AscendOp, axes: list[int], maps: list[AffineMapAttr] | None) -> list[SSAValue]:
+    """LayerNorm's and InstanceNorm's steps in the accumulation type: the mean and (biased) variance over `axes`
+    (kept as size-1 dims), then `(x - mean) / sqrt(var + eps) * gamma + beta` with gamma and beta read through
+    `maps` (None: they broadcast as the op's operands are laid out); results: y, mean, variance."""
     x, gamma, beta = op.operands
     y, mean_r, var_r = op.results
     src = shape(x)
-    rank = len(src)
-    begin = int(attr(op, "begin_norm_axis")) % rank
-    axes = list(range(begin, rank))
     eps = float(attr(op, "epsilon"))
     acc_t = _acc(op)
     count = float(np.prod([src[a] for a in axes]))
@@ -174,37 +173,27 @@ def _layer_norm(em: Emitter, op: AscendOp) -> list[SSAValue]:
         inv = s.divf(s.const(1.0, acc_t), s.sqrt(s.addf(v, s.const(eps, acc_t))))
         return s.addf(s.mulf(s.mulf(dv, inv), g), b)
 
-    out = em.map([d, var, gamma, beta], src, elem(y), fn, acc_t)
+    if maps is None:
+        out = em.map([d, var, gamma, beta], src, elem(y), fn, acc_t)
+    else:
+        out = em.map([d, var, gamma, beta], src, elem(y), fn, acc_t, maps)
     return [out, em.convert(m, elem(mean_r)), em.convert(var, elem(var_r))]
+
+
+@lowers("LayerNorm")
+def _layer_norm(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    rank = len(shape(op.operands[0]))
+    begin = int(attr(op, "begin_norm_axis")) % rank
+    return _normalized(em, op, list(range(begin, rank)), None)
 
 
 @lowers("InstanceNorm")
 def _instance_norm(em: Emitter, op: AscendOp) -> list[SSAValue]:
     """LayerNorm's steps over the spatial dimensions, gamma and beta read per channel."""
-    x, gamma, beta = op.operands
-    y, mean_r, var_r = op.results
-    src = shape(x)
-    rank = len(src)
-    axes = list(range(2, rank))
-    eps = float(attr(op, "epsilon"))
-    acc_t = _acc(op)
-    count = float(np.prod([src[a] for a in axes]))
-    xw = em.convert(x, acc_t)
-    total = em.reduce(xw, axes, 0.0, add_values, acc_t, keep_dims=True)
-    m = em.map([total], shape(total), acc_t, lambda s, a: s.divf(a[0], s.const(count, acc_t)))
-    d = em.map([xw, m], src, acc_t, lambda s, a: s.subf(a[0], a[1]))
-    sq = em.reduce(d, axes, 0.0, add_values, acc_t, keep_dims=True, pre=lambda s, v: s.mulf(v, v))
-    var = em.map([sq], shape(sq), acc_t, lambda s, a: s.divf(a[0], s.const(count, acc_t)))
-
-    def fn(s: Scalar, a: list[SSAValue]) -> SSAValue:
-        dv, v, g, b = a
-        inv = s.divf(s.const(1.0, acc_t), s.sqrt(s.addf(v, s.const(eps, acc_t))))
-        return s.addf(s.mulf(s.mulf(dv, inv), g), b)
-
+    rank = len(shape(op.operands[0]))
     stat = amap(rank, [dim(0), dim(1)] + [const(0)] * (rank - 2))
     vec = amap(rank, [dim(1)])
-    out = em.map([d, var, gamma, beta], src, elem(y), fn, acc_t, [identity(rank), stat, vec, vec])
-    return [out, em.convert(m, elem(mean_r)), em.convert(var, elem(var_r))]
+    return _normalized(em, op, list(range(2, rank)), [identity(rank), stat, vec, vec])
 
 
 # --------------------------------------------------------------------------------------
