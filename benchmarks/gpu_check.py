@@ -71,7 +71,7 @@ def _model(name: str) -> tuple[Any, str, list[Array]]:
         raise SystemExit(
             f"gpu_check: no model '{name}' (built-in: {', '.join(MODELS)}; zoo: {zoo}/<name>.onnx, `make models`)"
         )
-    saved = np.load(zoo / f"{name}.inputs.npz")
+    saved = np.load(zoo / f"{name.split('.')[0]}.inputs.npz")  # one inputs file per architecture
     return import_onnx(str(path)), "main", [saved[k] for k in saved.files]
 
 
@@ -85,53 +85,62 @@ def _iree_tool(name: str) -> Path:
 
 
 def prepare(out: Path, models: list[str], cuda_target: str) -> None:
-    from ascend_mp.backend.iree import compile_text, lower_to_text
-    from ascend_mp.interpreter import Program
-    from ascend_mp.ir import make_context
-    from ascend_mp.passes import PASSES
-
     out.mkdir(parents=True, exist_ok=True)
     (out / "bin").mkdir(exist_ok=True)
     for tool in TOOLS:
         shutil.copy2(_iree_tool(tool), out / "bin" / tool)
     entries: list[dict[str, Any]] = []
     for name in models:
-        module, fn, inputs = _model(name)
-        ref = Program.from_module(module, reference=True).run(fn, *inputs)[0]
-        d = out / name
-        d.mkdir(exist_ok=True)
-        for i, a in enumerate(inputs):
-            np.save(d / f"input{i}.npy", a)
-        np.save(d / "reference.npy", ref)
-        for mode in MODES:
-            decided = module.clone()
-            if mode != "fp32":
-                PASSES["ascend-precision"]()(mode=mode).apply(make_context(), decided)
-            program = Program.from_module(decided)
-            program.run(fn, *inputs)  # warm-up
-            start = time.perf_counter()
-            y = program.run(fn, *inputs)[0]
-            interp_ms = (time.perf_counter() - start) * 1e3
-            text = lower_to_text(decided)
-            start = time.perf_counter()
-            (d / f"{mode}.cuda.vmfb").write_bytes(compile_text(text, "cuda", cuda_target=cuda_target))
-            (d / f"{mode}.cpu.vmfb").write_bytes(compile_text(text, "cpu", cpu_target=CPU_TARGET))
-            compile_s = time.perf_counter() - start
-            entries.append(
-                {
-                    "model": name,
-                    "function": fn,
-                    "mode": mode,
-                    "inputs": len(inputs),
-                    "interpreter_err": rel_err(y, ref),
-                    "interpreter_ms": interp_ms,
-                }
-            )
-            print(
-                f"prepared {name:<16} {mode:<20} interpreter err {rel_err(y, ref):.3g}  compiled in {compile_s:.1f} s",
-                flush=True,
-            )
+        try:
+            entries += _prepare_model(out, name, cuda_target)
+        except Exception as exc:  # noqa: BLE001 - one line per model that cannot be prepared, then go on
+            print(f"skipped  {name:<16} {type(exc).__name__}: {str(exc).splitlines()[0][:160]}", flush=True)
     (out / "manifest.json").write_text(json.dumps({"cuda_target": cuda_target, "entries": entries}, indent=1))
+
+
+def _prepare_model(out: Path, name: str, cuda_target: str) -> list[dict[str, Any]]:
+    from ascend_mp.backend.iree import compile_text, lower_to_text
+    from ascend_mp.interpreter import Program
+    from ascend_mp.ir import make_context
+    from ascend_mp.passes import PASSES
+
+    entries: list[dict[str, Any]] = []
+    module, fn, inputs = _model(name)
+    ref = Program.from_module(module, reference=True).run(fn, *inputs)[0]
+    d = out / name
+    d.mkdir(exist_ok=True)
+    for i, a in enumerate(inputs):
+        np.save(d / f"input{i}.npy", a)
+    np.save(d / "reference.npy", ref)
+    for mode in MODES:
+        decided = module.clone()
+        if mode != "fp32":
+            PASSES["ascend-precision"]()(mode=mode).apply(make_context(), decided)
+        program = Program.from_module(decided)
+        program.run(fn, *inputs)  # warm-up
+        start = time.perf_counter()
+        y = program.run(fn, *inputs)[0]
+        interp_ms = (time.perf_counter() - start) * 1e3
+        text = lower_to_text(decided)
+        start = time.perf_counter()
+        (d / f"{mode}.cuda.vmfb").write_bytes(compile_text(text, "cuda", cuda_target=cuda_target))
+        (d / f"{mode}.cpu.vmfb").write_bytes(compile_text(text, "cpu", cpu_target=CPU_TARGET))
+        compile_s = time.perf_counter() - start
+        entries.append(
+            {
+                "model": name,
+                "function": fn,
+                "mode": mode,
+                "inputs": len(inputs),
+                "interpreter_err": rel_err(y, ref),
+                "interpreter_ms": interp_ms,
+            }
+        )
+        print(
+            f"prepared {name:<16} {mode:<20} interpreter err {rel_err(y, ref):.3g}  compiled in {compile_s:.1f} s",
+            flush=True,
+        )
+    return entries
 
 
 # --------------------------------------------------------------------------------------

@@ -146,3 +146,34 @@ def test_ascend_run_unlowered_op_is_one_line(tmp_path: Path, capsys: pytest.Capt
         " (only high_precision numerics are lowered)"
     )
     assert len(err.strip().splitlines()) == 1
+
+
+MASKED_FILL = """
+func.func @f(%m: tensor<2x3xi1>, %x: tensor<2x3xf16>) -> tensor<2x3xf16> {
+  %ninf = ascend.Const dense_resource<ninf_f16> : tensor<f16> {name = "ninf"}
+  %y = ascend.SelectV2 %m, %x, %ninf : (tensor<2x3xi1>, tensor<2x3xf16>, tensor<f16>) -> tensor<2x3xf16>
+  func.return %y : tensor<2x3xf16>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      ninf_f16: "0x0200000000fc"
+    }
+  }
+#-}
+"""
+
+
+def test_scalar_blob_lowers_to_a_literal_that_cuda_compiles() -> None:
+    """An attention mask's scalar -inf arrives as a blob (`dense_resource<...> : tensor<f16>`); IREE's
+    CUDA pipeline aborts on a scalar blob inside linalg.generic, so the lowering writes scalar blobs as
+    literals (-inf as its bit pattern, which upstream MLIR reads exactly)."""
+    module = parse_module(MASKED_FILL, "<masked>", make_context())
+    text = lower_to_text(module)
+    assert "dense<0xfc00> : tensor<f16>" in text and "dense_resource<ninf" not in text
+    assert compile_text(text, "cuda")  # compiling for CUDA needs no GPU
+    m = np.array([[True, False, True], [False, True, False]])
+    x = np.arange(6, dtype=np.float16).reshape(2, 3)
+    (y,) = run_function(parse_module(MASKED_FILL, "<masked>", make_context()), "f", m, x, backend="iree")
+    np.testing.assert_array_equal(y, np.where(m, x, np.float16(-np.inf)))
