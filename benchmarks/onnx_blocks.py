@@ -1,5 +1,5 @@
 """Small ONNX graphs for the IREE checks (test/lowering/test_lowering_onnx.py, benchmarks/gpu_check.py):
-a conv block and an attention block, each with its inputs (seeded)."""
+a conv block, an attention block and a ConvNeXt block (benchmarks/kernel_rows.py), each with its inputs (seeded)."""
 
 from __future__ import annotations
 
@@ -81,5 +81,45 @@ def attention_block() -> tuple[onnx.ModelProto, dict[str, Array]]:
         helper.make_node("Add", ["e1", "one"], ["e2"]),
         helper.make_node("Mul", ["ln", "e2"], ["e3"]),
         helper.make_node("Mul", ["e3", "half"], ["y"]),
+    ]
+    return graph_model(nodes, {"x": x}, ["y"], inits), {"x": x}
+
+
+def convnext_block(size: int = 56, channels: int = 96) -> tuple[onnx.ModelProto, dict[str, Array]]:
+    """A ConvNeXt block as torchvision exports it: depthwise Conv 7x7 (pad 3), channels-last LayerNormalization,
+    Linear C -> 4C, exact GELU (Erf), Linear 4C -> C, layer scale, residual."""
+    rng = np.random.default_rng(2)
+    c = channels
+    x = rng.standard_normal((1, c, size, size)).astype(np.float32)
+    inits = {
+        "dw": (rng.standard_normal((c, 1, 7, 7)) / 7).astype(np.float32),
+        "dwb": rng.standard_normal(c).astype(np.float32) * 0.1,
+        "gamma": rng.uniform(0.5, 1.5, c).astype(np.float32),
+        "beta": rng.standard_normal(c).astype(np.float32) * 0.1,
+        "w1": (rng.standard_normal((c, 4 * c)) / np.sqrt(c)).astype(np.float32),
+        "b1": rng.standard_normal(4 * c).astype(np.float32) * 0.1,
+        "w2": (rng.standard_normal((4 * c, c)) / np.sqrt(4 * c)).astype(np.float32),
+        "b2": rng.standard_normal(c).astype(np.float32) * 0.1,
+        "ls": np.full(c, 0.1, np.float32),
+        "half": np.array(0.5, np.float32),
+        "one": np.array(1.0, np.float32),
+        "rsqrt2": np.array(1 / np.sqrt(2), np.float32),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "dw", "dwb"], ["d"], pads=[3, 3, 3, 3], kernel_shape=[7, 7], group=c),
+        helper.make_node("Transpose", ["d"], ["t"], perm=[0, 2, 3, 1]),
+        helper.make_node("LayerNormalization", ["t", "gamma", "beta"], ["ln"], axis=-1, epsilon=1e-6),
+        helper.make_node("MatMul", ["ln", "w1"], ["h0"]),
+        helper.make_node("Add", ["h0", "b1"], ["h"]),
+        helper.make_node("Mul", ["h", "rsqrt2"], ["e0"]),
+        helper.make_node("Erf", ["e0"], ["e1"]),
+        helper.make_node("Add", ["e1", "one"], ["e2"]),
+        helper.make_node("Mul", ["h", "e2"], ["e3"]),
+        helper.make_node("Mul", ["e3", "half"], ["g"]),
+        helper.make_node("MatMul", ["g", "w2"], ["o0"]),
+        helper.make_node("Add", ["o0", "b2"], ["o1"]),
+        helper.make_node("Mul", ["o1", "ls"], ["o2"]),
+        helper.make_node("Transpose", ["o2"], ["o"], perm=[0, 3, 1, 2]),
+        helper.make_node("Add", ["x", "o"], ["y"]),
     ]
     return graph_model(nodes, {"x": x}, ["y"], inits), {"x": x}

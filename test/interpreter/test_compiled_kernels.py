@@ -1,4 +1,4 @@
-"""The compiled float32 kernels (numba) behind Relu and the convolutions' bias epilogue.
+"""The compiled float32 kernels (numba) behind Relu, Erf and the convolutions' bias epilogue.
 
 They serve tensors of at least LOAD_COMPILED_AT elements (smaller ones stay on numpy), so the
 cases here are that large. Each path is checked against a float64 reference written here (a
@@ -294,3 +294,27 @@ def test_a_convolution_that_sets_the_float_status_itself(poison: str, types: tup
     assert program.float_status == overflows
     if poison == "-inf":
         assert np.isfinite(y).all()  # only the register shows it
+
+
+def test_erf_compiled_is_the_numpy_approximation_bit_for_bit_and_close_to_libm(numpy_kernels: None) -> None:
+    """float32 Erf: the compiled ufunc and numpy's evaluation of the same rational give the same bits (NaN
+    stays NaN, signed zeros kept, +-inf give +-1), within 4.8e-7 of libm's double erf (7.5 float32 ulps;
+    the bound test_erf allows); float64 (reference mode) is libm's erf exactly."""
+    import math
+
+    x = np.concatenate([np.linspace(-6, 6, 40001, dtype=F32), SPECIALS]).astype(F32)
+    erf = OpSpec("Erf", (F32,), (F32,), (x.shape,), (x.shape,))
+    slow = apply(erf, x)  # built under numpy_kernels
+    use_compiled_kernels(True)
+    assert compiled("erf", x.shape) is not None
+    fast = apply(erf, x)
+    assert np.array_equal(fast.view(np.uint32), slow.view(np.uint32))
+    finite = np.isfinite(x)
+    ref = np.array([math.erf(v) for v in x[finite].astype(F64)])
+    assert np.abs(fast[finite].astype(F64) - ref).max() <= 4 * EPS32
+    assert np.array_equal(np.isnan(fast), np.isnan(x))
+    assert fast[np.isposinf(x)].tolist() == [1.0] * int(np.isposinf(x).sum())
+    assert np.array_equal(np.signbit(fast[x == 0]), np.signbit(x[x == 0]))
+    x64 = x[finite].astype(F64)
+    exact = apply(OpSpec("Erf", (F64,), (F64,), (x64.shape,), (x64.shape,)), x64)
+    assert np.array_equal(exact, ref)

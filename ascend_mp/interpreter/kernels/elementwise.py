@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ascend_mp.interpreter.compiled import compiled
+from ascend_mp.interpreter.compiled import compiled, erf_f32
 from ascend_mp.interpreter.geometry import channel_axis
 from ascend_mp.interpreter.kernels.base import KernelFn, impl_mode, impl_rounding, in_place, kernel, simple
 from ascend_mp.interpreter.numerics import F32, F64, Array
@@ -184,20 +184,22 @@ def _leaky_relu(spec: OpSpec) -> KernelFn:
     return lambda x: np.where(x > 0, x, x * slope)
 
 
-def _erf_ufunc() -> Callable[[Array], Array]:
-    """scipy's erf ufunc when scipy is installed, else math.erf element by element (exact, slower)."""
-    try:
-        from scipy.special import erf  # pyright: ignore[reportMissingImports]  # scipy is optional (the except below)
+_ERF_EXACT = np.frompyfunc(math.erf, 1, 1)
 
-        return erf
-    except ImportError:  # pragma: no cover - scipy comes with the test and train extras
-        scalar = np.frompyfunc(math.erf, 1, 1)
-        return lambda x: scalar(x).astype(x.dtype)  # pyright: ignore[reportAttributeAccessIssue]  # np.frompyfunc's result returns an object array for an array input
+
+def _erf_exact(x: Array) -> Array:
+    """libm's erf element by element (the float64 reference on tensors too small to load the compiled ufunc)."""
+    return _ERF_EXACT(x).astype(x.dtype)  # pyright: ignore[reportAttributeAccessIssue]  # np.frompyfunc returns an object array for an array input
 
 
 @kernel("Erf", finite_preserving=True)
 def _erf(spec: OpSpec) -> KernelFn:
-    return _erf_ufunc()
+    """float32 (and the float16/bfloat16 values held in it): the rational approximation of
+    :data:`~ascend_mp.interpreter.compiled.ERF_NUMERATOR`; float64 (the reference): libm's erf."""
+    shape = spec.in_shapes[0] if spec.in_shapes else None
+    if spec.compute == F64:
+        return compiled("erf64", shape) or _erf_exact
+    return compiled("erf", shape) or erf_f32
 
 
 GELU_C = math.sqrt(2.0 / math.pi)
