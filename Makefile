@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup test lint quick demo bench fuzz lit models conformance clean
+.PHONY: setup test lint quick demo bench fuzz lit models longtail conformance clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,12 @@ bench: setup
 models: setup
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,models]'
 	$(BIN)/python models/export.py
+
+# The long tail: 28 architectures beyond the zoo (torchvision, segmentation, ViT/Swin, HF encoders, encoder-decoders,
+# decoder-only LLMs, speech encoders), both exporters, imported and checked against onnxruntime and under every mode.
+longtail: setup
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,models]'
+	$(BIN)/python models/longtail.py
 
 # Differential conformance of the framework policies against the frameworks themselves, each installed into its own
 # cached venv (not part of make test): TensorFlow 2.21 (CPU wheel) runs grappler's auto_mixed_precision; PyTorch
