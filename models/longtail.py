@@ -323,6 +323,18 @@ def check(path: Path, inputs_path: Path) -> dict[str, Any]:
     return {"stage": "ran", "fp32_err": max(errs), "import_s": t_import, "modes": modes}
 
 
+def _modes_detail(modes: dict[str, str]) -> str:
+    """What the modes did: each failure, with must_keep_origin_dtype's refusal of an op that has no kernel for
+    its original dtype (ATC refuses such a graph the same way) named as such."""
+    refused = "no kernel for its original dtype"
+    failing = {m: v for m, v in modes.items() if v != "ok" and refused not in v}
+    parts = [f"{m}: {v}" for m, v in failing.items()]
+    if any(refused in v for v in modes.values()):
+        parts.append("must_keep_origin_dtype refuses an op with no fp32 kernel (as ATC does)")
+    ok = sum(v == "ok" for v in modes.values())
+    return f"{ok}/{len(modes)} modes run" + (": " + "; ".join(parts) if parts else "")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("names", nargs="*", help=f"default: all ({len(ARCHITECTURES)})")
@@ -361,8 +373,7 @@ def main() -> None:
                     if r["stage"] == "import":
                         row = f"| {name} | {exporter} | import failed | {r['error']} |"
                     else:
-                        failing = {m: v for m, v in r["modes"].items() if v != "ok"}
-                        detail = "; ".join(f"{m}: {v}" for m, v in failing.items()) or "every mode runs"
+                        detail = _modes_detail(r["modes"])
                         row = f"| {name} | {exporter} | fp32 err {r['fp32_err']:.1e} | {detail} |"
             rows.append(row)
             print(f"{row}  ({time.perf_counter() - start:.0f} s)", flush=True)
