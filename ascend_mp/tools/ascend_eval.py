@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ascend_mp.fileio import check_writable, write_output
+from ascend_mp.optional import available, require
 from ascend_mp.tools.cli import UsageError, UsageParser, add_log_argument, run_tool, setup_logging
 
 PROG = "ascend-eval"
@@ -96,6 +97,7 @@ def run(argv: Sequence[str] | None) -> None:
             raise UsageError(str(e)) from None
     if args.plot is not None:
         check_writable(args.plot)
+        require("matplotlib", "--plot")
     options: dict[str, Any] = {}
     for flag in PASS_FLAGS:
         if getattr(args, flag) is not None:
@@ -108,7 +110,7 @@ def run(argv: Sequence[str] | None) -> None:
     dataset = load_dataset(args.data, model)
     settings = EvalSettings(variants, args.batch_size, args.jobs, args.output, options)
     bar = None
-    if not args.no_progress:
+    if not args.no_progress and available("tqdm"):  # no bar without tqdm (optional)
         from tqdm import tqdm
 
         batch = model.batch or min(args.batch_size, dataset.count)
