@@ -32,6 +32,7 @@ def _parser() -> UsageParser:
     p.add_argument("data", help="an .npz (inputs by name, optional labels) or a folder of .npy/.npz batches")
     p.add_argument(
         "--precision_mode",
+        "--precision-mode",
         choices=V1_MODES,
         default="allow_mix_precision",
         help="the mode to tune (default allow_mix_precision)",

@@ -233,15 +233,16 @@ LOG_LEVELS = ("debug", "info", "warning", "error", "null")
 
 
 class _OneLineFormatter(logging.Formatter):
-    """`<prog>: <level>: <message>` on one printable line."""
+    """`<prog>: <level>: <message>` (`<prog>: <message>` without `level`) on one printable line."""
 
-    def __init__(self, prog: str):
+    def __init__(self, prog: str, level: bool = True):
         super().__init__()
         self.prog = prog
+        self.level = level
 
     def format(self, record: logging.LogRecord) -> str:
-        level = record.levelname.lower()
-        return f"{self.prog}: {level}: {one_line(record.getMessage())}"
+        level = f"{record.levelname.lower()}: " if self.level else ""
+        return f"{self.prog}: {level}{one_line(record.getMessage())}"
 
 
 def add_log_argument(parser: argparse.ArgumentParser) -> None:
@@ -268,6 +269,8 @@ class _Summarise(logging.Filter):
         self.seen: dict[str, int] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, _SHOWN, False):  # printed already, as a progress line
+            return False
         if record.levelno != logging.WARNING:
             return True
         kind = _KIND.sub("_", record.getMessage())
@@ -299,7 +302,41 @@ def setup_logging(prog: str, level: str) -> None:
     _handler.addFilter(_summary)
     log.addHandler(_handler)
     log.propagate = False
-    log.setLevel(logging.CRITICAL + 1 if level == "null" else getattr(logging, level.upper()))
+    numeric = logging.CRITICAL + 1 if level == "null" else getattr(logging, level.upper())
+    log.setLevel(numeric)
+    _handler.setLevel(numeric)  # also for the records of a child logger set lower (`progress_lines`)
+
+
+_SHOWN = "ascend_mp_progress_line"
+"""The attribute `progress_lines` sets on the records it printed (the `--log` handler then leaves them out)."""
+
+
+def progress_lines(prog: str, logger: str) -> logging.Handler:
+    """Print the INFO records of `logger` (e.g. one line per training epoch) as `<prog>: <message>` progress lines
+    on standard error, whatever `--log` says: they are the run's progress, not log messages (`--quiet` is the tool's
+    way to drop them). Undo with `end_progress_lines`."""
+
+    def mark(record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO:
+            return False
+        setattr(record, _SHOWN, True)
+        return True
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLineFormatter(prog, level=False))
+    handler.addFilter(mark)
+    log = logging.getLogger(logger)
+    handler.ascend_mp_saved_level = log.level  # pyright: ignore[reportAttributeAccessIssue]  # restored by end_progress_lines
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    return handler
+
+
+def end_progress_lines(logger: str, handler: logging.Handler) -> None:
+    """Undo `progress_lines`."""
+    log = logging.getLogger(logger)
+    log.removeHandler(handler)
+    log.setLevel(getattr(handler, "ascend_mp_saved_level", logging.NOTSET))
 
 
 def teardown_logging() -> None:

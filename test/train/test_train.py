@@ -248,7 +248,7 @@ def test_cli_trains_quietly_without_a_tty(tmp_path: Path, capsys: pytest.Capture
     assert code == 0
     assert "precision allow_mix_precision:" in out and "test accuracy" in out and "wrote" in out
     assert "it/s" not in err  # no progress bar when stderr is not a terminal
-    assert err.startswith("ascend-train: info: epoch 1/1: loss ") and len(err.strip().splitlines()) == 1
+    assert err.startswith("ascend-train: epoch 1/1: loss ") and len(err.strip().splitlines()) == 1
     assert (tmp_path / "run" / "history.json").exists()
     code, out, err = run_cli(
         capsys,
