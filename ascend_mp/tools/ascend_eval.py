@@ -22,7 +22,7 @@ from typing import Any
 
 from ascend_mp.fileio import check_writable, write_output
 from ascend_mp.optional import available, require
-from ascend_mp.tools.cli import UsageError, UsageParser, add_log_argument, run_tool, setup_logging
+from ascend_mp.tools.cli import UsageError, UsageParser, add_format_argument, add_log_argument, run_tool, setup_logging
 
 PROG = "ascend-eval"
 PASS_FLAGS = ("soc_version", "op_info", "modify_mixlist", "keep_dtype", "customize_dtypes")
@@ -34,6 +34,7 @@ def _parser() -> UsageParser:
 
     p = UsageParser(prog=PROG, description="evaluate a model over a dataset under each precision mode")
     p.add_argument("model", help="an ONNX model (.onnx) or an MLIR module")
+    add_format_argument(p)
     p.add_argument("data", help="an .npz (inputs by name, optional labels) or a folder of .npy/.npz batches")
     p.add_argument(
         "--modes",
@@ -106,7 +107,7 @@ def run(argv: Sequence[str] | None) -> None:
         from ascend_mp.opinfo import canonical_soc
 
         options["soc"] = canonical_soc(options["soc"])
-    model = load_model(args.model, args.function)
+    model = load_model(args.model, args.function, args.frontend)
     dataset = load_dataset(args.data, model)
     settings = EvalSettings(variants, args.batch_size, args.jobs, args.output, options)
     bar = None

@@ -298,7 +298,11 @@ def run(argv: Sequence[str] | None = None) -> None:
         if saved:
             print(saved, flush=True)
         if result.diverged:
-            written = f" ({' and '.join(k for k in ('history', 'plot') if k in result.outputs)} written)" if result.outputs else ""
+            written = (
+                f" ({' and '.join(k for k in ('history', 'plot') if k in result.outputs)} written)"
+                if result.outputs
+                else ""
+            )
             raise AscendError(f"training diverged: {result.diverged}{written}")
     finally:
         if lines is not None:
