@@ -106,7 +106,7 @@ class AscendOptMain(xDSLOptMain):
         self.available_targets = {"mlir": lambda: _ModuleTarget}
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
-        self.version_format = version_text(PROG)  # as every tool's --version (no placeholder left to fill)
+        type(self).version_format = version_text(PROG)  # as every tool's --version (no placeholder left to fill)
         super().register_all_arguments(arg_parser)
         arg_parser.error = _usage_error  # one line, not argparse's usage block
         _describe_passes(arg_parser)

@@ -73,7 +73,9 @@ def test_every_tool_prints_its_version(tool: str, capsys: pytest.CaptureFixture[
 
 @pytest.mark.parametrize("tool", READ_MODELS)
 def test_every_tool_that_reads_a_model_takes_the_same_f_values(tool: str, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = call(tool, ["-f", "pb", "model", "data.npz"][: 3 if tool in ("ascend-opt", "ascend-run") else 4], capsys)
+    code, _, err = call(
+        tool, ["-f", "pb", "model", "data.npz"][: 3 if tool in ("ascend-opt", "ascend-run") else 4], capsys
+    )
     assert code == 2 and err.count("\n") == 1
     assert "'mlir', 'onnx'" in err or "mlir, onnx" in err, err
 
@@ -87,7 +89,11 @@ def test_ascend_run_reads_an_onnx_model_by_f_and_by_content(tmp_path: Path, caps
     x = np.random.default_rng(2).standard_normal((2, 4)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     expected = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"]).run(None, {"x": x})
-    for argv in (["-f", "onnx", str(model)], [str(tmp_path / "model")], ["--frontend", "onnx", str(tmp_path / "model")]):
+    for argv in (
+        ["-f", "onnx", str(model)],
+        [str(tmp_path / "model")],
+        ["--frontend", "onnx", str(tmp_path / "model")],
+    ):
         out_file = tmp_path / "out.npz"
         code, out, err = call("ascend-run", [*argv, "--input", f"x={tmp_path / 'x.npy'}", "-o", str(out_file)], capsys)
         assert code == 0, err
@@ -276,7 +282,9 @@ def test_compare_modes_mean_and_max_errors_share_one_scale(tmp_path: Path, capsy
 
 def test_no_kernel_warnings_name_the_mode(capsys: pytest.CaptureFixture[str]) -> None:
     cnn = str(EXAMPLES / "cnn.mlir")
-    code, _, err = call("ascend-run", [cnn, "--compare-modes", "--modes", "force_fp32,allow_mix_precision_bf16"], capsys)
+    code, _, err = call(
+        "ascend-run", [cnn, "--compare-modes", "--modes", "force_fp32,allow_mix_precision_bf16"], capsys
+    )
     assert code == 0
     assert f"ascend-run: warning: {cnn}:3:3: Conv2D 'conv1' under allow_mix_precision_bf16: no bf16 kernel;" in err
 
