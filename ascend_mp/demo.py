@@ -13,10 +13,15 @@ It runs from an installed wheel too: the examples and the digits data are packag
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
+
 import ascend_mp.examples
-from ascend_mp.ir import make_context, print_module, read_module
+from ascend_mp.ir import make_context, read_module
 from ascend_mp.passes import PASSES
 
 EXAMPLES = Path(next(iter(ascend_mp.examples.__path__)))
@@ -56,13 +61,51 @@ def show_mixed_precision(path: Path) -> None:
 
     module = read_module(str(path))
     report = run_precision(module, mode="allow_mix_precision")
-    print(f"// ===== {path.name} after ascend-precision{{mode=allow_mix_precision}}")
-    print(print_module(module))
+    print(f"// ===== {path.name} after ascend-precision{{mode=allow_mix_precision}}, one op a line")
+    print("// (the full IR: ascend-opt examples/mlp.mlir --precision_mode=allow_mix_precision)")
+    print(op_lines(module))
     print("\nWhy (the precision report):")
     for op in report.ops:
         chosen = ",".join(d or "-" for d in op.chosen.inputs)
         print(f"  {op.name or op.type:<10} {op.type:<10} {op.list_kind:<6} runs in ({chosen}): {op.reason}")
     print(f"  {report.ops_reduced} ops reduced, {report.casts_inserted} casts inserted")
+
+
+def op_lines(module: ModuleOp) -> str:
+    """Each op of each function as `%2 = MatMulV2 'fc1' (f16, f16) -> f16`: the decided dtypes, not the full IR."""
+    from xdsl.dialects.func import FuncOp
+
+    from ascend_mp.dtypes import short, tensor_dtype
+
+    def dtypes(values: Sequence[SSAValue]) -> str:
+        return ", ".join(short(tensor_dtype(v.type) or "?") for v in values)
+
+    names: dict[SSAValue, str] = {}
+    lines: list[str] = []
+    for f in module.ops:
+        if not isinstance(f, FuncOp):
+            continue
+        names.update({a: f"%{a.name_hint or i}" for i, a in enumerate(f.args)})
+        lines.append(f"  @{f.sym_name.data}({dtypes(f.args)})")
+        for op in f.body.ops:
+            for r in op.results:
+                names[r] = f"%{len(names) - len(f.args)}"
+            label = getattr(op.properties.get("name"), "data", "")
+            kind = op.name.removeprefix("ascend.").removeprefix("func.")
+            head = ", ".join(names[r] for r in op.results)
+            uses = ", ".join(names.get(o, "?") for o in op.operands)
+            label = f" '{label}'" if label else ""
+            lines.append(
+                f"    {head + ' = ' if head else ''}{kind}{label} {uses}: ({dtypes(op.operands)}) -> ({dtypes(op.results)})"
+            )
+    return "\n".join(lines)
+
+
+def _short_error(error: str, mode: str) -> str:
+    """`cnn.mlir:3:3: Conv2D 'conv1' has no kernel ... under <mode> ...; kernels: ...` -> `Conv2D 'conv1' has no ...`."""
+    text = error.split("; ")[0].replace(f" under {mode}", "")
+    where, sep, rest = text.partition(": ")
+    return rest if sep and where.count(":") >= 2 else text
 
 
 def compare_modes(path: Path) -> None:
@@ -86,7 +129,9 @@ def compare_modes(path: Path) -> None:
         results = compare(module, func.sym_name.data, inputs)
     finally:
         log.level = level
-    print(format_table(results))
+    # an error without its location, the row's mode and the kernel list (ascend-run --compare-modes shows them all)
+    shown = [replace(r, error=_short_error(r.error, r.mode)) if r.error else r for r in results]
+    print(format_table(shown))
     print("\n(ascend910 has no bf16 Conv2D or MatMul kernel: the bf16 modes run those ops in another of their kernels)")
 
 

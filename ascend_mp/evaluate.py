@@ -81,18 +81,23 @@ class Model:
     """The batch size the model fixes (None: dynamic, chosen by the evaluation)."""
     outputs: list[str]
     function: str = "main"
+    onnx: bool = False
+    """An ONNX model (else an MLIR module)."""
 
 
-def load_model(path: str, function: str = "main") -> Model:
-    """Read a model's interface: an ONNX model (`.onnx`) or an MLIR module (a function's arguments)."""
+def load_model(path: str, function: str = "main", frontend: str | None = None) -> Model:
+    """Read a model's interface: an ONNX model (`.onnx`, a file that reads as one, or `frontend="onnx"`) or an MLIR
+    module (a function's arguments; `frontend="mlir"` reads any file so)."""
     from ascend_mp.fileio import check_input_file
 
     check_input_file(path)
     if not os.path.isfile(path):
         raise AscendError(f"{path}: cannot read file: no such file")
-    if path.lower().endswith(".onnx"):
+    from ascend_mp.frontend.tools import is_onnx
+
+    if frontend == "onnx" or (frontend is None and is_onnx(path)):
         return _onnx_interface(path)
-    module = model_module(path, None, function)
+    module = model_module(path, None, function, onnx=False)
     from ascend_mp.frontend.tools import io_names
     from ascend_mp.interpreter.runner import Program
 
@@ -138,19 +143,22 @@ def _onnx_interface(path: str) -> Model:
         raise AscendError(
             f"{label}: the inputs' first dimensions differ ({sorted(fixed)}); they must be one batch dimension"
         )
-    return Model(path, inputs, fixed.pop() if fixed else None, [o.name for o in g.output])
+    return Model(path, inputs, fixed.pop() if fixed else None, [o.name for o in g.output], onnx=True)
 
 
 def module_for(model: Model, batch: int) -> Any:
     """The model's module, its batch dimension fixed to `batch`."""
     shape = None
-    if model.path.lower().endswith(".onnx"):
+    if model.onnx:
         shape = ";".join(f"{n}:{','.join(str(d) for d in (batch, *(s or ())))}" for n, s, _ in model.inputs)
-    return model_module(model.path, shape, model.function)
+    return model_module(model.path, shape, model.function, model.onnx)
 
 
-def model_module(path: str, input_shape: str | None, function: str) -> Any:
-    if path.lower().endswith(".onnx"):
+def model_module(path: str, input_shape: str | None, function: str, onnx: bool | None = None) -> Any:
+    """The module of an ONNX model (`onnx`; None: by `is_onnx`, the extension or the content) or an MLIR file."""
+    from ascend_mp.frontend.tools import is_onnx
+
+    if onnx or (onnx is None and is_onnx(path)):
         from ascend_mp.frontend import import_onnx
 
         return import_onnx(path, input_shape)

@@ -26,7 +26,61 @@ def add_frontend_arguments(parser: argparse.ArgumentParser | Any) -> None:
 
 
 def is_onnx(path: str | None) -> bool:
-    return path is not None and path.rsplit(".", 1)[-1].lower() in ONNX_EXTENSIONS
+    """Whether `path` names an ONNX model: by its extension (`.onnx`), else by its content (`looks_like_onnx`)."""
+    if path is None or path == "-":
+        return False
+    return path.rsplit(".", 1)[-1].lower() in ONNX_EXTENSIONS or looks_like_onnx(path)
+
+
+_MODEL_FIELDS = {1: 0, 2: 2, 3: 2, 4: 2, 5: 0, 6: 2, 7: 2, 8: 2, 14: 2, 20: 2, 25: 2, 26: 2}
+"""The fields of ONNX's ModelProto (onnx.proto3) -> their protobuf wire type (0 varint, 2 length-delimited)."""
+_GRAPH_FIELD = 7
+_MAX_FIELDS = 4096
+
+
+def _varint(f: IO[bytes]) -> int | None:
+    value = shift = 0
+    while shift < 64:
+        b = f.read(1)
+        if not b:
+            return None
+        value |= (b[0] & 0x7F) << shift
+        if b[0] < 0x80:
+            return value
+        shift += 7
+    return None
+
+
+def looks_like_onnx(path: str) -> bool:
+    """Whether the file at `path` reads as a serialized ONNX ModelProto: a sequence of ModelProto's fields, each
+    with its wire type, a graph among them, ending exactly at the end of the file (the big fields are seeked over,
+    not read; onnx is not imported). False for MLIR text and for anything unreadable."""
+    import os
+    import stat
+
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+            return False
+        with open(path, "rb") as f:
+            graph = False
+            for _ in range(_MAX_FIELDS):
+                if f.tell() == st.st_size:
+                    return graph
+                tag = _varint(f)
+                if tag is None or _MODEL_FIELDS.get(tag >> 3) != tag & 7:
+                    return False
+                graph = graph or tag >> 3 == _GRAPH_FIELD
+                value = _varint(f)
+                if value is None:
+                    return False
+                if tag & 7 == 2:
+                    if f.tell() + value > st.st_size:
+                        return False
+                    f.seek(value, os.SEEK_CUR)
+    except OSError:
+        return False
+    return False
 
 
 def onnx_frontend(path: str | None, stream: IO[bytes], input_shape: str | None, ctx: Context | None = None) -> ModuleOp:

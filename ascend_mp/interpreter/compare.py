@@ -6,9 +6,9 @@ and compares its outputs with the *reference*: the original graph executed with
 every float op in float64 (:meth:`Program.from_module` with `reference=True`).
 
 Errors are normwise over all float outputs together, so that elements near zero
-do not dominate: ``max_rel_err = max|y - r| / max|r|`` and
-``mean_rel_err = mean|y - r| / mean|r|`` (inf when an output holds inf/NaN
-that the reference does not). A mode whose pass fails (must_keep_origin_dtype
+do not dominate: each element's error is ``|y - r| / max|r|``, ``max_rel_err`` the
+largest and ``mean_rel_err`` the mean of them (one scale: the mean never exceeds the
+max; inf when an output holds inf/NaN that the reference does not). A mode whose pass fails (must_keep_origin_dtype
 with an fp16-only Conv2D in an fp32 graph) gives ``ok=False`` and the pass's
 one-line error.
 
@@ -90,8 +90,8 @@ def relative_errors(
     d, r = np.concatenate(diffs), np.concatenate(refs)
     if d.size == 0:
         return 0.0, 0.0
-    tiny = np.finfo(np.float64).tiny
-    return float(d.max() / max(float(r.max()), tiny)), float(d.mean() / max(float(r.mean()), tiny))
+    scale = max(float(r.max()), np.finfo(np.float64).tiny)  # one scale for both: mean <= max
+    return float(d.max() / scale), float(d.mean() / scale)
 
 
 def _count(module: ModuleOp) -> tuple[int, int]:

@@ -323,7 +323,15 @@ def decode_source(data: bytes, name: str, line_offset: int = 0) -> str:
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1 + line_offset
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise AscendError(f"{name}:{line}:{col}: not UTF-8 text (byte 0x{data[e.start]:02x})") from None
+        binary = bool(_CONTROL.search(data[:BINARY_SNIFF]))  # text has no such byte: a binary file (ONNX's is 0x08)
+        hint = "; a binary file, not MLIR text (an ONNX model: name it .onnx or pass -f onnx)" if binary else ""
+        raise AscendError(f"{name}:{line}:{col}: not UTF-8 text (byte 0x{data[e.start]:02x}){hint}") from None
+
+
+BINARY_SNIFF = 8192
+"""How many leading bytes `decode_source` looks at for a control character (a binary file) when the text is not
+UTF-8."""
+_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1f]")
 
 
 def first_invalid_op(module: Operation) -> tuple[Operation, VerifyException] | None:

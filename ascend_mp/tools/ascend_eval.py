@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ascend_mp.fileio import check_writable, write_output
-from ascend_mp.tools.cli import UsageError, UsageParser, add_log_argument, run_tool, setup_logging
+from ascend_mp.optional import available, require
+from ascend_mp.tools.cli import UsageError, UsageParser, add_format_argument, add_log_argument, run_tool, setup_logging
 
 PROG = "ascend-eval"
 PASS_FLAGS = ("soc_version", "op_info", "modify_mixlist", "keep_dtype", "customize_dtypes")
@@ -33,6 +34,7 @@ def _parser() -> UsageParser:
 
     p = UsageParser(prog=PROG, description="evaluate a model over a dataset under each precision mode")
     p.add_argument("model", help="an ONNX model (.onnx) or an MLIR module")
+    add_format_argument(p)
     p.add_argument("data", help="an .npz (inputs by name, optional labels) or a folder of .npy/.npz batches")
     p.add_argument(
         "--modes",
@@ -96,6 +98,7 @@ def run(argv: Sequence[str] | None) -> None:
             raise UsageError(str(e)) from None
     if args.plot is not None:
         check_writable(args.plot)
+        require("matplotlib", "--plot")
     options: dict[str, Any] = {}
     for flag in PASS_FLAGS:
         if getattr(args, flag) is not None:
@@ -104,11 +107,11 @@ def run(argv: Sequence[str] | None) -> None:
         from ascend_mp.opinfo import canonical_soc
 
         options["soc"] = canonical_soc(options["soc"])
-    model = load_model(args.model, args.function)
+    model = load_model(args.model, args.function, args.frontend)
     dataset = load_dataset(args.data, model)
     settings = EvalSettings(variants, args.batch_size, args.jobs, args.output, options)
     bar = None
-    if not args.no_progress:
+    if not args.no_progress and available("tqdm"):  # no bar without tqdm (optional)
         from tqdm import tqdm
 
         batch = model.batch or min(args.batch_size, dataset.count)

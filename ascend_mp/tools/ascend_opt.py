@@ -30,7 +30,14 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from ascend_mp.errors import AscendError
 from ascend_mp.fileio import check_writable, write_output
 from ascend_mp.tools.atc import add_atc_arguments, impl_mode_options, precision_options
-from ascend_mp.tools.cli import UsageError, add_log_argument, coerce_pass_options, run_tool, setup_logging
+from ascend_mp.tools.cli import (
+    UsageError,
+    add_log_argument,
+    coerce_pass_options,
+    run_tool,
+    setup_logging,
+    version_text,
+)
 
 PROG = "ascend-opt"
 
@@ -99,8 +106,17 @@ class AscendOptMain(xDSLOptMain):
         self.available_targets = {"mlir": lambda: _ModuleTarget}
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
+        type(self).version_format = version_text(PROG)  # as every tool's --version (no placeholder left to fill)
         super().register_all_arguments(arg_parser)
         arg_parser.error = _usage_error  # one line, not argparse's usage block
+        _describe_passes(arg_parser)
+        arg_parser.add_argument(
+            "--list-passes",
+            nargs="?",
+            const="ascend",
+            choices=("ascend", "all"),
+            help="print the project's passes (all: every pass -p takes, xDSL's too), one a line, and exit",
+        )
         add_atc_arguments(arg_parser, "ATC precision options (expand to the ascend-precision pass)")
         add_log_argument(arg_parser)
         from ascend_mp.frontend.tools import add_frontend_arguments
@@ -191,9 +207,9 @@ class AscendOptMain(xDSLOptMain):
             os.stat(path)
         except OSError as e:  # as the driver words it: `<path>: No such file or directory`
             raise AscendError(f"{path}: {e.strerror}") from None
-        if is_onnx(path):
+        if self.args.frontend == "onnx" or (self.args.frontend is None and is_onnx(path)):
             return io.BytesIO(b""), "onnx"
-        return io.BytesIO(read_input(path)), path.rsplit(".", 1)[-1] if "." in os.path.basename(path) else ""
+        return io.BytesIO(read_input(path)), "mlir"  # any other file is MLIR text, as ascend-run reads it
 
     def get_input_name(self) -> str:
         return "stdin" if self.args.input_file in (None, "-") else self.args.input_file
@@ -212,6 +228,12 @@ class AscendOptMain(xDSLOptMain):
         return module
 
     def run(self):
+        if self.args.list_passes is not None:
+            from ascend_mp.passes import PASSES
+
+            names = PASSES if self.args.list_passes == "ascend" else sorted(self.available_passes)
+            print("\n".join(names))
+            return
         if self.args.output_file is not None:
             check_writable(self.args.output_file)
         if self.args.emit_onnx is not None:
@@ -298,6 +320,18 @@ def _verify_where_needed(
 def _is_own_pass(p: ModulePass, own: Mapping[str, object]) -> bool:
     """Whether `p` is one of ascend-mp's registered passes (by name and by the module that defines it)."""
     return p.name in own and type(p).__module__.startswith("ascend_mp.passes.")
+
+
+def _describe_passes(parser: argparse.ArgumentParser) -> None:
+    """`-p`'s help names the project's passes, not xDSL's ~150 unrelated ones (`--list-passes all` lists those)."""
+    from ascend_mp.passes import PASSES
+
+    for action in parser._actions:  # argparse keeps no public way to reword an option's help
+        if "-p" in action.option_strings:
+            action.help = (
+                "comma-separated passes, options in braces: 'ascend-precision{mode=force_fp16},cse'. "
+                f"The project's passes: {', '.join(PASSES)}; any xDSL pass works too (--list-passes all)"
+            )
 
 
 def _usage_error(message: str) -> NoReturn:

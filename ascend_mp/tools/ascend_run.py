@@ -4,6 +4,7 @@
     ascend-run model.mlir --function mlp --input x=x.npy --inputs params.npz -o out.npz
     ascend-run model.mlir --precision_mode allow_mix_precision --print-memory --print-timing
     ascend-run model.mlir --compare-modes
+    ascend-run -f onnx model.bin --input_shape "x:1,3,224,224"
 
 Inputs not given are random (seeded): floats standard normal, integers in [0, 10).
 An input is named by its SSA name (`x` or `%x`) or its position (`0`); `.npz`
@@ -30,7 +31,15 @@ from ascend_mp.errors import AscendError
 from ascend_mp.fileio import check_writable, is_safe_member, load_npy, load_npz, npz_bytes, write_output
 from ascend_mp.limits import check_alloc
 from ascend_mp.tools.atc import add_atc_arguments, impl_mode_options, precision_options
-from ascend_mp.tools.cli import UsageError, UsageParser, add_log_argument, one_line, run_tool, setup_logging
+from ascend_mp.tools.cli import (
+    UsageError,
+    UsageParser,
+    add_format_argument,
+    add_log_argument,
+    one_line,
+    run_tool,
+    setup_logging,
+)
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -78,7 +87,8 @@ def add_compare_arguments(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = UsageParser(prog=PROG, description="Execute a function of an ascend module with the numpy interpreter.")
-    p.add_argument("file", help="the module (.mlir), or - for standard input")
+    p.add_argument("file", help="the module (.mlir) or an ONNX model (.onnx), or - for standard input")
+    add_format_argument(p)
     p.add_argument("--function", metavar="NAME", help="function to run (default: the first public one)")
     p.add_argument(
         "--input", action="append", default=[], metavar="NAME_OR_INDEX=PATH.npy", help="an argument from a .npy file"
@@ -350,10 +360,15 @@ def run(argv: Sequence[str] | None) -> None:
     ctx = make_context()
     from ascend_mp.frontend.tools import io_names, is_onnx, rename_specs
 
-    if is_onnx(args.file):  # an ONNX model, through the frontend (no text in between)
+    if args.frontend == "onnx" or (args.frontend is None and is_onnx(args.file)):  # through the frontend, no text
         from ascend_mp.frontend import import_onnx
 
-        module = import_onnx(args.file, args.input_shape)
+        if args.file == "-":
+            from ascend_mp.fileio import read_input
+
+            module = import_onnx(read_input("-"), args.input_shape, name="<stdin>")
+        else:
+            module = import_onnx(args.file, args.input_shape)
     else:
         from ascend_mp.fileio import read_input
         from ascend_mp.ir import decode_source, verify

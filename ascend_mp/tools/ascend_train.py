@@ -37,8 +37,10 @@ from ascend_mp.tools.cli import (
     UsageError,
     UsageParser,
     add_log_argument,
+    end_progress_lines,
     fail,
     flush_warnings,
+    progress_lines,
     setup_logging,
 )
 
@@ -257,11 +259,11 @@ def run(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     train_inputs.check(args)
     setup_logging(PROG, args.log)  # `ascend-train: warning: ...`; the passes' per-op INFO lines need --log=info
-    base = logging.getLogger("ascend_mp").getEffectiveLevel()
-    train_log = logging.getLogger("ascend_mp.train")
-    previous = train_log.level
-    # one INFO line per epoch, unless --quiet or a --log level above warning
-    train_log.setLevel(max(logging.WARNING, base) if args.quiet else logging.INFO if base <= logging.WARNING else base)
+    # one progress line per epoch (`ascend-train: epoch 1/30: ...`, not an info message), unless --quiet or --log
+    # error/null; --log warning shows no info message
+    lines = None
+    if not args.quiet and logging.getLogger("ascend_mp").getEffectiveLevel() <= logging.WARNING:
+        lines = progress_lines(PROG, "ascend_mp.train")
     try:
         if args.demo:
             from ascend_mp.train import demo
@@ -296,10 +298,15 @@ def run(argv: Sequence[str] | None = None) -> None:
         if saved:
             print(saved, flush=True)
         if result.diverged:
-            written = " (history and plot written)" if result.outputs else ""
+            written = (
+                f" ({' and '.join(k for k in ('history', 'plot') if k in result.outputs)} written)"
+                if result.outputs
+                else ""
+            )
             raise AscendError(f"training diverged: {result.diverged}{written}")
     finally:
-        train_log.setLevel(previous)
+        if lines is not None:
+            end_progress_lines("ascend_mp.train", lines)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from ascend_mp.fileio import check_writable, write_output
-from ascend_mp.tools.cli import UsageError, UsageParser, add_log_argument, run_tool, setup_logging
+from ascend_mp.tools.cli import UsageError, UsageParser, add_format_argument, add_log_argument, run_tool, setup_logging
 
 PROG = "ascend-tune"
 
@@ -29,9 +29,11 @@ def _parser() -> UsageParser:
         prog=PROG, description="find the ops to keep in high precision so a precision mode meets a tolerance"
     )
     p.add_argument("model", help="an ONNX model (.onnx) or an MLIR module")
+    add_format_argument(p)
     p.add_argument("data", help="an .npz (inputs by name, optional labels) or a folder of .npy/.npz batches")
     p.add_argument(
         "--precision_mode",
+        "--precision-mode",
         choices=V1_MODES,
         default="allow_mix_precision",
         help="the mode to tune (default allow_mix_precision)",
@@ -105,7 +107,7 @@ def run(argv: Sequence[str] | None) -> None:
         options["soc"] = canonical_soc(args.soc_version)
     if args.op_info is not None:
         options["op_info"] = args.op_info
-    model = load_model(args.model, args.function)
+    model = load_model(args.model, args.function, args.frontend)
     data = load_dataset(args.data, model)
     output = 0
     if args.output is not None:

@@ -60,7 +60,13 @@ def add_precision_arguments(group: Any, skip: tuple[str, ...] = (), check_soc: b
         if flag == _REPORT:
             group.add_argument("--precision-report", "--precision_report", dest=_REPORT, action=_Once, **settings)
         else:
-            group.add_argument(f"--{flag}", action=_Once, **settings)
+            group.add_argument(*spellings(flag), dest=flag, action=_Once, **settings)
+
+
+def spellings(flag: str) -> tuple[str, ...]:
+    """An ATC flag as ATC spells it (`--precision_mode`) and with hyphens (`--precision-mode`), in every tool."""
+    hyphens = flag.replace("_", "-")
+    return (f"--{flag}",) if hyphens == flag else (f"--{flag}", f"--{hyphens}")
 
 
 def add_atc_arguments(parser: argparse.ArgumentParser, title: str, report: bool = True) -> None:
@@ -68,16 +74,19 @@ def add_atc_arguments(parser: argparse.ArgumentParser, title: str, report: bool 
     atc = parser.add_argument_group(title)
     add_precision_arguments(atc, skip=(_REPORT,))
     atc.add_argument(
-        "--op_select_implmode",
+        *spellings("op_select_implmode"),
         choices=SELECT_IMPLMODES,
         action=_Once,
         help="operator implementation mode (the ascend-impl-mode pass)",
     )
     atc.add_argument(
-        "--optypelist_for_implmode", metavar="A,B,...", action=_Once, help="op types --op_select_implmode applies to"
+        *spellings("optypelist_for_implmode"),
+        metavar="A,B,...",
+        action=_Once,
+        help="op types --op_select_implmode applies to",
     )
     atc.add_argument(
-        "--op_precision_mode",
+        *spellings("op_precision_mode"),
         metavar="INI",
         action=_Once,
         help="implementation mode per op type / node name (OpType=mode lines, [ByOpType], [ByNodeName])",

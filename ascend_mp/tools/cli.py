@@ -21,7 +21,7 @@ import re
 import signal
 import sys
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from ascend_mp.errors import AscendError
@@ -37,10 +37,53 @@ class UsageError(AscendError):
 
 
 class UsageParser(argparse.ArgumentParser):
-    """argparse whose errors are one-line `UsageError`s instead of a usage block and exit 2."""
+    """argparse whose errors are one-line `UsageError`s instead of a usage block and exit 2; every tool's
+    parser has `--version` (`version_text`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.add_argument("--version", action=_Version, help="print the version of the tool and of xDSL, and exit")
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
+
+
+def version_text(prog: str) -> str:
+    """`<prog> (ascend-mp <version>) built on xdsl <version>`: what `--version` prints, in every tool."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def of(dist: str) -> str:
+        try:
+            return version(dist)
+        except PackageNotFoundError:  # a checkout on sys.path, not installed
+            return "(not installed)"
+
+    return f"{prog} (ascend-mp {of('ascend-mp')}) built on xdsl {of('xdsl')}"
+
+
+class _Version(argparse.Action):
+    """`--version`: print `version_text` and exit 0."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option_string: Any = None) -> None:
+        print(version_text(parser.prog))
+        parser.exit()
+
+
+INPUT_FORMATS = ("mlir", "onnx")
+"""What `-f/--frontend` takes in every tool that reads a model (ascend-opt's are xDSL's frontends: the same)."""
+
+
+def add_format_argument(parser: argparse.ArgumentParser) -> None:
+    """`-f/--frontend mlir|onnx`, as ascend-opt's (xdsl-opt's) flag: the input's format."""
+    parser.add_argument(
+        "-f",
+        "--frontend",
+        choices=INPUT_FORMATS,
+        help="the input's format (default: onnx for a .onnx file or a file that reads as an ONNX model, else mlir)",
+    )
 
 
 def printable(text: str) -> str:
@@ -190,15 +233,16 @@ LOG_LEVELS = ("debug", "info", "warning", "error", "null")
 
 
 class _OneLineFormatter(logging.Formatter):
-    """`<prog>: <level>: <message>` on one printable line."""
+    """`<prog>: <level>: <message>` (`<prog>: <message>` without `level`) on one printable line."""
 
-    def __init__(self, prog: str):
+    def __init__(self, prog: str, level: bool = True):
         super().__init__()
         self.prog = prog
+        self.level = level
 
     def format(self, record: logging.LogRecord) -> str:
-        level = record.levelname.lower()
-        return f"{self.prog}: {level}: {one_line(record.getMessage())}"
+        level = f"{record.levelname.lower()}: " if self.level else ""
+        return f"{self.prog}: {level}{one_line(record.getMessage())}"
 
 
 def add_log_argument(parser: argparse.ArgumentParser) -> None:
@@ -225,6 +269,8 @@ class _Summarise(logging.Filter):
         self.seen: dict[str, int] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, _SHOWN, False):  # printed already, as a progress line
+            return False
         if record.levelno != logging.WARNING:
             return True
         kind = _KIND.sub("_", record.getMessage())
@@ -256,7 +302,41 @@ def setup_logging(prog: str, level: str) -> None:
     _handler.addFilter(_summary)
     log.addHandler(_handler)
     log.propagate = False
-    log.setLevel(logging.CRITICAL + 1 if level == "null" else getattr(logging, level.upper()))
+    numeric = logging.CRITICAL + 1 if level == "null" else getattr(logging, level.upper())
+    log.setLevel(numeric)
+    _handler.setLevel(numeric)  # also for the records of a child logger set lower (`progress_lines`)
+
+
+_SHOWN = "ascend_mp_progress_line"
+"""The attribute `progress_lines` sets on the records it printed (the `--log` handler then leaves them out)."""
+
+
+def progress_lines(prog: str, logger: str) -> logging.Handler:
+    """Print the INFO records of `logger` (e.g. one line per training epoch) as `<prog>: <message>` progress lines
+    on standard error, whatever `--log` says: they are the run's progress, not log messages (`--quiet` is the tool's
+    way to drop them). Undo with `end_progress_lines`."""
+
+    def mark(record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO:
+            return False
+        setattr(record, _SHOWN, True)
+        return True
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLineFormatter(prog, level=False))
+    handler.addFilter(mark)
+    log = logging.getLogger(logger)
+    handler.ascend_mp_saved_level = log.level  # pyright: ignore[reportAttributeAccessIssue]  # restored by end_progress_lines
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    return handler
+
+
+def end_progress_lines(logger: str, handler: logging.Handler) -> None:
+    """Undo `progress_lines`."""
+    log = logging.getLogger(logger)
+    log.removeHandler(handler)
+    log.setLevel(getattr(handler, "ascend_mp_saved_level", logging.NOTSET))
 
 
 def teardown_logging() -> None:
@@ -317,7 +397,7 @@ def coerce_pass_options(available: dict[str, Callable[[], Any]], pipeline: str) 
     changed = False
     for spec in specs:
         if spec.name not in available:
-            raise UsageError(f"unknown pass '{spec.name}' in -p (see --help for the available passes)")
+            raise UsageError(f"unknown pass '{spec.name}' in -p (--list-passes all lists them)")
         cls = available[spec.name]()
         hints = typing.get_type_hints(cls)
         fields = {f.name: f for f in dataclasses.fields(cls) if f.init and f.name != "name"}
@@ -329,10 +409,10 @@ def coerce_pass_options(available: dict[str, Callable[[], Any]], pipeline: str) 
             hint = hints[name]
             if _accepts(value, hint):
                 continue
-            as_float = [float(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
-            if as_float != value or any(type(a) is not type(b) for a, b in zip(as_float, value)):
+            as_float = tuple(float(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value)
+            if any(type(a) is not type(b) for a, b in zip(as_float, value)):  # 1 == 1.0: compare the types
                 if _accepts(as_float, hint):
-                    spec.parameters[raw_name] = as_float  # pyright: ignore[reportArgumentType]  # xDSL types option values as tuples; printing the spec back takes any sequence
+                    spec.parameters[raw_name] = as_float
                     changed = True
                     continue
             shown = ",".join(str(v).lower() if isinstance(v, bool) else str(v) for v in value) or "(no value)"

@@ -13,10 +13,14 @@ BUILT_IN = ("mlp", "cnn")
 
 
 def model_argument(text: str) -> str:
-    """`--model`: a built-in model or an `.onnx` file."""
-    if text in BUILT_IN or text.lower().endswith(".onnx"):
+    """`--model`: a built-in model or an ONNX model (`.onnx`, or a file that reads as one, as every tool takes it)."""
+    from ascend_mp.frontend.tools import is_onnx
+
+    if text in BUILT_IN or text.lower().endswith(".onnx") or is_onnx(text):
         return text
-    raise argparse.ArgumentTypeError(f"expected {', '.join(BUILT_IN)} or a model file ending in .onnx, got '{text}'")
+    raise argparse.ArgumentTypeError(
+        f"expected {', '.join(BUILT_IN)} or an ONNX model file (.onnx, or a file that reads as one), got '{text}'"
+    )
 
 
 def _fraction(text: str) -> float:

@@ -86,8 +86,10 @@ def demo(epochs: int = 20, out_dir: str | None = None) -> dict[str, Any]:
     compiled = compile_training(mixed_cfg)
     print("== ascend-train demo: the digits MLP (64-128-10), allow_mix_precision + dynamic loss scaling")
     print(report_summary(compiled.report))
-    layout = compiled.step_fn.attributes["ascend.train_step"]
-    print(f"@train_step: {len(compiled.step_fn.args)} arguments, {len(list(compiled.step_fn.body.ops))} ops; {layout}")
+    step = compiled.step_fn
+    print(
+        f"@train_step: {len(step.args)} arguments, {len(list(step.body.ops))} ops (forward, backward, loss scale, update)"
+    )
     mixed = train(mixed_cfg, out_dir=out_dir, progress=False, data=data, compiled=compiled)
     fp32 = train(
         TrainConfig(model="mlp", precision_mode=None, loss_scale="none", epochs=epochs), progress=False, data=data

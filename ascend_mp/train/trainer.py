@@ -39,6 +39,7 @@ from ascend_mp.builder import Sequential
 from ascend_mp.errors import AscendError
 from ascend_mp.fileio import write_output
 from ascend_mp.ir import functions, make_context
+from ascend_mp.optional import available, missing_message
 from ascend_mp.passes.autodiff import differentiate
 from ascend_mp.passes.loss_scale import (
     LossScaleConfig,
@@ -480,8 +481,25 @@ def evaluate(compiled: Compiled, params: list[np.ndarray], x: np.ndarray, y: np.
     return correct / len(x)
 
 
+class _NoBar:
+    """What `_progress` gives when there is no bar to show (tqdm not installed): does nothing."""
+
+    def set_postfix(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def _progress(total: int, initial: int, desc: str, enabled: bool) -> Any:
-    from tqdm import tqdm
+    """A tqdm bar on standard error (without tqdm, an optional package: none)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _NoBar()
 
     return tqdm(
         total=total,
@@ -725,8 +743,12 @@ def train(
     if out is not None:
         write_history(out / "history.json", history)
         title = f"{model.name}, {result.precision}, {cfg.loss_scale} loss scale" + (" (diverged)" if diverged else "")
-        write_plot(out / "loss_scale.png", history, title)
-        result.outputs = {"history": str(out / "history.json"), "plot": str(out / "loss_scale.png")}
+        result.outputs = {"history": str(out / "history.json")}
+        if available("matplotlib"):
+            write_plot(out / "loss_scale.png", history, title)
+            result.outputs["plot"] = str(out / "loss_scale.png")
+        else:
+            logger.warning("%s; it is not written", missing_message("matplotlib", f"the plot {out / 'loss_scale.png'}"))
         if checkpoint is not None and checkpoint.exists():
             result.outputs["checkpoint"] = str(checkpoint)
     return result

@@ -357,6 +357,8 @@ class Planner:
             )
         if effect.warning is not None:
             label = f"{op_type} '{name}'" if name else op_type
+            if self.config.policy == "cann":  # which mode warned (a framework policy's warnings start with its name)
+                label += f" under {self.config.label}"
             self.warn(f"{op_location(op, self.here())}: {label}: {effect.warning}")
         if self.info and effect.reduced is not None:  # inputs or outputs: an fp32->fp16 Greater keeps its outputs
             before, after = effect.reduced

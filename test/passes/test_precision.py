@@ -436,7 +436,7 @@ def test_mixlist_to_remove_of_an_op_not_on_the_list_warns(tmp_path: Path, caplog
         ({"mode": "force_fp16", "keep_dtype": "keep.txt"}, "keep_dtype entry 'nosuchop' matches no op"),
         ({"mode": "force_fp16", "keep_dtype": "keep.txt"}, "keep_dtype entry 'OpType::Conv2D' matches no op"),
         ({"mode": "force_fp16", "customize_dtypes": "custom.cfg"}, "customize_dtypes entry 'ghost' matches no op"),
-        ({"mode": "allow_mix_precision_bf16"}, "MatMulV2 'fc1': no bf16 kernel"),
+        ({"mode": "allow_mix_precision_bf16"}, "MatMulV2 'fc1' under allow_mix_precision_bf16: no bf16 kernel"),
     ],
 )
 def test_warnings_for_configurations_that_do_nothing(

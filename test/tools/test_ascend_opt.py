@@ -294,7 +294,8 @@ def test_readme_first_commands_work_as_written(
     (tmp_path / "examples").symlink_to(root / "examples")
     monkeypatch.chdir(tmp_path)
     lines = [line.split("  #")[0] for line in shell.replace("\\\n", " ").splitlines() if line.strip()]
-    assert lines[0] == ". .venv/bin/activate"
+    assert lines[0].strip().split(" && ") == [". .venv/bin/activate", "mkdir -p out"]
+    (tmp_path / "out").mkdir()
     tools = {"ascend-opt": main, "ascend-run": ascend_run.main}
     for line in lines[1:]:
         argv = shlex.split(line)
@@ -303,6 +304,8 @@ def test_readme_first_commands_work_as_written(
         except SystemExit as e:
             pytest.fail(f"{line}: exit {e.code}: {capsys.readouterr().err}")
         capsys.readouterr()
-    assert (tmp_path / "report.json").exists() and "ascend.Cast" in (tmp_path / "model.fp16.mlir").read_text()
+    out = tmp_path / "out"
+    assert (out / "report.json").exists() and "ascend.Cast" in (out / "model.fp16.mlir").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["examples", "out"]  # nothing left in the checkout's root
     exec(compile(python, "README.md", "exec"), {})
     assert "ascend.Cast" in capsys.readouterr().out

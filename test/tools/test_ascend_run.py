@@ -207,7 +207,7 @@ def test_usage_errors(small: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert error([small, "--seed", "x"], capsys) == "argument --seed: expected an integer, got 'x'"
     assert error([small, "--seed", "-1"], capsys) == "argument --seed: expected an integer from 0 to 2**128-1, got -1"
     assert error([small, "--precision_mode", "fast"], capsys).startswith(
-        "argument --precision_mode: invalid choice: 'fast'"
+        "argument --precision_mode/--precision-mode: invalid choice: 'fast'"
     )
     assert error([small, "--function", "nope"], capsys) == "unknown function @nope (functions: @f, @helper, @g)"
     assert error([small, "--compare-modes", "--precision_mode", "force_fp16"], capsys) == (

@@ -254,7 +254,11 @@ def test_cli_trains_builder_models_on_npz_data(files: dict[str, Path], capsys: p
 @pytest.mark.parametrize(
     ("args", "message", "status"),
     [
-        (["--model", "net.pb"], "argument --model: expected mlp, cnn or a model file ending in .onnx, got 'net.pb'", 2),
+        (
+            ["--model", "net.pb"],
+            "argument --model: expected mlp, cnn or an ONNX model file (.onnx, or a file that reads as one), got 'net.pb'",
+            2,
+        ),
         (["--model", "{cnn}"], "--model {cnn} needs --data NPZ (its training data)", 2),
         (["--val-split", "0.2"], "--val-split needs --data", 2),
         (
