@@ -555,12 +555,17 @@ def _gather_nd(cx: Converter, node: Node) -> None:
 
 @converter("GatherElements")
 def _gather_elements(cx: Converter, node: Node) -> None:
-    """Constant indices: a GatherV2D on the flattened data at each element's flat position."""
+    """A GatherV2D on the flattened data at each element's flat position: computed here for constant
+    indices, else in the graph (indices wrapped from [-n, 0), times the axis' stride, plus each element's
+    offset on the other axes; an index outside [-n, n) is an error in ONNX and reads another element here)."""
     cls = _op("GatherV2D")
     x = cx.value(node.inputs[0])
-    idx = _need_const(cx, node, 1, "indices").astype(np.int64)
     shape = ascend.shape_of(x)
     axis = _node_axis(cx, node, 0, len(shape))
+    if cx.const(node.input(1)) is None:
+        _gather_elements_dynamic(cx, node, x, shape, axis)
+        return
+    idx = _need_const(cx, node, 1, "indices").astype(np.int64)
     idx = np.where(idx < 0, idx + shape[axis], idx)
     if idx.size and (idx.min() < 0 or idx.max() >= shape[axis]):
         raise _unsupported(cx, node, f"indices must lie in [{-shape[axis]}, {shape[axis] - 1}] on axis {axis}")
@@ -572,6 +577,24 @@ def _gather_elements(cx: Converter, node: Node) -> None:
         cls, [flat, cx.new_const(rows.reshape(-1), f"{node.name}/rows")], cx.tensor((rows.size,), _dtype(x)), axis=0
     )
     cx.emit(ascend.ReshapeOp, [y], node.outputs[0])
+
+
+def _gather_elements_dynamic(cx: Converter, node: Node, x: SSAValue, shape: tuple[int, ...], axis: int) -> None:
+    idx = cx.value(node.inputs[1])
+    ishape = ascend.shape_of(idx)
+    if _dtype(idx) != "i32":  # the index arithmetic in int32 (Less has no int64 kernel); positions < 2^31
+        idx = cx.emit(ascend.CastOp, [idx], cx.tensor(ishape, "i32"))
+    coords = list(np.indices(ishape))
+    coords[axis] = np.zeros(ishape, np.int64)  # pyright: ignore[reportCallIssue, reportArgumentType]  # index arrays (see above)
+    base = np.ravel_multi_index(tuple(coords), shape).astype(np.int32)
+    n, stride = shape[axis], math.prod(shape[axis + 1 :])
+    negative = cx.emit(ascend.LessOp, [idx, _scalar(cx, 0, idx, f"{node.name}/zero")], cx.tensor(ishape, "i1"))
+    wrapped = cx.emit(ascend.AddOp, [idx, _scalar(cx, n, idx, f"{node.name}/n")], cx.tensor(ishape, "i32"))
+    idx = cx.emit(ascend.SelectV2Op, [negative, wrapped, idx], cx.tensor(ishape, "i32"))
+    scaled = cx.emit(ascend.MulOp, [idx, _scalar(cx, stride, idx, f"{node.name}/stride")], cx.tensor(ishape, "i32"))
+    rows = cx.emit(ascend.AddOp, [scaled, cx.new_const(base, f"{node.name}/base")], cx.tensor(ishape, "i32"))
+    flat = cx.emit(ascend.ReshapeOp, [x], cx.tensor((math.prod(shape),), _dtype(x)))
+    cx.emit(_op("GatherV2D"), [flat, rows], node.outputs[0], axis=0)
 
 
 @converter("Trilu")

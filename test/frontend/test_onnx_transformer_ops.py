@@ -185,6 +185,17 @@ def test_gather_elements(axis: int, idx: np.ndarray[Any, Any]) -> None:
     check(one_node("GatherElements", {"x": x}, {"i": idx}, axis=axis), {"x": x})
 
 
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_gather_elements_with_indices_computed_in_the_graph(axis: int) -> None:
+    """RoBERTa's embeddings gather token-type ids at position ids computed from input_ids: the flat positions
+    are computed in the graph (negative indices wrapped), checked against onnxruntime."""
+    x = f32(3, 4)
+    rows = np.array([[2, 0, 1, -1], [0, -3, 2, 1]], np.int64)
+    idx = rows if axis == 0 else np.array([[3, 0, -1], [1, 1, -4], [0, 2, 3]], np.int64)
+    nodes = [helper.make_node("GatherElements", ["x", "i"], ["y"], axis=axis)]  # i: an input, not a constant
+    check(graph_model(nodes, {"x": x, "i": idx}, ["y"]), {"x": x, "i": idx})
+
+
 def test_gather_elements_index_out_of_range_is_one_line() -> None:
     from ascend_mp.errors import AscendError
     from ascend_mp.frontend import import_onnx
