@@ -585,8 +585,8 @@ def _gather_elements_dynamic(cx: Converter, node: Node, x: SSAValue, shape: tupl
     if _dtype(idx) != "i32":  # the index arithmetic in int32 (Less has no int64 kernel); positions < 2^31
         idx = cx.emit(ascend.CastOp, [idx], cx.tensor(ishape, "i32"))
     coords = list(np.indices(ishape))
-    coords[axis] = np.zeros(ishape, np.int64)  # pyright: ignore[reportCallIssue, reportArgumentType]  # index arrays (see above)
-    base = np.ravel_multi_index(tuple(coords), shape).astype(np.int32)
+    coords[axis] = np.zeros(ishape, np.int64)
+    base = np.asarray(np.ravel_multi_index(tuple(coords), shape), np.int32)
     n, stride = shape[axis], math.prod(shape[axis + 1 :])
     negative = cx.emit(ascend.LessOp, [idx, _scalar(cx, 0, idx, f"{node.name}/zero")], cx.tensor(ishape, "i1"))
     wrapped = cx.emit(ascend.AddOp, [idx, _scalar(cx, n, idx, f"{node.name}/n")], cx.tensor(ishape, "i32"))
