@@ -4,7 +4,7 @@ reductions beyond Sum/Mean/Max. Registered into `registry.CONVERTERS` like every
 
 The mapping (docs/design.md §10): Pad -> PadV3D; Resize -> ResizeD (CANN's ONNX-semantics resize,
 nearest and linear); ReduceMin -> ReduceMin; ReduceProd -> ReduceProd; ReduceL1 -> Maximum(x, Neg x)
-+ ReduceSum; ReduceL2 -> Square + ReduceSum + Sqrt; ReduceSumSquare -> Square + ReduceSum;
++ ReduceSum (Abs likewise; Ceil -> Neg(Floor(Neg x))); ReduceL2 -> Square + ReduceSum + Sqrt; ReduceSumSquare -> Square + ReduceSum;
 ReduceLogSumExp -> ReduceMax + Sub + Exp + ReduceSum + Log + Add (shifted by the maximum, as
 onnxruntime computes it); InstanceNormalization -> InstanceNorm; CumSum -> CumsumD; ScatterND -> ScatterNdUpdate. 1-d Conv, MaxPool and AveragePool
 go through the 2-d kernels, as CANN's ONNX parser does: Reshape (N, C, L) -> (N, C, 1, L), the 2-d
@@ -193,7 +193,7 @@ def _reduce(cx: Converter, node: Node) -> None:
             cx.emit(ascend.ReshapeOp, [cx.emit(ascend.AddOp, [s, m], m.type)], out)  # pyright: ignore[reportArgumentType]
         return
     if op == "ReduceL1":
-        mag = cx.emit(ascend.MaximumOp, [x, cx.emit(ascend.NegOp, [x], full)], full)  # |x|, exactly
+        mag = _abs(cx, x, full)
     else:
         mag = cx.emit(ascend.SquareOp, [x], full)
     if op == "ReduceL2":
@@ -203,12 +203,31 @@ def _reduce(cx: Converter, node: Node) -> None:
         cx.emit(ascend.ReduceSumOp, [mag], out, axes=axes, keep_dims=keep)
 
 
+def _abs(cx: Converter, x: SSAValue, out: Any) -> SSAValue:
+    """|x| exactly, as Maximum(x, Neg x) (CANN's Abs is not modelled)."""
+    return cx.emit(ascend.MaximumOp, [x, cx.emit(ascend.NegOp, [x], cx.tensor(ascend.shape_of(x), _dtype(x)))], out)
+
+
+@_converter("Abs")
+def _abs_node(cx: Converter, node: Node) -> None:
+    _abs(cx, cx.value(node.inputs[0]), node.outputs[0])
+
+
+@_converter("Ceil")
+def _ceil(cx: Converter, node: Node) -> None:
+    """ceil(x) = -floor(-x), exactly."""
+    x = cx.value(node.inputs[0])
+    full = cx.tensor(ascend.shape_of(x), _dtype(x))
+    floor = cx.emit(ascend.FloorOp, [cx.emit(ascend.NegOp, [x], full)], full)
+    cx.emit(ascend.NegOp, [floor], node.outputs[0])
+
+
 def _reduce_noop(cx: Converter, node: Node, x: SSAValue) -> None:
     """`noop_with_empty_axes` with no axes: the reduction over nothing applies the element function only."""
     op, out = node.op_type, node.outputs[0]
     full = cx.tensor(ascend.shape_of(x), _dtype(x))
     if op == "ReduceL1":
-        cx.emit(ascend.MaximumOp, [x, cx.emit(ascend.NegOp, [x], full)], out)
+        _abs(cx, x, out)
     elif op == "ReduceSumSquare":
         cx.emit(ascend.SquareOp, [x], out)
     elif op == "ReduceL2":

@@ -27,7 +27,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ascend_mp.dtypes import DTYPES
+from ascend_mp.dtypes import BY_NAME, DTYPES
 from ascend_mp.errors import AscendError
 from ascend_mp.limits import check_alloc
 
@@ -523,8 +523,7 @@ def _fold_node(node: onnx.NodeProto, graph: Graph, opset: int) -> bool:
             start, end = int(attrs.get("start", 0)), attrs.get("end")
             consts[node.output[0]] = shape[start : None if end is None else int(end)]
         return True
-    fn = FOLDERS.get(node.op_type)
-    if fn is None or node.domain not in ("", "ai.onnx"):
+    if node.domain not in ("", "ai.onnx"):
         return False
     ins: list[Array | None] = []
     for name in node.input:
@@ -534,6 +533,9 @@ def _fold_node(node: onnx.NodeProto, graph: Graph, opset: int) -> bool:
             ins.append(consts[name])
         else:
             return False
+    fn = FOLDERS.get(node.op_type)
+    if fn is None:
+        return _fold_by_reference(node, graph, ins, opset)
     where = f"node '{node.name or node.op_type}' ({node.op_type}) on constants"
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -551,6 +553,48 @@ def _fold_node(node: onnx.NodeProto, graph: Graph, opset: int) -> bool:
             consts[name] = np.asarray(value)
     if node.op_type == "Dropout" and len(node.output) > 1 and node.output[1]:
         consts[node.output[1]] = np.ones(np.asarray(ins[0]).shape, np.bool_)
+    return True
+
+
+NOT_FOLDED = frozenset(
+    {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
+    | {"If", "Loop", "Scan"}
+)
+"""Never folded by the reference evaluator: a random op (folding would freeze one draw) or one with subgraphs."""
+
+
+def _fold_by_reference(node: onnx.NodeProto, graph: Graph, ins: list[Array | None], opset: int) -> bool:
+    """Any other node whose inputs are all constants (Cos and Sin of rotary tables, Mod, ScatterND, CumSum, ...):
+    evaluated with onnx's reference implementation, as onnxruntime's and onnx-simplifier's folding would. Outputs
+    are checked against the tensor limit before (when their shapes are inferred) and after evaluation; an op
+    the reference evaluator does not know, or an output of a dtype the importer does not read, stays unfolded
+    (the converter, or the unsupported-op error, decides)."""
+    if node.op_type in NOT_FOLDED or not node.input:
+        return False
+    where = f"node '{node.name or node.op_type}' ({node.op_type}) on constants"
+    try:
+        for name in node.output:
+            t = graph.types.get(name)
+            if name and t is not None and is_static(t) and t[0] in ONNX_TO_DTYPE:
+                assert t[1] is not None
+                _alloc(t[1], BY_NAME[ONNX_TO_DTYPE[t[0]]].numpy)
+        from onnx.reference import ReferenceEvaluator
+
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            feeds = {name: value for name, value in zip(node.input, ins, strict=True) if name}
+            outs = [np.asarray(o) for o in ReferenceEvaluator(node, opsets={"": opset}).run(None, feeds)]
+        for o in outs:
+            _alloc(o.shape, o.dtype)
+    except AscendError as e:  # the tensor limit
+        raise AscendError(f"{where}: {e}") from None
+    except Exception:  # noqa: BLE001 - not known to (or refused by) the reference evaluator: left to the converter
+        return False
+    if any(o.dtype.kind not in "biuf" for o in outs):
+        return False
+    for name, value in zip(node.output, outs):
+        if name:
+            graph.consts[name] = value
     return True
 
 

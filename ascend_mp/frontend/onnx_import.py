@@ -152,6 +152,10 @@ def _shape_str(dims: Sequence[object]) -> str:
     return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
 
 
+FOLD_ONLY = frozenset({"Shape", "Size", "ConstantOfShape", "Range"}) - CONVERTERS.keys()
+"""Shape ops that only ever fold (no converter): left in a graph only downstream of a value that did not fold."""
+
+
 def _check_supported(graph: Graph, label: str) -> None:
     missing: Counter[str] = Counter()
     first: dict[str, str] = {}
@@ -160,7 +164,10 @@ def _check_supported(graph: Graph, label: str) -> None:
             missing[node.op_type] += 1
             first.setdefault(node.op_type, node.name or "(unnamed)")
     if missing:
-        listed = ", ".join(f"{op} x{n} (first: '{first[op]}')" for op, n in sorted(missing.items()))
+        # ops that only ever fold (Shape, Range, ConstantOfShape, ...) are left only because a real blocker
+        # feeds them: list the blockers alone when there are any
+        blockers = {op: n for op, n in missing.items() if op not in FOLD_ONLY} or dict(missing)
+        listed = ", ".join(f"{op} x{n} (first: '{first[op]}')" for op, n in sorted(blockers.items()))
         raise AscendError(f"{label}: unsupported ONNX ops: {listed}")
 
 
