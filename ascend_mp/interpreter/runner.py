@@ -300,8 +300,8 @@ class Program:
             for slot, check in step.checks:
                 if not status.flag and check(regs[slot]):
                     status.flag = True
-            if trace is not None:  # a copy of what a later step overwrites in place
-                trace.append(tuple(regs[s].copy() if owner[s] in fn.overwritten else regs[s] for s in step.outs))
+            if trace is not None:  # copies: a later step may write in place into this array, or one it views
+                trace.append(tuple(regs[s].copy() for s in step.outs))
             if track:
                 for s in step.outs:
                     if owner[s] == s:

@@ -303,3 +303,31 @@ def test_cli_comparison_usage_errors(capsys: pytest.CaptureFixture[str], extra: 
     assert info.value.code == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and err.startswith(f"ascend-run: error: {message}"), err
+
+
+VIEW_THEN_IN_PLACE = """func.func @f(%x: tensor<2x3xf32>, %y: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %a = ascend.Relu %x {name = "relu"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %t = ascend.Transpose %a {perm = array<i64: 1, 0>, name = "t"} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %s = ascend.Add %t, %y {name = "add"} : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  func.return %s : tensor<3x2xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("reference", [True, False])
+def test_trace_records_each_value_as_computed_even_when_a_view_is_overwritten_later(reference: bool) -> None:
+    """The Transpose's result is a view of the Relu's array and the Add runs in place into it: the trace
+    must still hold the Relu's value as the Relu computed it (it once held the Add's), checked against
+    numpy float64 evaluations of each op (a false first divergent Transpose came from this)."""
+    from ascend_mp.ir import parse_module
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    y = rng.standard_normal((3, 2)).astype(np.float32)
+    program = Program.from_module(parse_module(VIEW_THEN_IN_PLACE, "view.mlir"), reference=reference)
+    _, steps = program.trace("f", x, y)
+    relu = np.maximum(x.astype(np.float64), 0)
+    want = [relu, relu.T, relu.T + y]
+    assert len(steps) == 3
+    for (got,), expected in zip(steps, want, strict=True):
+        np.testing.assert_allclose(np.asarray(got, np.float64), expected, rtol=1e-6)
