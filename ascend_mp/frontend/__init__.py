@@ -1,9 +1,10 @@
 """Frontends: models from other formats as ascend IR (today ONNX, as ATC's `--framework=5`).
 
 ```python
-from ascend_mp.frontend import import_onnx
+from ascend_mp.frontend import import_onnx, from_torch
 
 module = import_onnx("resnet18.onnx", input_shape="input:1,3,224,224")
+module = from_torch(torch_module, (example_input,), exporter="legacy")  # torch is optional
 ```
 """
 
@@ -30,3 +31,10 @@ def import_onnx(source: Any, input_shape: Any = None, name: str | None = None) -
 
 
 __all__ = ["InputShapes", "import_onnx", "parse_input_shape"]
+
+
+def from_torch(module: Any, example_inputs: Any, exporter: str = "dynamo", **options: Any) -> ModuleOp:
+    """A torch module exported to ONNX in memory and imported (see `ascend_mp.frontend.torch_export.from_torch`)."""
+    from ascend_mp.frontend.torch_export import from_torch as run
+
+    return run(module, example_inputs, exporter, **options)
