@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from ascend_mp.fileio import check_writable, write_output
+from ascend_mp.tools.atc import add_precision_arguments, precision_options
 from ascend_mp.tools.cli import UsageError, UsageParser, add_log_argument, run_tool, setup_logging
 
 PROG = "ascend-eval"
@@ -59,11 +59,7 @@ def _parser() -> UsageParser:
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     atc = p.add_argument_group("ATC options applied to every mode")
-    atc.add_argument("--soc_version", metavar="SOC")
-    atc.add_argument("--op_info", metavar="JSON_OR_DIR")
-    atc.add_argument("--modify_mixlist", metavar="JSON")
-    atc.add_argument("--keep_dtype", metavar="FILE")
-    atc.add_argument("--customize_dtypes", metavar="FILE")
+    add_precision_arguments(atc, only=PASS_FLAGS, check_soc=False)
     add_log_argument(p)
     return p
 
@@ -96,10 +92,7 @@ def run(argv: Sequence[str] | None) -> None:
             raise UsageError(str(e)) from None
     if args.plot is not None:
         check_writable(args.plot)
-    options: dict[str, Any] = {}
-    for flag in PASS_FLAGS:
-        if getattr(args, flag) is not None:
-            options["soc" if flag == "soc_version" else flag] = getattr(args, flag)
+    options = precision_options(args, only=PASS_FLAGS)
     if "soc" in options:
         from ascend_mp.opinfo import canonical_soc
 
