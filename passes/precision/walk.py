@@ -161,7 +161,7 @@ class Planner:
         finally:
             # The decider asks this planner where the op it decides is (`here`): a reference cycle, broken when the
             # walk ends so that the planner and its tables are freed on return, not left to the garbage collector
-            # (which then finds them during whatever runs next: 7% of the imported-model rows of `make bench`).
+            # (which then finds them during whatever runs next, e.g. the next pass of `make bench`'s imported rows).
             self.decider.where = _nowhere
         self.plan.distinct = len(self.memo)
         self.check_unused()
