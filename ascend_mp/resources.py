@@ -145,20 +145,16 @@ def resource_array(attr: DenseResourceAttr) -> np.ndarray[Any, Any]:
 
 
 @contextlib.contextmanager
-def isolated_store() -> Iterator[None]:
-    """Run a block with an empty resource store, as a new process starts, and restore the store
-    afterwards (for running the tools in-process, e.g. in tests: blob handles are process-wide)."""
-    store = storage()
-    saved = (dict(store._blob_storage), dict(_CACHE))
-    store._blob_storage.clear()
+def isolated_cache() -> Iterator[None]:
+    """Run a block with an empty decoded-array cache, and restore the cache afterwards (`ascend_mp.ir.isolated_store`
+    empties the blob store with it)."""
+    saved = dict(_CACHE)
     _CACHE.clear()
     try:
         yield
     finally:
-        store._blob_storage.clear()
-        store._blob_storage.update(saved[0])
         _CACHE.clear()
-        _CACHE.update(saved[1])
+        _CACHE.update(saved)
 
 
 TINY = 16

@@ -112,7 +112,7 @@ def parse_pipeline(command: str) -> list[Stage] | None:
 
 def fresh_process_state() -> contextlib.ExitStack:
     """What a new process starts without: the resource blobs (dense_resource) of earlier runs."""
-    from ascend_mp.resources import isolated_store
+    from ascend_mp.ir import isolated_store
 
     stack = contextlib.ExitStack()
     stack.enter_context(isolated_store())

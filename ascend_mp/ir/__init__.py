@@ -17,6 +17,7 @@ stands for); workarounds of xDSL 0.74 bugs live in :mod:`ascend_mp.ir.compat`.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import re
 import weakref
 from collections.abc import Iterator
@@ -39,6 +40,7 @@ from ascend_mp import blob_names  # noqa: F401  (records the name each parsed bl
 from ascend_mp.dialects.ascend import Ascend
 from ascend_mp.errors import AscendError
 from ascend_mp.ir.compat import LinearLexer
+from ascend_mp.ir.fast import blob_entries, set_blob_entries
 
 _LOCATIONS: weakref.WeakKeyDictionary[Operation, tuple[str, int, int]] = weakref.WeakKeyDictionary()
 
@@ -443,6 +445,22 @@ def print_module(module: Operation, generic: bool = False) -> str:
     printer.print_metadata([])  # the blobs of dense_resource weights, if any
     out.write("\n")
     return out.getvalue()
+
+
+@contextlib.contextmanager
+def isolated_store() -> Iterator[None]:
+    """Run a block with an empty resource store, as a new process starts, and restore the store afterwards (for
+    running the tools in-process, e.g. in tests: blob handles are process-wide)."""
+    from ascend_mp.resources import isolated_cache, storage  # numpy: not loaded by every parse and print
+
+    store = storage()
+    saved = blob_entries(store)
+    set_blob_entries(store, {})
+    try:
+        with isolated_cache():
+            yield
+    finally:
+        set_blob_entries(store, saved)
 
 
 def functions(module: ModuleOp) -> Iterator[func.FuncOp]:

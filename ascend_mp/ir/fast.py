@@ -1,17 +1,19 @@
 """Fast paths through xDSL 0.74's private fields, in one module (docs/design.md §9).
 
-Every private field the project touches (`_operands`, `_type`, `_next_op`, the use-list links, ...) is read or
-written here and nowhere else. Each helper does what a public xDSL call does, without its property calls, checks
-or generic constructor, for the precision pass's hot loops; `test/test_fast_ir.py` checks that each builds exactly
-what the public API builds.
+Every private field the project touches (`_operands`, `_type`, `_next_op`, the use-list links, the resource
+store's blobs, ...) is read or written here and nowhere else. Each helper does what a public xDSL call does, without
+its property calls, checks or generic constructor, for the precision pass's hot loops; the resource-store helpers
+do what xDSL has no public call for (list or reset the handles of the process-wide blob store).
+`test/ir/test_fast_ir.py` checks that each builds exactly what the public API builds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from operator import attrgetter
 from typing import Any
 
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue, SSAValues, Use
 
 type_of: Any = attrgetter("_type")
@@ -120,12 +122,29 @@ def quick_op(cls: type[Operation], operands: tuple[SSAValue, ...], result_types:
     return op
 
 
+def blob_entries(store: OpAsmDialectInterface) -> dict[str, str]:
+    """Every handle `store` has declared -> its blob ("" for one declared but not filled yet), as a new dict: what
+    `store.lookup(handle)` gives for each handle (the store lists its handles to no public call)."""
+    return dict(store._blob_storage)
+
+
+def set_blob_entries(store: OpAsmDialectInterface, entries: Mapping[str, str]) -> None:
+    """Make `store` hold exactly `entries` (handle -> blob, as :func:`blob_entries` gives them): what a new store
+    holds after `declare_resource(handle)` and `parse_resource(handle, blob)` of each (a store forgets a handle to
+    no public call)."""
+    blobs = store._blob_storage
+    blobs.clear()
+    blobs.update(entries)
+
+
 __all__ = [
+    "blob_entries",
     "has_one_use",
     "link_op",
     "next_op",
     "operands_of",
     "quick_op",
+    "set_blob_entries",
     "set_operands",
     "set_type",
     "type_of",

@@ -18,10 +18,10 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from ascend_mp.fileio import check_writable, write_output
 from ascend_mp.optional import available, require
+from ascend_mp.tools.atc import add_precision_arguments, precision_options
 from ascend_mp.tools.cli import UsageError, UsageParser, add_format_argument, add_log_argument, run_tool, setup_logging
 
 PROG = "ascend-eval"
@@ -61,11 +61,7 @@ def _parser() -> UsageParser:
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     atc = p.add_argument_group("ATC options applied to every mode")
-    atc.add_argument("--soc_version", metavar="SOC")
-    atc.add_argument("--op_info", metavar="JSON_OR_DIR")
-    atc.add_argument("--modify_mixlist", metavar="JSON")
-    atc.add_argument("--keep_dtype", metavar="FILE")
-    atc.add_argument("--customize_dtypes", metavar="FILE")
+    add_precision_arguments(atc, only=PASS_FLAGS, check_soc=False)
     add_log_argument(p)
     return p
 
@@ -99,10 +95,7 @@ def run(argv: Sequence[str] | None) -> None:
     if args.plot is not None:
         check_writable(args.plot)
         require("matplotlib", "--plot")
-    options: dict[str, Any] = {}
-    for flag in PASS_FLAGS:
-        if getattr(args, flag) is not None:
-            options["soc" if flag == "soc_version" else flag] = getattr(args, flag)
+    options = precision_options(args, only=PASS_FLAGS)
     if "soc" in options:
         from ascend_mp.opinfo import canonical_soc
 

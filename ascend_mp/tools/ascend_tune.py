@@ -17,9 +17,12 @@ import sys
 from collections.abc import Sequence
 
 from ascend_mp.fileio import check_writable, write_output
+from ascend_mp.tools.atc import add_precision_arguments, precision_options
 from ascend_mp.tools.cli import UsageError, UsageParser, add_format_argument, add_log_argument, run_tool, setup_logging
 
 PROG = "ascend-tune"
+PASS_FLAGS = ("soc_version", "op_info")
+"""The ATC flags that apply to every evaluation (the mode is --precision_mode)."""
 
 
 def _parser() -> UsageParser:
@@ -72,8 +75,7 @@ def _parser() -> UsageParser:
     p.add_argument("--function", default="main")
     p.add_argument("--verbose", "-v", action="store_true", help="print each evaluation")
     atc = p.add_argument_group("ATC options applied to every evaluation")
-    atc.add_argument("--soc_version", metavar="SOC")
-    atc.add_argument("--op_info", metavar="JSON_OR_DIR")
+    add_precision_arguments(atc, only=PASS_FLAGS, check_soc=False)
     add_log_argument(p)
     return p
 
@@ -100,13 +102,11 @@ def run(argv: Sequence[str] | None) -> None:
     for path in (args.mixlist, args.keep_out, args.report):
         if path is not None:
             check_writable(path)
-    options = {}
-    if args.soc_version is not None:
+    options = precision_options(args, only=PASS_FLAGS)
+    if "soc" in options:
         from ascend_mp.opinfo import canonical_soc
 
-        options["soc"] = canonical_soc(args.soc_version)
-    if args.op_info is not None:
-        options["op_info"] = args.op_info
+        options["soc"] = canonical_soc(options["soc"])
     model = load_model(args.model, args.function, args.frontend)
     data = load_dataset(args.data, model)
     output = 0

@@ -7,6 +7,7 @@ metadata of :class:`ascend_mp.precision_options.PrecisionOptions` (stated there 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Collection
 from dataclasses import fields
 from typing import Any
 
@@ -46,13 +47,15 @@ def _soc(text: str) -> str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def add_precision_arguments(group: Any, skip: tuple[str, ...] = (), check_soc: bool = True) -> None:
-    """Register a flag for each :class:`PrecisionOptions` field that has one (but the flags in `skip`), in field
-    order, with the help and choices of the field's metadata (`check_soc`: `--soc_version` is checked as it is
-    parsed, a usage error; else when the pass loads its library)."""
+def add_precision_arguments(
+    group: Any, skip: Collection[str] = (), check_soc: bool = True, only: Collection[str] | None = None
+) -> None:
+    """Register a flag for each :class:`PrecisionOptions` field that has one (those in `only` if given, but the flags
+    in `skip`), in field order, with the help and choices of the field's metadata (`check_soc`: `--soc_version` is
+    checked as it is parsed, a usage error; else when the pass loads its library)."""
     for field in fields(PrecisionOptions):
         flag = field.metadata.get("flag")
-        if flag is None or flag in skip:
+        if flag is None or flag in skip or (only is not None and flag not in only):
             continue
         settings = dict(field.metadata["argparse"])
         if field.name == "soc" and check_soc:
@@ -92,16 +95,21 @@ def add_atc_arguments(parser: argparse.ArgumentParser, title: str, report: bool 
         help="implementation mode per op type / node name (OpType=mode lines, [ByOpType], [ByNodeName])",
     )
     if report:
-        add_precision_arguments(atc, skip=tuple(f for f in ATC_FLAGS if f != _REPORT))
+        add_precision_arguments(atc, only=(_REPORT,))
 
 
 _REPORT = "precision_report"
 """The report's flag (also spelled `--precision-report`), registered last and only where a tool writes it."""
 
 
-def precision_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The `ascend-precision` pass fields the given flags set (empty: no precision pass)."""
-    return {field: getattr(args, flag) for flag, field in ATC_FLAGS.items() if getattr(args, flag, None) is not None}
+def precision_options(args: argparse.Namespace, only: Collection[str] | None = None) -> dict[str, Any]:
+    """The `ascend-precision` pass fields the given flags set (empty: no precision pass); `only`: of these flags (a
+    tool that registered some of them, `add_precision_arguments(only=...)`, may have other arguments of their names)."""
+    return {
+        field: getattr(args, flag)
+        for flag, field in ATC_FLAGS.items()
+        if (only is None or flag in only) and getattr(args, flag, None) is not None
+    }
 
 
 IMPL_MODE_FLAGS = {

@@ -62,6 +62,12 @@ _FAST, _CONST, _ASCEND, _FUNC, _OTHER = range(5)
 plan also lists), one decided afresh each time (user casts, every op under a rule that reads more than the decision
 key), a function (names the positions), any other op."""
 
+
+def _nowhere() -> str:
+    """`Planner.here` once the walk is over: no op is being decided."""
+    return position_of(None, 0)
+
+
 UNMATCHED_SHOWN = 5
 """Unmatched keep_dtype/customize_dtypes entries listed one warning each; more are summarised in one."""
 
@@ -150,7 +156,13 @@ class Planner:
     # -- the walk --------------------------------------------------------------------------
     def run(self, module: Operation) -> PrecisionPlan:
         self.rule.prepare(module, self.decider.supports)
-        self.visit(module, module)
+        try:
+            self.visit(module, module)
+        finally:
+            # The decider asks this planner where the op it decides is (`here`): a reference cycle, broken when the
+            # walk ends so that the planner and its tables are freed on return, not left to the garbage collector
+            # (which then finds them during whatever runs next, e.g. the next pass of `make bench`'s imported rows).
+            self.decider.where = _nowhere
         self.plan.distinct = len(self.memo)
         self.check_unused()
         if self.config.mixlist is not None:  # to-remove warnings come while the lists are read

@@ -5,7 +5,7 @@
 // --verify-diagnostics because the other groups' f32 convolutions have no kernel there (an error of the whole
 // module otherwise; that mode's errors: ascend-precision-invalid.mlir). The separator lines split the cases for them
 // and for test/passes/test_precision.py, which runs every case in every mode.
-// ascend-precision-torch.mlir and ascend-precision-mindspore.mlir: the framework policies.
+// The framework policies: the TF group, then TORCH (PyTorch autocast) and MS (MindSpore's amp levels).
 // RUN: ascend-opt %s -p 'ascend-precision{mode=allow_mix_precision}' | filecheck %s --check-prefixes=MIX,MIXLIST_LIB
 // RUN: ascend-opt %s --precision_mode_v2=mixed_float16 | filecheck %s --check-prefix=MIX
 // RUN: ascend-opt %s --precision_mode=allow_mix_precision_fp16 | ascend-opt --precision_mode=allow_mix_precision | filecheck %s --check-prefix=MIX
@@ -36,6 +36,13 @@
 // RUN: env TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL=UNSAFE_FORCE_ALL ascend-opt %s -p 'ascend-precision{policy=tf}' | env TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL=UNSAFE_FORCE_ALL ascend-opt -p 'ascend-precision{policy=tf}' | filecheck %s --check-prefix=TFLEVEL_FORCE
 // RUN: ascend-opt %s --amp_policy=tf --keep_dtype=%S/Inputs/tf_fetches.txt | filecheck %s --check-prefix=TFKEEP
 // RUN: ascend-opt %s -p 'ascend-precision{policy=tf keep-dtype="%S/Inputs/tf_fetches.txt"}' | ascend-opt -p 'ascend-precision{policy=tf keep-dtype="%S/Inputs/tf_fetches.txt"}' | filecheck %s --check-prefix=TFKEEP
+// RUN: ascend-opt %s -p 'ascend-precision{policy=torch}' | filecheck %s --check-prefix=TORCH
+// RUN: ascend-opt %s -p 'ascend-precision{policy=torch amp_dtype=bf16 soc=ascend910b}' | filecheck %s --check-prefix=TORCH_BF16
+// RUN: ascend-opt %s -p 'ascend-precision{policy=mindspore level=O0}' | filecheck %s --check-prefix=MS_O0
+// RUN: ascend-opt %s -p 'ascend-precision{policy=mindspore level=O1}' | filecheck %s --check-prefix=MS_O1
+// RUN: ascend-opt %s -p 'ascend-precision{policy=mindspore level=O2}' | filecheck %s --check-prefix=MS_O2
+// RUN: ascend-opt %s -p 'ascend-precision{policy=mindspore}' | filecheck %s --check-prefix=MS_O2
+// RUN: ascend-opt %s -p 'ascend-precision{policy=mindspore level=O3}' | filecheck %s --check-prefix=MS_O3
 
 // ===== group MIX (allow_mix_precision (v2 mixed_float16)) =====
 // COM: allow_mix_precision (= allow_mix_precision_fp16 = v2 mixed_float16): fp32 ops are decided by list:
@@ -1395,4 +1402,161 @@ func.func @tfkeep_preserve_fetches(%input: tensor<32x32xf32>) -> (tensor<32x32xf
   %deny2 = ascend.Exp %clr3 {name = "deny2"} : (tensor<32x32xf32>) -> tensor<32x32xf32>
   %clr4 = ascend.Relu %deny2 {name = "clr4"} : (tensor<32x32xf32>) -> tensor<32x32xf32>
   func.return %allow1, %clr2, %clr3, %clr4 : tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>
+}
+
+// -----
+
+// ===== group TORCH (policy=torch) =====
+// COM: PyTorch autocast (CUDA lists): lower-precision ops (linear = MatMul + its BiasAdd, matmul / bmm, conv2d) run in
+// COM: fp16; fp32 ops (softmax, layer_norm, exp, log, sum, the losses) in fp32; promote ops (cat) and unlisted ops (relu,
+// COM: add) in the widest dtype of their inputs (the fp32 arguments are the module's parameters).
+
+// TORCH-LABEL: func.func @torch_block
+// TORCH: ascend.MatMulV2 {{.*}}"fc"{{.*}} -> tensor<8x32xf16>
+// TORCH: ascend.BiasAdd {{.*}}"fc_bias"{{.*}} -> tensor<8x32xf16>
+// TORCH-NEXT: ascend.Relu {{.*}}"relu"{{.*}} -> tensor<8x32xf16>
+// TORCH: ascend.LayerNorm {{.*}}"ln"{{.*}} -> (tensor<8x32xf32>, tensor<8x1xf32>, tensor<8x1xf32>)
+// TORCH: ascend.Add {{.*}}"residual"{{.*}} : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+// TORCH: ascend.ConcatV2D {{.*}}"cat"{{.*}} -> tensor<8x64xf32>
+// TORCH: ascend.SoftmaxV2 {{.*}}"softmax"{{.*}} -> tensor<8x64xf32>
+// TORCH: ascend.Exp {{.*}}"exp"{{.*}} -> tensor<8x32xf32>
+// TORCH: ascend.ConcatV2D {{.*}}"cat16"{{.*}} -> tensor<8x64xf16>
+// TORCH_BF16-LABEL: func.func @torch_block
+// TORCH_BF16: ascend.MatMulV2 {{.*}}"fc"{{.*}} -> tensor<8x32xbf16>
+// TORCH_BF16: ascend.Relu {{.*}}"relu"{{.*}} -> tensor<8x32xbf16>
+// TORCH_BF16: ascend.SoftmaxV2 {{.*}}"softmax"{{.*}} -> tensor<8x64xf32>
+func.func @torch_block(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>, %g: tensor<32xf32>, %beta: tensor<32xf32>) -> (tensor<8x64xf32>, tensor<8x32xf32>, tensor<8x64xf32>) {
+  %y = ascend.MatMulV2 %x, %w {name = "fc"} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %z = ascend.BiasAdd %y, %b {name = "fc_bias"} : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+  %r = ascend.Relu %z {name = "relu"} : (tensor<8x32xf32>) -> tensor<8x32xf32>
+  %n, %m, %v = ascend.LayerNorm %r, %g, %beta {begin_norm_axis = 1 : i64, begin_params_axis = 1 : i64, name = "ln"} : (tensor<8x32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<8x32xf32>, tensor<8x1xf32>, tensor<8x1xf32>)
+  %a = ascend.Add %n, %r {name = "residual"} : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %c = ascend.ConcatV2D %a, %r {concat_dim = 1 : i64, name = "cat"} : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x64xf32>
+  %s = ascend.SoftmaxV2 %c {name = "softmax"} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  %e = ascend.Exp %r {name = "exp"} : (tensor<8x32xf32>) -> tensor<8x32xf32>
+  %c16 = ascend.ConcatV2D %r, %r {concat_dim = 1 : i64, name = "cat16"} : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x64xf32>
+  func.return %s, %e, %c16 : tensor<8x64xf32>, tensor<8x32xf32>, tensor<8x64xf32>
+}
+
+// -----
+
+// COM: attention: BatchMatMulV2 is torch.matmul / bmm (lower precision); the 0-d fp32 scale does not promote the
+// COM: dimensioned fp16 scores; softmax is fp32; the context product casts the probabilities back to fp16.
+// TORCH-LABEL: func.func @torch_attention
+// TORCH: ascend.BatchMatMulV2 {{.*}}"scores"{{.*}} -> tensor<2x4x4xf16>
+// TORCH: ascend.Mul {{.*}}"scaled"{{.*}} -> tensor<2x4x4xf16>
+// TORCH: ascend.SoftmaxV2 {{.*}}"probs"{{.*}} -> tensor<2x4x4xf32>
+// TORCH: ascend.BatchMatMulV2 {{.*}}"context"{{.*}} -> tensor<2x4x8xf16>
+// TORCH_BF16-LABEL: func.func @torch_attention
+// TORCH_BF16: ascend.BatchMatMulV2 {{.*}}"scores"{{.*}} -> tensor<2x4x4xbf16>
+func.func @torch_attention(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %scale: tensor<f32>) -> tensor<2x4x8xf32> {
+  %s = ascend.BatchMatMulV2 %q, %k {adj_x2 = true, name = "scores"} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  %m = ascend.Mul %s, %scale {name = "scaled"} : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
+  %p = ascend.SoftmaxV2 %m {name = "probs"} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %c = ascend.BatchMatMulV2 %p, %v {name = "context"} : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  func.return %c : tensor<2x4x8xf32>
+}
+
+// -----
+
+// COM: conv block: batch_norm takes its fp16 input's dtype (its fp32 statistics do not promote it); relu,
+// COM: max_pool2d and reshape are unlisted and stay fp16.
+// TORCH-LABEL: func.func @torch_conv_block
+// TORCH: ascend.Conv2D {{.*}}"conv"{{.*}} -> tensor<2x4x8x8xf16>
+// TORCH: ascend.BNInfer {{.*}}"bn"{{.*}} : (tensor<2x4x8x8xf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf16>
+// TORCH: ascend.Relu {{.*}}"relu"{{.*}} -> tensor<2x4x8x8xf16>
+// TORCH: ascend.MaxPool {{.*}}"pool"{{.*}} -> tensor<2x4x4x4xf16>
+// TORCH: ascend.Reshape {{.*}}"flat"{{.*}} -> tensor<2x64xf16>
+// TORCH: ascend.MatMulV2 {{.*}}"fc"{{.*}} -> tensor<2x10xf16>
+func.func @torch_conv_block(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %s: tensor<4xf32>, %o: tensor<4xf32>, %mean: tensor<4xf32>, %var: tensor<4xf32>, %wf: tensor<64x10xf32>) -> tensor<2x10xf32> {
+  %c = ascend.Conv2D %x, %w, %b {strides = array<i64: 1, 1, 1, 1>, pads = array<i64: 1, 1, 1, 1>, name = "conv"} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+  %n = ascend.BNInfer %c, %s, %o, %mean, %var {name = "bn"} : (tensor<2x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+  %r = ascend.Relu %n {name = "relu"} : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %p = ascend.MaxPool %r {ksize = array<i64: 1, 1, 2, 2>, strides = array<i64: 1, 1, 2, 2>, name = "pool"} : (tensor<2x4x8x8xf32>) -> tensor<2x4x4x4xf32>
+  %f = ascend.Reshape %p {name = "flat"} : (tensor<2x4x4x4xf32>) -> tensor<2x64xf32>
+  %y = ascend.MatMulV2 %f, %wf {name = "fc"} : (tensor<2x64xf32>, tensor<64x10xf32>) -> tensor<2x10xf32>
+  func.return %y : tensor<2x10xf32>
+}
+
+// -----
+
+// ===== group MS (policy=mindspore) =====
+// COM: MindSpore's amp levels (amp.py lists). Cells are name scopes in MindSpore full names
+// COM: (Default/fc1-Dense/BiasAdd-op1: BiasAdd inside the cell fc1 of class Dense); a listed cell decides every op in it.
+
+// MS_O0-LABEL: func.func @ms_mlp
+// MS_O0-NOT: ascend.Cast
+// MS_O0: func.return
+// MS_O1-LABEL: func.func @ms_mlp
+// MS_O1: ascend.MatMulV2 {{.*}}fc1-Dense/MatMul-op0{{.*}} -> tensor<8x32xf16>
+// MS_O1: ascend.BiasAdd {{.*}}fc1-Dense/BiasAdd-op1{{.*}} -> tensor<8x32xf16>
+// MS_O1: ascend.LayerNorm {{.*}} -> (tensor<8x32xf32>, tensor<8x1xf32>, tensor<8x1xf32>)
+// MS_O1: ascend.Relu {{.*}} -> tensor<8x32xf16>
+// MS_O1: ascend.MatMulV2 {{.*}}fc2-Dense/MatMul-op4{{.*}} -> tensor<8x4xf16>
+// MS_O1: ascend.SoftmaxV2 {{.*}} -> tensor<8x4xf32>
+// MS_O1: ascend.SoftmaxCrossEntropyWithLogits {{.*}} -> (tensor<8xf32>, tensor<8x4xf32>)
+// MS_O2-LABEL: func.func @ms_mlp
+// MS_O2: ascend.MatMulV2 {{.*}} -> tensor<8x32xf16>
+// MS_O2: ascend.BiasAdd {{.*}} -> tensor<8x32xf16>
+// MS_O2: ascend.LayerNorm {{.*}} -> (tensor<8x32xf32>, tensor<8x1xf32>, tensor<8x1xf32>)
+// MS_O2: ascend.Relu {{.*}} -> tensor<8x32xf16>
+// MS_O2: ascend.MatMulV2 {{.*}} -> tensor<8x4xf16>
+// MS_O2: ascend.SoftmaxV2 {{.*}} -> tensor<8x4xf16>
+// MS_O2: ascend.SoftmaxCrossEntropyWithLogits {{.*}} -> (tensor<8xf32>, tensor<8x4xf32>)
+// MS_O3-LABEL: func.func @ms_mlp
+// MS_O3: ascend.LayerNorm {{.*}} -> (tensor<8x32xf16>, tensor<8x1xf16>, tensor<8x1xf16>)
+// MS_O3: ascend.SoftmaxCrossEntropyWithLogits {{.*}} -> (tensor<8xf16>, tensor<8x4xf16>)
+func.func @ms_mlp(%x: tensor<8x16xf32>, %w1: tensor<16x32xf32>, %b1: tensor<32xf32>, %g: tensor<32xf32>, %beta: tensor<32xf32>, %w2: tensor<32x4xf32>, %labels: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8xf32>) {
+  %y = ascend.MatMulV2 %x, %w1 {name = "Default/fc1-Dense/MatMul-op0"} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %z = ascend.BiasAdd %y, %b1 {name = "Default/fc1-Dense/BiasAdd-op1"} : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+  %n, %mean, %var = ascend.LayerNorm %z, %g, %beta {begin_norm_axis = 1 : i64, begin_params_axis = 1 : i64, name = "Default/ln-LayerNorm/LayerNorm-op2"} : (tensor<8x32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<8x32xf32>, tensor<8x1xf32>, tensor<8x1xf32>)
+  %r = ascend.Relu %n {name = "Default/relu-ReLU/ReLU-op3"} : (tensor<8x32xf32>) -> tensor<8x32xf32>
+  %o = ascend.MatMulV2 %r, %w2 {name = "Default/fc2-Dense/MatMul-op4"} : (tensor<8x32xf32>, tensor<32x4xf32>) -> tensor<8x4xf32>
+  %s = ascend.SoftmaxV2 %o {name = "Default/SoftmaxV2-op5"} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %loss, %grad = ascend.SoftmaxCrossEntropyWithLogits %o, %labels {name = "Default/loss-SoftmaxCrossEntropyWithLogits/SoftmaxCrossEntropyWithLogits-op6"} : (tensor<8x4xf32>, tensor<8x4xf32>) -> (tensor<8xf32>, tensor<8x4xf32>)
+  func.return %s, %loss : tensor<8x4xf32>, tensor<8xf32>
+}
+
+// -----
+
+// COM: A CNN: the Reshapes inside a black BatchNorm1d cell stay fp32 under O2; under O1 only the white
+// COM: Conv2d cell and the ReLU primitive are fp16; ops without a scope are decided by their primitive.
+// MS_O1-LABEL: func.func @ms_cnn
+// MS_O1: ascend.Conv2D {{.*}} -> tensor<1x4x6x6xf16>
+// MS_O1: ascend.Relu {{.*}} -> tensor<1x4x6x6xf16>
+// MS_O1: ascend.Reshape {{.*}} -> tensor<4x36xf32>
+// MS_O1: ascend.BatchNorm {{.*}} -> (tensor<4x36x1x1xf32>
+// MS_O2-LABEL: func.func @ms_cnn
+// MS_O2: ascend.Conv2D {{.*}} -> tensor<1x4x6x6xf16>
+// MS_O2: ascend.Relu {{.*}} -> tensor<1x4x6x6xf16>
+// MS_O2: ascend.Reshape {{.*}}bn-BatchNorm1d/Reshape-op2{{.*}} -> tensor<4x36xf32>
+// MS_O2: ascend.Reshape {{.*}}bn-BatchNorm1d/Reshape-op3{{.*}} -> tensor<4x36x1x1xf32>
+// MS_O2: ascend.BatchNorm {{.*}} -> (tensor<4x36x1x1xf32>, tensor<36xf32>, tensor<36xf32>)
+// MS_O2: ascend.Reshape {{.*}}bn-BatchNorm1d/Reshape-op5{{.*}} -> tensor<4x36xf32>
+// MS_O2: ascend.Reshape {{.*}}"flat"{{.*}} -> tensor<144xf16>
+// MS_O3-LABEL: func.func @ms_cnn
+// MS_O3: ascend.BatchNorm {{.*}} -> (tensor<4x36x1x1xf16>
+func.func @ms_cnn(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %s: tensor<36xf32>) -> tensor<144xf32> {
+  %c = ascend.Conv2D %x, %w {strides = array<i64: 1, 1, 1, 1>, name = "Default/conv1-Conv2d/Conv2D-op0"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %r = ascend.Relu %c {name = "Default/ReLU-op1"} : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %f = ascend.Reshape %r {name = "Default/bn-BatchNorm1d/Reshape-op2"} : (tensor<1x4x6x6xf32>) -> tensor<4x36xf32>
+  %f4 = ascend.Reshape %f {name = "Default/bn-BatchNorm1d/Reshape-op3"} : (tensor<4x36xf32>) -> tensor<4x36x1x1xf32>
+  %y, %m, %v = ascend.BatchNorm %f4, %s, %s, %s, %s {name = "Default/bn-BatchNorm1d/BatchNorm-op4"} : (tensor<4x36x1x1xf32>, tensor<36xf32>, tensor<36xf32>, tensor<36xf32>, tensor<36xf32>) -> (tensor<4x36x1x1xf32>, tensor<36xf32>, tensor<36xf32>)
+  %b = ascend.Reshape %y {name = "Default/bn-BatchNorm1d/Reshape-op5"} : (tensor<4x36x1x1xf32>) -> tensor<4x36xf32>
+  %out = ascend.Reshape %b {name = "flat"} : (tensor<4x36xf32>) -> tensor<144xf32>
+  func.return %out : tensor<144xf32>
+}
+
+// -----
+
+// COM: P.BatchMatMul (on the white list) is CANN's BatchMatMulV2 too: fp16 at O1; SoftmaxV2 is on no list.
+// MS_O1-LABEL: func.func @ms_attention
+// MS_O1: ascend.BatchMatMulV2 {{.*}}"scores"{{.*}} -> tensor<2x4x4xf16>
+// MS_O1: ascend.SoftmaxV2 {{.*}}"probs"{{.*}} -> tensor<2x4x4xf32>
+// MS_O1: ascend.BatchMatMulV2 {{.*}}"context"{{.*}} -> tensor<2x4x8xf16>
+func.func @ms_attention(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %s = ascend.BatchMatMulV2 %q, %k {adj_x2 = true, name = "scores"} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  %p = ascend.SoftmaxV2 %s {name = "probs"} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %c = ascend.BatchMatMulV2 %p, %v {name = "context"} : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  func.return %c : tensor<2x4x8xf32>
 }

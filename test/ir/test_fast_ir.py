@@ -5,6 +5,7 @@ properties; it prints and verifies alike, and the precision pass's casts built w
 from __future__ import annotations
 
 import pytest
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import TensorType, f16, f32
 from xdsl.ir import Block, Operation
 
@@ -175,3 +176,43 @@ def test_set_operands_equals_assigning_each_operand() -> None:
         ref_uses = sorted((o.name, i) for o, i in ((u.operation, u.index) for u in ref_value.uses))
         assert fast_uses == ref_uses
     assert str(fast_mul) == str(ref_mul)
+
+
+def _declared(entries: dict[str, str]) -> OpAsmDialectInterface:
+    """A new store holding `entries` through the public calls ("" : declared, never filled)."""
+    store = OpAsmDialectInterface()
+    for handle, blob in entries.items():
+        assert store.declare_resource(handle) == handle
+        if blob:
+            store.parse_resource(handle, blob)
+    return store
+
+
+BLOBS = {"w": "0x0400000000003c00", "b": "0x0200000000", "empty": ""}
+
+
+def test_blob_entries_list_what_lookup_gives() -> None:
+    from ascend_mp.ir.fast import blob_entries
+
+    store = _declared(BLOBS)
+    entries = blob_entries(store)
+    assert entries == BLOBS
+    assert all(store.lookup(handle) == blob for handle, blob in entries.items())
+    entries["w"] = "0x00"  # a copy: the store keeps its blob
+    assert store.lookup("w") == BLOBS["w"]
+
+
+@pytest.mark.parametrize("entries", [BLOBS, {}], ids=["some", "none"])
+def test_set_blob_entries_equals_a_store_that_declared_them(entries: dict[str, str]) -> None:
+    from ascend_mp.ir.fast import blob_entries, set_blob_entries
+
+    store = _declared({"old": "0x0100000001", "w": "0x0100000002"})  # replaced, not merged
+    set_blob_entries(store, entries)
+    reference = _declared(entries)
+    assert blob_entries(store) == blob_entries(reference) == entries
+    for handle in ("w", "b", "empty", "old"):
+        assert store.lookup(handle) == reference.lookup(handle)
+    assert store.build_resources(["w", "b", "empty", "old"]) == reference.build_resources(["w", "b", "empty", "old"])
+    # Declaring again renames a handle either store has, alike; a new one is taken as asked.
+    for key in ("w", "w", "fresh"):
+        assert store.declare_resource(key) == reference.declare_resource(key)

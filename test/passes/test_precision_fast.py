@@ -15,7 +15,9 @@ to_float files, integer and bool tensors, constants, nested regions and several 
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -215,6 +217,23 @@ def test_the_graphs_exercise_the_paths_compared() -> None:
     precision.apply_plan(module, plan)
     assert store_low_weights(module, plan.inserted, plan.consts).narrowed == ["weight"]
     assert all(op.results[0].uses for op in module.walk() if op.results and op.name != "func.func")
+
+
+def test_the_planner_is_freed_when_its_walk_returns() -> None:
+    """No reference cycle keeps a planner (and its per-value tables) alive after its walk: it is freed when the last
+    reference goes, not left to the garbage collector (which would find it during whatever runs next)."""
+    planner = walk.Planner(_config({"mode": "allow_mix_precision"}))  # pyright: ignore[reportPrivateUsage]
+    freed = weakref.ref(planner)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        plan = planner.run(_parse(GRAPH))
+        del planner
+        assert freed() is None
+    finally:
+        if collecting:
+            gc.enable()
+    assert plan.distinct > 0
 
 
 def test_the_pass_without_a_report_gives_the_same_module(tmp_path: Path) -> None:

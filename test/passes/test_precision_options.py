@@ -4,6 +4,7 @@ passes, `run_precision`, the ATC flags of `ascend-opt` / `ascend-run`, `TrainCon
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 from dataclasses import fields
 from pathlib import Path
@@ -17,6 +18,7 @@ from ascend_mp.passes.precision import AscendPrecisionPass, PrecisionOptions, ru
 from ascend_mp.policies import POLICIES
 from ascend_mp.precision_options import AMP_DTYPES, POLICY_NAMES, option_flags
 from ascend_mp.tools.atc import ATC_FLAGS, add_atc_arguments, precision_options
+from ascend_mp.tools.cli import UsageError
 from ascend_mp.train import TrainConfig
 from ascend_mp.train.config import training_passes
 
@@ -48,6 +50,29 @@ def test_the_atc_flags_derive_from_the_fields() -> None:
         ["--precision_mode", "allow_mix_precision", "--soc_version", "Ascend910B1", "--amp_dtype", "bf16"]
     )
     assert precision_options(args) == {"mode": "allow_mix_precision", "soc": "ascend910b", "amp_dtype": "bf16"}
+
+
+@pytest.mark.parametrize("tool", ["ascend_eval", "ascend_tune"])
+def test_the_eval_and_tune_flags_are_the_atc_flags(tool: str) -> None:
+    """ascend-eval and ascend-tune register some of the ATC flags: the same flags, help and metavar as ascend-opt's,
+    read back into the pass fields they name (tune's own `--precision_mode`, the mode it tunes, is not one of them)."""
+    module = importlib.import_module(f"ascend_mp.tools.{tool}")
+    parser = module._parser()  # pyright: ignore[reportPrivateUsage]
+    reference = argparse.ArgumentParser()
+    add_atc_arguments(reference, "atc")
+    ours = {a.dest: a for a in parser._actions}  # pyright: ignore[reportPrivateUsage]
+    theirs = {a.dest: a for a in reference._actions}  # pyright: ignore[reportPrivateUsage]
+    for flag in module.PASS_FLAGS:
+        assert (ours[flag].option_strings, ours[flag].help, ours[flag].metavar) == (
+            theirs[flag].option_strings,
+            theirs[flag].help,
+            theirs[flag].metavar,
+        )
+    argv = ["m.onnx", "d.npz", "--soc_version", "ascend910b", "--op_info", "ops.json"]
+    args = parser.parse_args(argv)
+    assert precision_options(args, only=module.PASS_FLAGS) == {"soc": "ascend910b", "op_info": "ops.json"}
+    with pytest.raises(UsageError, match="--op_info given twice"):  # as in ascend-opt
+        parser.parse_args([*argv, "--op_info", "other.json"])
 
 
 def test_the_choices_are_the_libraries() -> None:

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ascend_mp.ir import parse_module, print_module
+from ascend_mp.ir import isolated_store, parse_module, print_module
 from ascend_mp.passes.precision import PrecisionPlan, apply_plan, decide_precision, load_config, precision_rewrite
 from ascend_mp.passes.store_weights import store_low_weights
-from ascend_mp.resources import isolated_store, resource_array, storage, store_blob
+from ascend_mp.resources import resource_array, storage, store_blob
 
 ZOO = Path(__file__).resolve().parents[2] / "models" / "out"
 

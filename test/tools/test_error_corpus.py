@@ -53,7 +53,7 @@ def _bytes(text: str) -> bytes:
 
 def fresh_process_state() -> contextlib.ExitStack:
     """What a new process starts without: the resource blobs (dense_resource) of earlier runs."""
-    from ascend_mp.resources import isolated_store
+    from ascend_mp.ir import isolated_store
 
     stack = contextlib.ExitStack()
     stack.enter_context(isolated_store())

@@ -351,7 +351,7 @@ def test_the_same_input_prints_the_same_text_in_one_process(tmp_path: Path) -> N
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    from ascend_mp.resources import isolated_store
+    from ascend_mp.ir import isolated_store
 
     paths = []
     for value in (1.0, 2.0):  # the same names, other bytes: the process-wide store renames the second
