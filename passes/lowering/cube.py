@@ -153,11 +153,25 @@ def _conv(em: Emitter, op: AscendOp) -> list[SSAValue]:
         wmap = [fchan, c_, kh, kw]
     else:
         wmap = [kh, kw, c_, fchan]
+    if groups == 1 and not depthwise:  # the plain 7-loop convolution, without a unit group loop
+        g = 1 if nchw else 3
+        xmap, wmap = (_drop_loop(m, 1) for m in (xmap, wmap))
+        omap = _drop_loop(omap[:g] + omap[g + 1 :], 1)
+        acc_shape = acc_shape[:g] + acc_shape[g + 1 :]
+        maps = [amap(7, xmap), amap(7, wmap), amap(7, omap)]
+        acc = contract(em, xp, w, maps, acc_shape, [PARALLEL] * 4 + [REDUCTION] * 3, accumulator_type(elem(x), elem(w)))
+        return [_finish(em, acc, bias, ci, elem(y))]
     maps = [amap(8, xmap), amap(8, wmap), amap(8, omap)]
     iters = [PARALLEL] * 5 + [REDUCTION] * 3
     acc = contract(em, xp, w, maps, acc_shape, iters, accumulator_type(elem(x), elem(w)))
     acc = em.collapse(acc, groups_of, list(out))
     return [_finish(em, acc, bias, ci, elem(y))]
+
+
+def _drop_loop(exprs: Sequence[AffineExpr], loop: int) -> list[AffineExpr]:
+    """`exprs` over loops without `loop` (which none of them reads): every later loop moves down one."""
+    shift = {i: dim(i - 1) for i in range(loop + 1, 8)}
+    return [e.replace_dims_and_symbols([shift.get(i, dim(i)) for i in range(8)], []) for e in exprs]
 
 
 def _pad4(pads: Sequence[int], hi: int, wi: int, low: bool) -> list[int]:

@@ -34,17 +34,32 @@ func.func @matmul_transposed_f32_out(%a: tensor<4x8xf16>, %b: tensor<3x8xf16>) -
 
 // -----
 
-// COM: Padding is an insert_slice into a filled tensor; strided windows are affine maps.
+// COM: Padding is a tensor.pad; strided windows are affine maps; one group: loops (n, f, oh, ow, c, kh, kw).
 // CHECK-LABEL: func.func @conv2d
-// CHECK:       tensor.insert_slice %x into %{{.*}}[0, 0, 1, 1] [1, 3, 8, 8] [1, 1, 1, 1] : tensor<1x3x8x8xf16> into tensor<1x3x10x10xf16>
-// CHECK:       affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d5, ((d3 * 2) + d6), ((d4 * 2) + d7))>
-// CHECK-SAME:  iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
+// CHECK:       tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK:       tensor.yield %{{.*}} : f16
+// CHECK-NEXT:  } : tensor<1x3x8x8xf16> to tensor<1x3x10x10xf16>
+// CHECK:       affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, ((d2 * 2) + d5), ((d3 * 2) + d6))>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// CHECK-SAME:  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
 // CHECK:       arith.extf
-// CHECK:       tensor.collapse_shape
+// CHECK-NOT:   tensor.collapse_shape
 // CHECK:       arith.truncf
 func.func @conv2d(%x: tensor<1x3x8x8xf16>, %w: tensor<4x3x3x3xf16>) -> tensor<1x4x4x4xf16> {
   %y = ascend.Conv2D %x, %w {strides = array<i64: 1, 1, 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8xf16>, tensor<4x3x3x3xf16>) -> tensor<1x4x4x4xf16>
   func.return %y : tensor<1x4x4x4xf16>
+}
+
+// -----
+
+// COM: Two groups: loops (n, g, f, oh, ow, c, kh, kw), group g reads channels 2g + c, its filters 3g + f; the (N, G, F/G, OH, OW)
+// COM: accumulator collapses to NCHW.
+// CHECK-LABEL: func.func @conv2d_grouped
+// CHECK:       affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, ((d1 * 2) + d5), (d3 + d6), (d4 + d7))>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (((d1 * 3) + d2), d5, d6, d7)>
+// CHECK-SAME:  iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
+// CHECK:       tensor.collapse_shape %{{.*}} {{\[}}[0 : i64], [1 : i64, 2 : i64], [3 : i64], [4 : i64]] : tensor<1x2x3x4x4xf32> into tensor<1x6x4x4xf32>
+func.func @conv2d_grouped(%x: tensor<1x4x4x4xf32>, %w: tensor<6x2x1x1xf32>) -> tensor<1x6x4x4xf32> {
+  %y = ascend.Conv2D %x, %w {strides = array<i64: 1, 1, 1, 1>, pads = array<i64: 0, 0, 0, 0>, groups = 2 : i64} : (tensor<1x4x4x4xf32>, tensor<6x2x1x1xf32>) -> tensor<1x6x4x4xf32>
+  func.return %y : tensor<1x6x4x4xf32>
 }
 
 // -----
