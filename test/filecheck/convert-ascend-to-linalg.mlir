@@ -180,6 +180,25 @@ func.func @const_resource(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 // -----
 
+// COM: A scalar blob becomes a literal (iree-compile 3.13 crashes on a 0-d float16 blob); -inf as its bits.
+// CHECK-LABEL: func.func @const_scalar_resource
+// CHECK:       arith.constant dense<0xfc00> : tensor<f16>
+func.func @const_scalar_resource(%x: tensor<4xf16>) -> tensor<4xf16> {
+  %m = ascend.Const dense_resource<m> : tensor<f16> {name = "m"}
+  %y = ascend.Maximum %x, %m : (tensor<4xf16>, tensor<f16>) -> tensor<4xf16>
+  func.return %y : tensor<4xf16>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      m: "0x0200000000fc"
+    }
+  }
+#-}
+
+// -----
+
 // CHECK-LABEL: func.func @select_compare
 // CHECK:       arith.cmpf ogt
 // CHECK:       arith.select

@@ -117,9 +117,7 @@ def _scalar(name: str, value: float) -> str:
 
 
 _ADAM = (
-    "".join(
-        _scalar(n, v) for n, v in (("lr", LR), ("b1", B1), ("b2", B2), ("eps", EPS), ("b1p", B1P), ("b2p", B2P))
-    )
+    "".join(_scalar(n, v) for n, v in (("lr", LR), ("b1", B1), ("b2", B2), ("eps", EPS), ("b1p", B1P), ("b2p", B2P)))
     + f"  %sq = ascend.Square %a2 : ({V}) -> {V}\n"
     + f"  %w, %m, %v = ascend.ApplyAdamD %a0, %a1, %sq, %b1p, %b2p, %lr, %b1, %b2, %eps, %a3 : "
     f"({V}, {V}, {V}, {S}, {S}, {S}, {S}, {S}, {S}, {V}) -> ({V}, {V}, {V})\n"
