@@ -34,19 +34,32 @@ func.func @matmul_transposed_f32_out(%a: tensor<4x8xf16>, %b: tensor<3x8xf16>) -
 
 // -----
 
-// COM: Padding is a tensor.pad; strided windows are affine maps; one group: loops (n, f, oh, ow, c, kh, kw).
+// COM: Padding is a tensor.pad; a one-group NCHW float convolution is linalg.conv_2d_nchw_fchw on operands
+// COM: widened to f32 (IREE's im2col and data tiling apply to the named op), rounded once.
 // CHECK-LABEL: func.func @conv2d
 // CHECK:       tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK:       tensor.yield %{{.*}} : f16
 // CHECK-NEXT:  } : tensor<1x3x8x8xf16> to tensor<1x3x10x10xf16>
-// CHECK:       affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, ((d2 * 2) + d5), ((d3 * 2) + d6))>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
-// CHECK-SAME:  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
-// CHECK:       arith.extf
-// CHECK-NOT:   tensor.collapse_shape
+// CHECK:       arith.extf %{{.*}} : f16 to f32
+// CHECK:       arith.extf %{{.*}} : f16 to f32
+// CHECK:       linalg.conv_2d_nchw_fchw {strides = dense<2> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%{{.*}}, %{{.*}} : tensor<1x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%{{.*}} : tensor<1x4x4x4xf32>)
 // CHECK:       arith.truncf
 func.func @conv2d(%x: tensor<1x3x8x8xf16>, %w: tensor<4x3x3x3xf16>) -> tensor<1x4x4x4xf16> {
   %y = ascend.Conv2D %x, %w {strides = array<i64: 1, 1, 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8xf16>, tensor<4x3x3x3xf16>) -> tensor<1x4x4x4xf16>
   func.return %y : tensor<1x4x4x4xf16>
+}
+
+// -----
+
+// COM: NHWC, one group: a 7-loop generic contraction (n, f, oh, ow, c, kh, kw) with no unit group loop.
+// CHECK-LABEL: func.func @conv2d_nhwc
+// CHECK:       affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d2 + d5), (d3 + d6), d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d5, d6, d4, d1)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d3, d1)>
+// CHECK-SAME:  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
+// CHECK-NOT:   tensor.collapse_shape
+// CHECK:       func.return
+func.func @conv2d_nhwc(%x: tensor<1x4x4x3xf32>, %w: tensor<2x2x3x5xf32>) -> tensor<1x3x3x5xf32> {
+  %y = ascend.Conv2D %x, %w {strides = array<i64: 1, 1, 1, 1>, pads = array<i64: 0, 0, 0, 0>, data_format = "NHWC"} : (tensor<1x4x4x3xf32>, tensor<2x2x3x5xf32>) -> tensor<1x3x3x5xf32>
+  func.return %y : tensor<1x3x3x5xf32>
 }
 
 // -----
