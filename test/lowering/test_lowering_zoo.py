@@ -58,6 +58,7 @@ def test_zoo_fp32_matches_onnxruntime(path: Path) -> None:
     want = session.run(None, feed)[0]
     (y,) = iree_run(import_onnx(str(path)), "main", *feed.values())[:1]
     err = rel_err(y, want)
+    print(f"{path.stem} fp32: IREE vs onnxruntime {err:.3g}")  # the figures of docs/usage/lowering.md (pytest -s)
     assert err <= ZOO_TOL.get(name, FP32_TOL), f"{path.name}: IREE fp32 vs onnxruntime {err:.3g}"
 
 
@@ -79,6 +80,7 @@ def test_zoo_modes_within_interpreter_envelope(path: Path) -> None:
         ours = iree_run(decided, "main", *feed)[0]
         theirs = interpret(decided, "main", *feed)[0]
         e_iree, e_interp = rel_err(ours, ref), rel_err(theirs, ref)
+        print(f"{path.stem} {mode}: IREE {e_iree:.3g} interpreter {e_interp:.3g} vs float64")
         if not e_iree <= ENVELOPE * e_interp + FLOOR:
             bad.append(f"{mode}: IREE {e_iree:.3g} vs interpreter {e_interp:.3g}")
     assert not bad, f"{path.name}: {bad}"
