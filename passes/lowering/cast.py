@@ -25,7 +25,7 @@ def _const(em: Emitter, op: AscendOp) -> list[SSAValue]:
         if not value.type.get_shape():
             v = resource_array(value).item()
             values: list[Any] = [int(v) if isinstance(v, (int, bool)) else float(v)]
-            value = DenseIntOrFPElementsAttr.from_list(value.type, values)  # pyright: ignore[reportCallIssue, reportArgumentType]  # from_list's overloads want a statically float/int TensorType
+            value = DenseIntOrFPElementsAttr.from_list(value.type, values)
     return [em.add(arith.ConstantOp(value, op.results[0].type))]  # pyright: ignore[reportArgumentType]  # a Const's value is a dense or dense_resource attr (ConstOp's constraint)
 
 

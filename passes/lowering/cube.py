@@ -8,7 +8,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import AffineMapAttr, DenseIntOrFPElementsAttr, TensorType, f32, f64, i64
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    DenseIntElementsAttr,
+    DenseIntOrFPElementsAttr,
+    TensorType,
+    f32,
+    f64,
+    i64,
+)
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
 from xdsl.dialects.linalg.ops import Conv2DNchwFchwOp
 from xdsl.ir import Attribute, SSAValue
@@ -185,8 +193,8 @@ def _named_conv(
     arithmetic as the generic contraction; IREE's im2col and data tiling apply to the named op, making resnet50
     about 3x faster)."""
 
-    def pair(v: Sequence[int]) -> DenseIntOrFPElementsAttr:
-        return DenseIntOrFPElementsAttr.from_list(TensorType(i64, [2]), [v[2], v[3]])  # pyright: ignore[reportCallIssue, reportArgumentType]  # from_list's overloads want a literal int type
+    def pair(v: Sequence[int]) -> DenseIntElementsAttr:
+        return DenseIntOrFPElementsAttr.from_list(TensorType(i64, [2]), [v[2], v[3]])
 
     xw, ww = em.convert(xp, acc_type), em.convert(w, acc_type)
     acc = em.fill(out, acc_type, 0)
