@@ -1,5 +1,11 @@
 """The `iree` section of benchmarks/run.py: the examples lowered by convert-ascend-to-linalg and run by
-IREE on the CPU (llvm-cpu) beside the interpreter: compile time, CPU time per call, and agreement."""
+IREE on the CPU (llvm-cpu) beside the interpreter: compile time, CPU time per call, and agreement.
+
+Then the zoo (models/out, from `make models`; skipped, saying so, without it): BERT-tiny (bert_sdpa) and
+resnet50 (dynamo exports) through our lowering in fp32 and under allow_mix_precision, beside IREE's own ONNX
+import (`iree-import-onnx`) compiled with the same flags (`FLAGS`: data tiling and im2col, the best found) and
+onnxruntime, all single-threaded (IREE's `local-sync` driver, one onnxruntime thread). Budgets: BERT through
+our lowering at most 1.0x onnxruntime; resnet50 through our lowering at most 1.0x IREE's own import."""
 
 from __future__ import annotations
 
@@ -12,6 +18,11 @@ from typing import Any
 import numpy as np
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+ZOO = Path(__file__).resolve().parent.parent / "models" / "out"
+FLAGS = ("--iree-opt-data-tiling", "--iree-global-opt-use-im2col-for-convs")
+"""Extra `iree-compile` flags of the zoo rows, for our lowering and IREE's own import alike."""
+BUDGETS = {"bert_sdpa": ("onnxruntime", 1.0), "resnet50": ("IREE's own import", 1.0)}
+"""model -> (what our fp32 lowering is compared with, the budget on that ratio)."""
 SHAPES = {
     "mlp": [(64, 64), (64, 128), (128,), (128, 10), (10,)],
     "cnn": [(16, 1, 8, 8), (8, 1, 3, 3), (8,), (128, 10), (10,)],
@@ -27,6 +38,7 @@ def bench_iree(quick: bool, report: Callable[[Any], None], row: Callable[..., An
         os.environ["ASCEND_MP_CACHE"] = cache  # compile for real, not from the user's cache
         try:
             _rows(quick, report, row)
+            _zoo_rows(quick, report, row)
         finally:
             if old is None:
                 os.environ.pop("ASCEND_MP_CACHE", None)
@@ -71,3 +83,98 @@ def _rows(quick: bool, report: Callable[[Any], None], row: Callable[..., Any]) -
                     "ms",
                 )
             )
+
+
+def _sync(vmfb: bytes, name: str) -> Callable[..., Any]:
+    """Function `name` of a compiled module on IREE's single-threaded `local-sync` driver, numpy in and out."""
+    import iree.runtime as rt
+
+    fn = rt.load_vm_flatbuffer(vmfb, driver="local-sync")[name]
+
+    def call(*args: Any) -> Any:
+        out = fn(*args)
+        return np.asarray((out[0] if isinstance(out, (tuple, list)) else out).to_host())
+
+    return call
+
+
+def _own_import(path: Path) -> str:
+    """IREE's own import of an ONNX file (`iree-import-onnx`), as MLIR text."""
+    import subprocess
+    import sys
+    import tempfile
+
+    tool = Path(sys.executable).with_name("iree-import-onnx")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "model.mlir"
+        subprocess.run([str(tool), str(path), "-o", str(out)], check=True, capture_output=True)
+        return out.read_text()
+
+
+def _zoo_rows(quick: bool, report: Callable[[Any], None], row: Callable[..., Any]) -> None:
+    from ascend_mp.backend.iree import compile_text, lower_to_text
+    from ascend_mp.frontend import import_onnx
+    from ascend_mp.ir import make_context
+    from ascend_mp.passes import PASSES
+
+    paths = {name: ZOO / f"{name}.dynamo.onnx" for name in BUDGETS}
+    missing = [p.name for p in paths.values() if not p.is_file()]
+    if missing:
+        print(f"  IREE zoo rows skipped: no {', '.join(missing)} in models/out (run `make models`)")
+        return
+    import onnxruntime as ort
+
+    print(
+        f"IREE on the zoo: our lowering vs IREE's own ONNX import vs onnxruntime, one thread each; iree-compile"
+        f" flags {' '.join(FLAGS)}. This CPU has no float16 arithmetic (F16C converts only): IREE computes f16"
+        " ops in f32 between conversions, so mixed precision halves the weights' bytes but adds conversions"
+    )
+    for name, path in paths.items():
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        saved = np.load(ZOO / f"{name}.inputs.npz")
+        args = [saved[i.name] for i in session.get_inputs()]
+        feed = {i.name: a for i, a in zip(session.get_inputs(), args)}
+        ref = session.run(None, feed)[0]
+        module = import_onnx(str(path))
+        calls: dict[str, Callable[[], Any]] = {"onnxruntime": lambda: session.run(None, feed)}
+        for label, mode in (("fp32", None), ("mixed", "allow_mix_precision")):
+            decided = module.clone()
+            if mode is not None:
+                PASSES["ascend-precision"]()(mode=mode).apply(make_context(), decided)
+            start = time.perf_counter()
+            fn = _sync(compile_text(lower_to_text(decided), extra=FLAGS), "main")
+            report(row(f"iree {name} ours {label}: lower + iree-compile", time.perf_counter() - start, "s"))
+            report(row(f"iree {name} ours {label}: max rel. error vs onnxruntime", _err(fn(*args), ref), ""))
+            calls[f"ours {label}"] = lambda fn=fn: fn(*args)
+        start = time.perf_counter()
+        theirs = _sync(compile_text(_own_import(path), extra=FLAGS), "main_graph")
+        report(row(f"iree {name} IREE's own import: iree-import-onnx + iree-compile", time.perf_counter() - start, "s"))
+        report(row(f"iree {name} IREE's own import: max rel. error vs onnxruntime", _err(theirs(*args), ref), ""))
+        calls["IREE's own import"] = lambda: theirs(*args)
+        times = _interleaved(calls, 3 if quick else 7, 1 if quick else 3)
+        for label, t in times.items():
+            report(row(f"iree {name} {label}: CPU time per call", t * 1e3, "ms"))
+        versus, budget = BUDGETS[name]
+        report(row(f"iree {name} ours fp32 / {versus}", times["ours fp32"] / times[versus], "x", budget))
+        report(row(f"iree {name} ours mixed / ours fp32", times["ours mixed"] / times["ours fp32"], "x"))
+
+
+def _err(y: Any, r: Any) -> float:
+    y64, r64 = np.asarray(y, np.float64), np.asarray(r, np.float64)
+    return float(np.abs(y64 - r64).max() / (np.abs(r64).max() or 1.0))
+
+
+def _interleaved(calls: dict[str, Callable[[], Any]], rounds: int, reps: int) -> dict[str, float]:
+    """Median CPU seconds per call of each of `calls`, called in turn for `rounds` rounds of `reps` calls."""
+    for fn in calls.values():
+        fn()  # warm up
+    times: dict[str, list[float]] = {label: [] for label in calls}
+    for _ in range(rounds):
+        for label, fn in calls.items():
+            t = time.process_time()
+            for _ in range(reps):
+                fn()
+            times[label].append((time.process_time() - t) / reps)
+    return {label: statistics.median(v) for label, v in times.items()}

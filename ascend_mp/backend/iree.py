@@ -92,9 +92,12 @@ def _iree_compile() -> str:
     return str(find_tool("iree-compile"))
 
 
-def compile_text(text: str, device: str = "cpu", cuda_target: str = CUDA_TARGET, cpu_target: str = "host") -> bytes:
-    """The `.vmfb` of lowered MLIR `text` for `device`, from the cache when compiled before."""
-    flags = compile_flags(device, cuda_target, cpu_target)
+def compile_text(
+    text: str, device: str = "cpu", cuda_target: str = CUDA_TARGET, cpu_target: str = "host", extra: Sequence[str] = ()
+) -> bytes:
+    """The `.vmfb` of lowered MLIR `text` for `device` (`extra`: more `iree-compile` flags, e.g. data tiling),
+    from the cache when compiled before."""
+    flags = [*compile_flags(device, cuda_target, cpu_target), *extra]
     key = hashlib.sha256("\0".join([_versions(), *flags, text]).encode()).hexdigest()
     path = cache_dir() / f"{key}.vmfb"
     if path.exists():

@@ -8,8 +8,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import AffineMapAttr, f32, f64, i64
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    DenseIntElementsAttr,
+    DenseIntOrFPElementsAttr,
+    TensorType,
+    f32,
+    f64,
+    i64,
+)
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
+from xdsl.dialects.linalg.ops import Conv2DNchwFchwOp
 from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineExpr
 
@@ -153,11 +162,51 @@ def _conv(em: Emitter, op: AscendOp) -> list[SSAValue]:
         wmap = [fchan, c_, kh, kw]
     else:
         wmap = [kh, kw, c_, fchan]
+    acc_type = accumulator_type(elem(x), elem(w))
+    if groups == 1 and nchw and not depthwise and is_float(acc_type):
+        return [_finish(em, _named_conv(em, xp, w, out, acc_type, strides, dil), bias, ci, elem(y))]
+    if groups == 1 and not depthwise:  # the plain 7-loop convolution, without a unit group loop
+        g = 1 if nchw else 3
+        xmap, wmap = (_drop_loop(m, 1) for m in (xmap, wmap))
+        omap = _drop_loop(omap[:g] + omap[g + 1 :], 1)
+        acc_shape = acc_shape[:g] + acc_shape[g + 1 :]
+        maps = [amap(7, xmap), amap(7, wmap), amap(7, omap)]
+        acc = contract(em, xp, w, maps, acc_shape, [PARALLEL] * 4 + [REDUCTION] * 3, acc_type)
+        return [_finish(em, acc, bias, ci, elem(y))]
     maps = [amap(8, xmap), amap(8, wmap), amap(8, omap)]
     iters = [PARALLEL] * 5 + [REDUCTION] * 3
-    acc = contract(em, xp, w, maps, acc_shape, iters, accumulator_type(elem(x), elem(w)))
+    acc = contract(em, xp, w, maps, acc_shape, iters, acc_type)
     acc = em.collapse(acc, groups_of, list(out))
     return [_finish(em, acc, bias, ci, elem(y))]
+
+
+def _named_conv(
+    em: Emitter,
+    xp: SSAValue,
+    w: SSAValue,
+    out: Sequence[int],
+    acc_type: Attribute,
+    strides: Sequence[int],
+    dil: Sequence[int],
+) -> SSAValue:
+    """A one-group NCHW convolution as `linalg.conv_2d_nchw_fchw` on operands widened to `acc_type` (the same
+    arithmetic as the generic contraction; IREE's im2col and data tiling apply to the named op, making resnet50
+    about 3x faster)."""
+
+    def pair(v: Sequence[int]) -> DenseIntElementsAttr:
+        return DenseIntOrFPElementsAttr.from_list(TensorType(i64, [2]), [v[2], v[3]])
+
+    xw, ww = em.convert(xp, acc_type), em.convert(w, acc_type)
+    acc = em.fill(out, acc_type, 0)
+    return em.add(
+        Conv2DNchwFchwOp([xw, ww], [acc], [TensorType(acc_type, list(out))], strides=pair(strides), dilations=pair(dil))
+    )
+
+
+def _drop_loop(exprs: Sequence[AffineExpr], loop: int) -> list[AffineExpr]:
+    """`exprs` over loops without `loop` (which none of them reads): every later loop moves down one."""
+    shift = {i: dim(i - 1) for i in range(loop + 1, 8)}
+    return [e.replace_dims_and_symbols([shift.get(i, dim(i)) for i in range(8)], []) for e in exprs]
 
 
 def _pad4(pads: Sequence[int], hi: int, wi: int, low: bool) -> list[int]:

@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     FloatAttr,
+    IndexType,
     IntegerAttr,
     IntegerType,
     TensorType,
@@ -353,11 +354,14 @@ class Emitter:
         )
 
     def pad(self, x: SSAValue, lo: Sequence[int], hi: Sequence[int], value: float) -> SSAValue:
-        """`x` padded with `value` (`lo`/`hi` elements before/after each dimension)."""
+        """`x` padded with `value` (`lo`/`hi` elements before/after each dimension): a `tensor.pad`."""
         if not any(lo) and not any(hi):
             return x
         out = [d + a + b for d, a, b in zip(shape(x), lo, hi)]
-        return self.insert(x, self.fill(out, elem(x), value), lo)
+        c = self.scalar(value, elem(x))
+        block = Block(arg_types=[IndexType()] * len(out))
+        block.add_op(tensor.YieldOp(c))
+        return self.add(tensor.PadOp(x, [], [], Region(block), list(lo), list(hi), TensorType(elem(x), out)))
 
 
 def _reassociation(groups: Sequence[Sequence[int]]) -> ArrayAttr[ArrayAttr[IntegerAttr]]:

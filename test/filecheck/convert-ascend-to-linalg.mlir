@@ -34,17 +34,45 @@ func.func @matmul_transposed_f32_out(%a: tensor<4x8xf16>, %b: tensor<3x8xf16>) -
 
 // -----
 
-// COM: Padding is an insert_slice into a filled tensor; strided windows are affine maps.
+// COM: Padding is a tensor.pad; a one-group NCHW float convolution is linalg.conv_2d_nchw_fchw on operands
+// COM: widened to f32 (IREE's im2col and data tiling apply to the named op), rounded once.
 // CHECK-LABEL: func.func @conv2d
-// CHECK:       tensor.insert_slice %x into %{{.*}}[0, 0, 1, 1] [1, 3, 8, 8] [1, 1, 1, 1] : tensor<1x3x8x8xf16> into tensor<1x3x10x10xf16>
-// CHECK:       affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d5, ((d3 * 2) + d6), ((d4 * 2) + d7))>
-// CHECK-SAME:  iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
-// CHECK:       arith.extf
-// CHECK:       tensor.collapse_shape
+// CHECK:       tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK:       tensor.yield %{{.*}} : f16
+// CHECK-NEXT:  } : tensor<1x3x8x8xf16> to tensor<1x3x10x10xf16>
+// CHECK:       arith.extf %{{.*}} : f16 to f32
+// CHECK:       arith.extf %{{.*}} : f16 to f32
+// CHECK:       linalg.conv_2d_nchw_fchw {strides = dense<2> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%{{.*}}, %{{.*}} : tensor<1x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%{{.*}} : tensor<1x4x4x4xf32>)
 // CHECK:       arith.truncf
 func.func @conv2d(%x: tensor<1x3x8x8xf16>, %w: tensor<4x3x3x3xf16>) -> tensor<1x4x4x4xf16> {
   %y = ascend.Conv2D %x, %w {strides = array<i64: 1, 1, 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8xf16>, tensor<4x3x3x3xf16>) -> tensor<1x4x4x4xf16>
   func.return %y : tensor<1x4x4x4xf16>
+}
+
+// -----
+
+// COM: NHWC, one group: a 7-loop generic contraction (n, f, oh, ow, c, kh, kw) with no unit group loop.
+// CHECK-LABEL: func.func @conv2d_nhwc
+// CHECK:       affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d2 + d5), (d3 + d6), d4)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d5, d6, d4, d1)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d3, d1)>
+// CHECK-SAME:  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
+// CHECK-NOT:   tensor.collapse_shape
+// CHECK:       func.return
+func.func @conv2d_nhwc(%x: tensor<1x4x4x3xf32>, %w: tensor<2x2x3x5xf32>) -> tensor<1x3x3x5xf32> {
+  %y = ascend.Conv2D %x, %w {strides = array<i64: 1, 1, 1, 1>, pads = array<i64: 0, 0, 0, 0>, data_format = "NHWC"} : (tensor<1x4x4x3xf32>, tensor<2x2x3x5xf32>) -> tensor<1x3x3x5xf32>
+  func.return %y : tensor<1x3x3x5xf32>
+}
+
+// -----
+
+// COM: Two groups: loops (n, g, f, oh, ow, c, kh, kw), group g reads channels 2g + c, its filters 3g + f; the (N, G, F/G, OH, OW)
+// COM: accumulator collapses to NCHW.
+// CHECK-LABEL: func.func @conv2d_grouped
+// CHECK:       affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, ((d1 * 2) + d5), (d3 + d6), (d4 + d7))>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (((d1 * 3) + d2), d5, d6, d7)>
+// CHECK-SAME:  iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
+// CHECK:       tensor.collapse_shape %{{.*}} {{\[}}[0 : i64], [1 : i64, 2 : i64], [3 : i64], [4 : i64]] : tensor<1x2x3x4x4xf32> into tensor<1x6x4x4xf32>
+func.func @conv2d_grouped(%x: tensor<1x4x4x4xf32>, %w: tensor<6x2x1x1xf32>) -> tensor<1x6x4x4xf32> {
+  %y = ascend.Conv2D %x, %w {strides = array<i64: 1, 1, 1, 1>, pads = array<i64: 0, 0, 0, 0>, groups = 2 : i64} : (tensor<1x4x4x4xf32>, tensor<6x2x1x1xf32>) -> tensor<1x6x4x4xf32>
+  func.return %y : tensor<1x6x4x4xf32>
 }
 
 // -----
@@ -159,6 +187,25 @@ func.func @const_resource(%x: tensor<2xf32>) -> tensor<2xf32> {
   dialect_resources: {
     builtin: {
       w: "0x040000000000803f00000040"
+    }
+  }
+#-}
+
+// -----
+
+// COM: A scalar blob becomes a literal (iree-compile 3.13 crashes on a 0-d float16 blob); -inf as its bits.
+// CHECK-LABEL: func.func @const_scalar_resource
+// CHECK:       arith.constant dense<0xfc00> : tensor<f16>
+func.func @const_scalar_resource(%x: tensor<4xf16>) -> tensor<4xf16> {
+  %m = ascend.Const dense_resource<m> : tensor<f16> {name = "m"}
+  %y = ascend.Maximum %x, %m : (tensor<4xf16>, tensor<f16>) -> tensor<4xf16>
+  func.return %y : tensor<4xf16>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      m: "0x0200000000fc"
     }
   }
 #-}

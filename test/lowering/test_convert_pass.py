@@ -49,3 +49,34 @@ def test_missing_lowering_is_one_line_and_rewrites_nothing(monkeypatch: pytest.M
         PASSES["convert-ascend-to-linalg"]()().apply(make_context(), module)
     assert str(e.value).endswith("mlp.mlir:8:3: convert-ascend-to-linalg: ascend.SoftmaxV2 has no lowering to linalg")
     assert str(module) == before
+
+
+def test_scalar_blob_is_a_literal_iree_compiles() -> None:
+    """A 0-d float16 blob (an attention mask's -inf) is lowered to a literal: iree-compile 3.13 crashes on
+    the blob; the compiled module computes max(x, -inf) = x and -inf where x is -inf."""
+    import numpy as np
+
+    from ascend_mp.backend.iree import IreeProgram
+    from ascend_mp.ir import parse_module
+
+    module = parse_module(SCALAR_BLOB, "<scalar>", make_context())
+    x = np.array([1.5, -np.inf, -2.0, 0.0], np.float16)
+    (y,) = IreeProgram.from_module(module).run("mask", x)
+    np.testing.assert_array_equal(y, x)
+    assert y.dtype == np.float16
+
+
+SCALAR_BLOB = """
+func.func @mask(%x: tensor<4xf16>) -> tensor<4xf16> {
+  %m = ascend.Const dense_resource<m> : tensor<f16> {name = "m"}
+  %y = ascend.Maximum %x, %m : (tensor<4xf16>, tensor<f16>) -> tensor<4xf16>
+  func.return %y : tensor<4xf16>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      m: "0x0200000000fc"
+    }
+  }
+#-}
+"""
