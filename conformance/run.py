@@ -24,7 +24,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from conformance.graphs import KINDS, Graph, random_graph, to_module  # noqa: E402
+from conformance import zoo  # noqa: E402
 from conformance.models import MODELS, MS_MODELS  # noqa: E402
+from conformance.zoo import ZooModel  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 CACHE = Path(os.environ.get("ASCEND_MP_CACHE", Path.home() / ".cache" / "ascend-mp"))
@@ -63,6 +65,74 @@ def neighbours(g: Graph, name: str) -> str:
     return f"<- [{ins}] -> [{outs or 'return'}]"
 
 
+def zoo_ours(model: ZooModel, framework: str, low: str, level: str | None) -> tuple[dict[str, str], dict[str, str]]:
+    """The policy's dtype and reason for every op of a zoo model (decided on the imported module itself)."""
+    from ascend_mp.passes.precision import run_precision
+
+    soc = "ascend910b" if low == "bf16" else "ascend910"
+    report = run_precision(model.module, policy=framework, amp_dtype=low, soc=soc, level=level)
+    named = [d for d in report.ops if d.name is not None]
+    return {d.name: d.chosen.outputs[0] for d in named}, {d.name: d.reason for d in named}
+
+
+def run_zoo(fw: str, args: argparse.Namespace, python: str, request: dict[str, object]) -> tuple[int, int]:
+    """Each zoo model (one at a time: one framework process per model), its agreement and disagreements printed;
+    returns (agreeing ops, compared ops) over all of them."""
+    paths = zoo.files(tuple(args.zoo.split(",")) if args.zoo != "all" else None)
+    if not paths:
+        print(f"{fw} zoo: skipped, no model under {zoo.ZOO} (run `make models`)")
+        return 0, 0
+    level = args.amp_level if fw == "mindspore" else None
+    agree_all, total_all = 0, 0
+    for path in paths:
+        if path.stat().st_size > args.max_mb * 2**20:
+            print(f"  {fw} zoo {path.stem}: skipped, {path.stat().st_size >> 20} MB > --max-mb {args.max_mb}")
+            continue
+        model = zoo.load(path)
+        g = model.graph
+        mine, why = zoo_ours(model, fw, args.dtype, level)
+        body = {**request, "given": mine}
+        reply = theirs(fw, [g], python, body)
+        painted: dict[str, str] = reply["graphs"][g.name]  # type: ignore[index]
+        skipped: dict[str, str] = reply.get("not_built", {})  # type: ignore[assignment]
+        aten: dict[str, list[str]] = reply.get("aten", {}).get(g.name, {})  # type: ignore[union-attr]
+        total = agree = low_both = 0
+        left_out: Counter[str] = Counter()
+        lines = []
+        for n in g.nodes:
+            if not zoo.compared(n):
+                if n.op not in ("arg", "const"):
+                    left_out[f"{n.op} ({n.dtype} result: no precision choice)"] += 1
+                continue
+            if n.op in skipped:
+                left_out[f"{n.op} ({skipped[n.op]})"] += 1
+                continue
+            total += 1
+            a, b = mine[n.name], painted[n.name]
+            if a == b:
+                agree += 1
+                low_both += a != "f32"
+                continue
+            calls = aten.get(n.name)
+            seen = f" [{' '.join(calls)}]" if calls else ""
+            lines.append(
+                f"    {n.name} {n.op} '{n.label}' {neighbours(g, n.name)}: ours {a} ({why[n.name]}), "
+                f"{NAMES[fw]} {b}{seen}"
+            )
+        version = reply.get(fw, "?")
+        print(f"  {fw} zoo {g.name} ({NAMES[fw]} {version}): {agree}/{total} ops agree ({100 * agree / max(total, 1):.2f}%; "
+            f"{low_both} in {args.dtype} on both sides)"
+        )
+        for what, count in sorted(left_out.items()):
+            print(f"    not compared: {what} x{count}")
+        for line in lines[: args.show]:
+            print(line)
+        agree_all += agree
+        total_all += total
+        del model
+    return agree_all, total_all
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("framework", choices=tuple(OPS))
@@ -85,6 +155,13 @@ def main(argv: list[str] | None = None) -> int:
         help="tf: TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL for both sides",
     )
     p.add_argument("--amp-level", choices=("O1", "O2", "O3"), default="O2", help="mindspore: the amp level")
+    p.add_argument(
+        "--zoo",
+        default="",
+        help="the zoo models (models/out/<name>.{dynamo,legacy}.onnx) instead of the random graphs: "
+        "'all' or comma-separated names",
+    )
+    p.add_argument("--max-mb", type=int, default=1024, help="--zoo: skip ONNX files larger than this (MB)")
     args = p.parse_args(argv)
     fw = args.framework
     if args.level and fw != "tf":
@@ -94,6 +171,15 @@ def main(argv: list[str] | None = None) -> int:
     python = args.python or str(CACHE / "venvs" / fw / "bin" / "python")
     if not Path(python).is_file():
         p.error(f"no {NAMES[fw]} python at {python}: run `make conformance` (it creates the venv) or pass --python")
+    if args.zoo:
+        request: dict[str, object] = {"dtype": args.dtype}
+        if fw == "mindspore":
+            request["level"] = args.amp_level
+        elif fw == "tf":
+            request = {"mode": "cpu" if args.dtype == "f16" else "bf16"}
+        agree, total = run_zoo(fw, args, python, request)
+        print(f"{fw} policy vs {NAMES[fw]} over the zoo: {agree}/{total} ops agree ({100 * agree / max(total, 1):.2f}%)")
+        return 0 if agree == total else 1
     graphs = [random_graph(args.seed + i, OPS[fw], args.size) for i in range(args.graphs)]
     if fw == "torch":
         graphs += [m() for m in MODELS]
