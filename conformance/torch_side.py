@@ -203,16 +203,10 @@ def contiguous(t: torch.Tensor, shape: list[int] | None = None) -> torch.Tensor:
     return torch.empty(t.shape if shape is None else shape, dtype=t.dtype, device="cuda")
 
 
-def _slice(x: torch.Tensor, props: dict) -> torch.Tensor:
-    """StridedSliceD over the leading axes (begin / end masks; the zoo has no ellipsis, new-axis or shrink)."""
+def _check_slice(props: dict) -> None:
+    """StridedSliceD over the leading axes only (begin / end masks; the zoo has no ellipsis, new-axis or shrink)."""
     if props.get("ellipsis_mask") or props.get("new_axis_mask") or props.get("shrink_axis_mask"):
         raise SystemExit("torch_side: StridedSliceD with ellipsis, new-axis or shrink masks not built")
-    index = []
-    for i, (b, e, st) in enumerate(zip(props["begin"], props["end"], props["strides"])):
-        index.append(
-            slice(None if props.get("begin_mask", 0) >> i & 1 else b, None if props.get("end_mask", 0) >> i & 1 else e, st)
-        )
-    return x[tuple(index)]
 
 
 def _op(op: str, ins: list[torch.Tensor], props: dict, shape: list[int], dtype: str = "f32") -> torch.Tensor:
@@ -276,7 +270,10 @@ def _op(op: str, ins: list[torch.Tensor], props: dict, shape: list[int], dtype: 
             return F.embedding(idx, x)
         return contiguous(torch.index_select(x, props["axis"], idx.reshape(-1)), shape)
     if op == "StridedSliceD":
-        return contiguous(_slice(ins[0], props), shape)
+        # a view (aten::slice has the AutocastCUDA fallthrough: its input's dtype); slicing a fake CUDA tensor asks
+        # the CPU wheel for a CUDA device, so the view's value is made fresh (`contiguous`) after the shape check
+        _check_slice(props)
+        return contiguous(ins[0], shape)
     if op == "ConcatV2D":
         return torch.cat(ins, props["concat_dim"])
     if op in ("SelectV2", "Select"):
