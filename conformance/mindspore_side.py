@@ -189,7 +189,7 @@ def _load(name: str, text: str, where: str):  # noqa: ANN202
     return module
 
 
-MS_DTYPES = {"f16": ms.float16, "bf16": ms.bfloat16, "f32": ms.float32, "i1": ms.bool_, "i32": ms.int32, "i64": ms.int64}
+MSTYPE_NAMES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "i1": "bool_", "i32": "int32", "i64": "int64"}
 NP_DTYPES = {"f32": np.float32, "f16": np.float16, "i1": np.bool_, "i32": np.int32, "i64": np.int64}
 UNBUILT: dict[str, str] = {}
 """Ascend ops with no MindSpore construction here (none for the zoo)."""
@@ -242,7 +242,7 @@ def zoo_call(n: dict, by_name: dict) -> tuple[list[str], str, str]:
         init = f"ops.LayerNorm({props['begin_norm_axis']}, {props['begin_params_axis']}, {props.get('epsilon', 1e-5)})"
         return [init], f"self.{name}({a})[0]", name
     if op == "Cast":
-        return ["ops.Cast()"], f"self.{name}({a}, mstype.{MS_DTYPES[n['dtype']]!r})".replace("mstype.Bool", "mstype.bool_"), name
+        return ["ops.Cast()"], f"self.{name}({a}, mstype.{MSTYPE_NAMES[n['dtype']]})", name
     if op in ("SelectV2", "Select"):
         return ["ops.Select()"], f"self.{name}({a})", name
     if op == "BroadcastToD":
