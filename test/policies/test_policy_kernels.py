@@ -1,0 +1,46 @@
+"""The documented differences of docs/conformance.md: where Ascend has no kernel in the dtype a framework's amp
+runs an op in, the framework policy runs the kernel that exists (and says why), so it differs from the framework.
+The op-info table is read here independently of the pass to show that the kernel really is missing."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import pytest
+
+from ascend_mp.ir import parse_module
+from ascend_mp.passes.precision import run_precision
+
+_STEM = """func.func @stem(%x: tensor<1x3x16x16xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<1x8x8x8xf32> {
+  %c = ascend.Conv2D %x, %w {strides = array<i64: 1, 1, 1, 1>, pads = array<i64: 1, 1, 1, 1>, name = "conv"} : (tensor<1x3x16x16xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x16x16xf32>
+  %r = ascend.Relu %c {name = "relu"} : (tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %p = ascend.MaxPoolV3 %r {ksize = array<i64: 1, 1, 3, 3>, strides = array<i64: 1, 1, 2, 2>, pads = array<i64: 1, 1, 1, 1>, padding_mode = "CALCULATED", name = "pool"} : (tensor<1x8x16x16xf32>) -> tensor<1x8x8x8xf32>
+  func.return %p : tensor<1x8x8x8xf32>
+}
+"""
+"""ResNet's stem as the ONNX frontend imports it (resnet18 / resnet50 of the model zoo)."""
+
+
+def _table_dtypes(soc: str, op: str) -> set[str]:
+    data = resources.files("ascend_mp.opinfo").joinpath("data", f"aic-{soc}-ops-info.json").read_text("utf-8")
+    return set(json.loads(data)[op]["input0"]["dtype"].split(","))
+
+
+@pytest.mark.parametrize("soc", ["ascend910", "ascend910b"])
+def test_mindspore_o1_max_pool_v3_runs_fp16_for_want_of_an_fp32_kernel(soc: str) -> None:
+    """MindSpore's O1 keeps MaxPool (on no white list) in fp32 (MindSpore 2.10 on resnet18's stem,
+    `conformance/run.py mindspore --zoo resnet18 --amp-level O1`); CANN's MaxPoolV3 has fp16 (and bf16) kernels
+    only, so the policy runs it in fp16 and its reason names the missing kernel (the harness counts it as
+    documented). The Conv2D and ReLU before it are on the white list."""
+    assert "float" not in _table_dtypes(soc, "MaxPoolV3") and "float16" in _table_dtypes(soc, "MaxPoolV3")
+    report = run_precision(parse_module(_STEM), policy="mindspore", level="O1", soc=soc)
+    got = {d.name: (d.chosen.outputs[0], d.reason) for d in report.ops if d.name}
+    assert got["conv"][0] == got["relu"][0] == "f16"
+    assert got["pool"] == ("f16", "mindspore O1: not on the white list: no fp32 kernel")
+
+
+def test_mindspore_o2_max_pool_v3_agrees_with_mindspore() -> None:
+    """At O2 MindSpore runs MaxPool in fp16 (not black-listed), as the fp16 kernel does: no difference there."""
+    report = run_precision(parse_module(_STEM), policy="mindspore", level="O2")
+    assert {d.name: d.chosen.outputs[0] for d in report.ops if d.name} == {"conv": "f16", "relu": "f16", "pool": "f16"}
