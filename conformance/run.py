@@ -85,9 +85,6 @@ def run_zoo(fw: str, args: argparse.Namespace, python: str, request: dict[str, o
     """Each zoo model (one at a time: one framework process per model), its agreement and disagreements printed;
     returns (agreeing or documented ops, compared ops) over all of them."""
     paths = zoo.files(tuple(args.zoo.split(",")) if args.zoo != "all" else None)
-    if not paths:
-        print(f"{fw} zoo: skipped, no model under {zoo.ZOO} (run `make models`)")
-        return 0, 0
     level = args.amp_level if fw == "mindspore" else None
     agree_all, total_all = 0, 0
     for path in paths:
@@ -186,11 +183,17 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(python).is_file():
         p.error(f"no {NAMES[fw]} python at {python}: run `make conformance` (it creates the venv) or pass --python")
     if args.zoo:
+        unknown = [m for m in args.zoo.split(",") if args.zoo != "all" and m not in zoo.MODELS]
+        if unknown:
+            p.error(f"--zoo: unknown model '{unknown[0]}'; expected 'all' or names of {', '.join(zoo.MODELS)}")
         request: dict[str, object] = {"dtype": args.dtype}
         if fw == "mindspore":
             request["level"] = args.amp_level
         elif fw == "tf":
             request = {"mode": "cpu" if args.dtype == "f16" else "bf16"}
+        if not zoo.files(None if args.zoo == "all" else tuple(args.zoo.split(","))):
+            print(f"{fw} zoo: skipped, no model under {zoo.ZOO} (`make models` exports them)")
+            return 0
         agree, total = run_zoo(fw, args, python, request)
         print(
             f"{fw} policy vs {NAMES[fw]} over the zoo: {agree}/{total} ops agree or differ as documented "

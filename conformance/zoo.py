@@ -14,6 +14,7 @@ Only the ops whose first result is a float are compared (a comparison or a logic
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,8 @@ from xdsl.ir import Attribute, SSAValue
 from conformance.graphs import Graph, Node
 
 ROOT = Path(__file__).resolve().parent.parent
-ZOO = ROOT / "models" / "out"
+ZOO = Path(os.environ.get("ASCEND_MP_ZOO", ROOT / "models" / "out"))
+"""The exported models (`make models`); ASCEND_MP_ZOO names another folder."""
 MODELS = (
     "lenet",
     "mlp",
