@@ -208,9 +208,8 @@ def zoo_call(n: dict, by_name: dict) -> tuple[list[str], str, str]:
         w = by_name[ins[1]]["shape"]
         o, kh, kw = (w[0], w[2], w[3]) if op == "Conv2D" else (w[2] * w[3], w[0], w[1])
         group = props.get("groups", 1) if op == "Conv2D" else w[2]
-        t, b, l, r = _pads(n)
         init = [
-            f"ops.Conv2D({o}, ({kh}, {kw}), pad_mode='pad', pad=({t}, {b}, {l}, {r}), "
+            f"ops.Conv2D({o}, ({kh}, {kw}), pad_mode='pad', pad={_pads(n)!r}, "
             f"stride={tuple(props['strides'][2:])!r}, dilation={tuple(props['dilations'][2:])!r}, group={group})"
         ]
         call = f"self.{name}({ins[0]}, {ins[1]})"
@@ -220,18 +219,28 @@ def zoo_call(n: dict, by_name: dict) -> tuple[list[str], str, str]:
         return init, call, name
     if op == "AvgPool":
         k, st = tuple(props["ksize"][2:]), tuple(props["strides"][2:])
-        return [f"ops.AvgPool(kernel_size={k!r}, strides={st!r}, pad_mode={props['padding'].lower()!r})"], f"self.{name}({a})", name
+        return (
+            [f"ops.AvgPool(kernel_size={k!r}, strides={st!r}, pad_mode={props['padding'].lower()!r})"],
+            f"self.{name}({a})",
+            name,
+        )
     if op == "MaxPoolV3":  # explicit pads as a Pad before a valid MaxPool (MindSpore's MaxPool pads only 'same')
         k, st = tuple(props["ksize"][2:]), tuple(props["strides"][2:])
-        t, b, l, r = _pads(n)
-        init = [f"ops.MaxPool(kernel_size={k!r}, strides={st!r}, pad_mode='valid')", f"ops.Pad(((0, 0), (0, 0), ({t}, {b}), ({l}, {r})))"]
+        top, bottom, left, right = _pads(n)
+        init = [
+            f"ops.MaxPool(kernel_size={k!r}, strides={st!r}, pad_mode='valid')",
+            f"ops.Pad(((0, 0), (0, 0), ({top}, {bottom}), ({left}, {right})))",
+        ]
         return init, f"self.{name}(self.{name}_1({a}))", name
     if op == "Relu6":
         return ["ops.ReLU6()"], f"self.{name}({a})", name
     if op == "Reshape":
         return ["ops.Reshape()"], f"self.{name}({a}, {tuple(n['shape'])!r})", name
     if op == "StridedSliceD":
-        masks = ", ".join(f"{m}={int(props.get(m, 0))}" for m in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"))
+        masks = ", ".join(
+            f"{m}={int(props.get(m, 0))}"
+            for m in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+        )
         b, e, st = (tuple(props[k]) for k in ("begin", "end", "strides"))
         return [f"ops.StridedSlice({masks})"], f"self.{name}({a}, {b!r}, {e!r}, {st!r})", name
     if op == "ConcatV2D":
@@ -259,7 +268,11 @@ def zoo_call(n: dict, by_name: dict) -> tuple[list[str], str, str]:
         prim = "Softmax" if op == "SoftmaxV2" else "LogSoftmax"
         return [f"ops.{prim}(axis={props.get('axes', [-1])[0]})"], f"self.{name}({a})", name
     if op.startswith("Reduce"):
-        return [PRIMS[op].replace("True", str(bool(props.get("keep_dims"))))], f"self.{name}({a}, {tuple(props['axes'])!r})", name
+        return (
+            [PRIMS[op].replace("True", str(bool(props.get("keep_dims"))))],
+            f"self.{name}({a}, {tuple(props['axes'])!r})",
+            name,
+        )
     if op == "Transpose":
         return ["ops.Transpose()"], f"self.{name}({a}, {tuple(props['perm'])!r})", name
     if op in PRIMS:

@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from conformance.graphs import KINDS, Graph, random_graph, to_module  # noqa: E402
 from conformance import zoo  # noqa: E402
+from conformance.graphs import KINDS, Graph, random_graph, to_module  # noqa: E402
 from conformance.models import MODELS, MS_MODELS  # noqa: E402
 from conformance.zoo import ZooModel  # noqa: E402
 
@@ -130,7 +130,8 @@ def run_zoo(fw: str, args: argparse.Namespace, python: str, request: dict[str, o
                 f"{NAMES[fw]} {b}{seen}"
             )
         version = reply.get(fw, "?")
-        print(f"  {fw} zoo {g.name} ({NAMES[fw]} {version}): {agree}/{total} ops agree ({100 * agree / max(total, 1):.2f}%; "
+        print(
+            f"  {fw} zoo {g.name} ({NAMES[fw]} {version}): {agree}/{total} ops agree ({100 * agree / max(total, 1):.2f}%; "
             f"{low_both} in {args.dtype} on both sides"
             + (f"; {documented} documented difference{'s' * (documented > 1)})" if documented else ")")
         )

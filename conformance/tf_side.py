@@ -103,12 +103,20 @@ def _zoo_op(n: dict, ins: list, by_name: dict, name: str):  # noqa: ANN202, C901
         return t
     if op == "AvgPool":
         return raw.AvgPool(
-            value=ins[0], ksize=_nchw(n, "ksize"), strides=_nchw(n, "strides"), padding=props["padding"],
-            data_format="NCHW", name=name,
+            value=ins[0],
+            ksize=_nchw(n, "ksize"),
+            strides=_nchw(n, "strides"),
+            padding=props["padding"],
+            data_format="NCHW",
+            name=name,
         )
     if op == "MaxPoolV3":
         return raw.MaxPool(
-            input=ins[0], ksize=_nchw(n, "ksize"), strides=_nchw(n, "strides"), data_format="NCHW", name=name,
+            input=ins[0],
+            ksize=_nchw(n, "ksize"),
+            strides=_nchw(n, "strides"),
+            data_format="NCHW",
+            name=name,
             **_padding(n),
         )
     if op == "Relu6":
@@ -116,7 +124,10 @@ def _zoo_op(n: dict, ins: list, by_name: dict, name: str):  # noqa: ANN202, C901
     if op == "Reshape":
         return raw.Reshape(tensor=ins[0], shape=tf.constant(n["shape"], tf.int64, name=name + "_shape"), name=name)
     if op == "StridedSliceD":
-        k = {m: int(props.get(m, 0)) for m in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")}
+        k = {
+            m: int(props.get(m, 0))
+            for m in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+        }
         c = [tf.constant(props[key], tf.int64, name=f"{name}_{key}") for key in ("begin", "end", "strides")]
         return raw.StridedSlice(input=ins[0], begin=c[0], end=c[1], strides=c[2], **k, name=name)
     if op == "ConcatV2D":
@@ -151,7 +162,10 @@ def build(g: dict, graph: tf.Graph) -> dict[str, str]:
                 t = _const(n["props"]["values"], n["shape"], n["dtype"], name)
             elif op in UNBUILT:
                 t = tf.compat.v1.placeholder(TF_DTYPES[GIVEN[name]], n["shape"], name=name)
-            elif op in ("SoftmaxV2", "LogSoftmaxV2") and n["props"].get("axes", [-1])[0] not in (-1, len(n["shape"]) - 1):
+            elif op in ("SoftmaxV2", "LogSoftmaxV2") and n["props"].get("axes", [-1])[0] not in (
+                -1,
+                len(n["shape"]) - 1,
+            ):
                 raise SystemExit(f"tf_side: {op} over axes {n['props']['axes']} (TF's is over the last axis)")
             elif op in UNARY:
                 t = UNARY[op](features=ins[0], name=name) if op in ("Relu",) else _unary(UNARY[op], ins[0], name)
@@ -162,7 +176,10 @@ def build(g: dict, graph: tf.Graph) -> dict[str, str]:
             elif op == "MatMulV2":
                 p = n["props"]
                 t = raw.MatMul(
-                    a=ins[0], b=ins[1], transpose_a=bool(p.get("transpose_x1")), transpose_b=bool(p.get("transpose_x2")),
+                    a=ins[0],
+                    b=ins[1],
+                    transpose_a=bool(p.get("transpose_x1")),
+                    transpose_b=bool(p.get("transpose_x2")),
                     name=name,
                 )
             elif op == "BatchMatMulV2":
