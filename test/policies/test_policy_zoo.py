@@ -1,6 +1,7 @@
-"""The documented differences of docs/conformance.md: where Ascend has no kernel in the dtype a framework's amp
-runs an op in, the framework policy runs the kernel that exists (and says why), so it differs from the framework.
-The op-info table is read here independently of the pass to show that the kernel really is missing."""
+"""What the zoo runs of the conformance harnesses (docs/conformance.md, `conformance/run.py --zoo`) rest on, kept
+without a framework installed: the documented difference (where Ascend has no kernel in the dtype a framework's amp
+runs an op in, the policy runs the kernel that exists and says why; the op-info table is read here independently
+of the pass to show the kernel really is missing) and the reading of an imported LayerNorm as MindSpore's cell."""
 
 from __future__ import annotations
 
@@ -44,3 +45,23 @@ def test_mindspore_o2_max_pool_v3_agrees_with_mindspore() -> None:
     """At O2 MindSpore runs MaxPool in fp16 (not black-listed), as the fp16 kernel does: no difference there."""
     report = run_precision(parse_module(_STEM), policy="mindspore", level="O2")
     assert {d.name: d.chosen.outputs[0] for d in report.ops if d.name} == {"conv": "f16", "relu": "f16", "pool": "f16"}
+
+
+_NORM = """func.func @block(%x: tensor<8x32xf32>, %g: tensor<32xf32>, %b: tensor<32xf32>, %w: tensor<32x32xf32>) -> tensor<8x32xf32> {
+  %n, %mean, %var = ascend.LayerNorm %x, %g, %b {begin_norm_axis = 1 : i64, begin_params_axis = 1 : i64, name = "/model/ln/LayerNormalization"} : (tensor<8x32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<8x32xf32>, tensor<8x1xf32>, tensor<8x1xf32>)
+  %y = ascend.MatMulV2 %n, %w {name = "/model/fc/MatMul"} : (tensor<8x32xf32>, tensor<32x32xf32>) -> tensor<8x32xf32>
+  func.return %y : tensor<8x32xf32>
+}
+"""
+"""A LayerNorm as the ONNX frontend imports it: its name holds no MindSpore cell."""
+
+
+@pytest.mark.parametrize(("level", "norm"), [("O1", "f32"), ("O2", "f32"), ("O3", "f16")])
+def test_mindspore_reads_an_imported_layer_norm_as_the_layernorm_cell(level: str, norm: str) -> None:
+    """MindSpore 2.10's amp keeps an `nn.LayerNorm` cell in fp32 at O2 (a black-list cell: its ops.LayerNorm runs in
+    fp32, the output cast back to fp16) and runs it in fp16 at O3 (the zoo's BERT, GPT-2 and ViT,
+    `conformance/run.py mindspore --zoo bert_eager --amp-level O2`); with no cell in its name the policy reads the
+    LayerNorm by its CANN type as that cell. The MatMul after it is white at every level."""
+    report = run_precision(parse_module(_NORM), policy="mindspore", level=level)
+    got = {d.type: d.chosen.outputs[0] for d in report.ops}
+    assert got == {"LayerNorm": norm, "MatMulV2": "f16"}
