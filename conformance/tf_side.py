@@ -244,7 +244,7 @@ def painted(graph_def, node: str) -> str:
     for n in graph_def.node:
         if n.name != node:
             continue
-        for key in ("T", "Tidx"):
+        for key in ("T", "Tparams"):  # GatherV2's data type is Tparams
             if key in n.attr and n.attr[key].type in (
                 dtypes.float16.as_datatype_enum,
                 dtypes.bfloat16.as_datatype_enum,

@@ -65,3 +65,15 @@ def test_mindspore_reads_an_imported_layer_norm_as_the_layernorm_cell(level: str
     report = run_precision(parse_module(_NORM), policy="mindspore", level=level)
     got = {d.type: d.chosen.outputs[0] for d in report.ops}
     assert got == {"LayerNorm": norm, "MatMulV2": "f16"}
+
+
+@pytest.mark.parametrize(("low", "soc"), [("f16", "ascend910"), ("bf16", "ascend910b")])
+def test_tf_max_pool_v3_is_tensorflows_max_pool(low: str, soc: str) -> None:
+    """CANN's MaxPoolV3 (an ONNX MaxPool with pads, resnet's stem) is TensorFlow's MaxPool, on the clear list: grappler
+    paints it after the Conv2D and Relu in the low dtype, bf16 included (TensorFlow 2.21's oneDNN mode,
+    `conformance/run.py tf --zoo resnet18 --dtype bf16`). Unmapped, the policy kept it off every list and, having no
+    fp32 kernel, ran it in fp16 under bf16 too."""
+    report = run_precision(parse_module(_STEM), policy="tf", amp_dtype=low, soc=soc)
+    got = {d.name: (d.chosen.outputs[0], d.reason) for d in report.ops if d.name}
+    assert got["conv"][0] == got["relu"][0] == got["pool"][0] == low
+    assert "clear" in got["pool"][1] and "kernel" not in got["pool"][1]
