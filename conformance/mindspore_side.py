@@ -224,6 +224,10 @@ def zoo_call(n: dict, by_name: dict) -> tuple[list[str], str, str]:
             f"self.{name}({a})",
             name,
         )
+    if op == "MaxPool":
+        k, st = tuple(props["ksize"][2:]), tuple(props["strides"][2:])
+        pad = props["padding"].lower()
+        return [f"ops.MaxPool(kernel_size={k!r}, strides={st!r}, pad_mode={pad!r})"], f"self.{name}({a})", name
     if op == "MaxPoolV3":  # explicit pads as a Pad before a valid MaxPool (MindSpore's MaxPool pads only 'same')
         k, st = tuple(props["ksize"][2:]), tuple(props["strides"][2:])
         top, bottom, left, right = _pads(n)

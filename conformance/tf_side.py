@@ -110,6 +110,15 @@ def _zoo_op(n: dict, ins: list, by_name: dict, name: str):  # noqa: ANN202, C901
             data_format="NCHW",
             name=name,
         )
+    if op == "MaxPool":
+        return raw.MaxPool(
+            input=ins[0],
+            ksize=_nchw(n, "ksize"),
+            strides=_nchw(n, "strides"),
+            padding=props["padding"],
+            data_format="NCHW",
+            name=name,
+        )
     if op == "MaxPoolV3":
         return raw.MaxPool(
             input=ins[0],
