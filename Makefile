@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup test lint quick demo bench fuzz lit models longtail conformance clean
+.PHONY: setup test lint quick demo bench fuzz lit models longtail conformance conformance-zoo clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -83,6 +83,18 @@ conformance: setup $(CONFORMANCE)/tf/.installed $(CONFORMANCE)/torch/.installed 
 	$(BIN)/python conformance/run.py mindspore --graphs 500 --amp-level O1
 	$(BIN)/python conformance/run.py mindspore --graphs 500 --amp-level O2
 	$(BIN)/python conformance/run.py mindspore --graphs 500 --amp-level O3
+	$(MAKE) conformance-zoo
+
+# The same harnesses over every model of the zoo (models/out, `make models`), one model per framework process;
+# each run prints one skipped line when models/out holds no model.
+conformance-zoo: setup $(CONFORMANCE)/tf/.installed $(CONFORMANCE)/torch/.installed $(CONFORMANCE)/mindspore/.installed
+	$(BIN)/python conformance/run.py tf --zoo all
+	$(BIN)/python conformance/run.py tf --zoo all --dtype bf16
+	$(BIN)/python conformance/run.py torch --zoo all
+	$(BIN)/python conformance/run.py torch --zoo all --dtype bf16
+	$(BIN)/python conformance/run.py mindspore --zoo all --amp-level O1 --max-mb 200
+	$(BIN)/python conformance/run.py mindspore --zoo all --amp-level O2 --max-mb 200
+	$(BIN)/python conformance/run.py mindspore --zoo all --amp-level O3 --max-mb 200
 
 fuzz: setup
 	ASCEND_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q test/test_fuzz.py

@@ -54,6 +54,10 @@ class Node:
     inputs: list[str]
     shape: tuple[int, ...]
     props: dict[str, object] = field(default_factory=dict[str, object])
+    dtype: str = "f32"
+    """The dtype of the op's (first) result, or of the argument."""
+    label: str = ""
+    """Where the op came from (a zoo model's ONNX node name), for the report."""
 
 
 @dataclass
@@ -66,7 +70,14 @@ class Graph:
         return {
             "name": self.name,
             "nodes": [
-                {"name": n.name, "op": n.op, "inputs": n.inputs, "shape": list(n.shape), "props": n.props}
+                {
+                    "name": n.name,
+                    "op": n.op,
+                    "inputs": n.inputs,
+                    "shape": list(n.shape),
+                    "props": n.props,
+                    "dtype": n.dtype,
+                }
                 for n in self.nodes
             ],
             "outputs": self.outputs,

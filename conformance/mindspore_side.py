@@ -189,6 +189,196 @@ def _load(name: str, text: str, where: str):  # noqa: ANN202
     return module
 
 
+MSTYPE_NAMES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "i1": "bool_", "i32": "int32", "i64": "int64"}
+NP_DTYPES = {"f32": np.float32, "f16": np.float16, "i1": np.bool_, "i32": np.int32, "i64": np.int64}
+UNBUILT: dict[str, str] = {}
+"""Ascend ops with no MindSpore construction here (none for the zoo)."""
+
+
+def _pads(n: dict) -> tuple[int, ...]:
+    return tuple(int(p) for p in n["props"].get("pads", [0, 0, 0, 0]))
+
+
+def zoo_call(n: dict, by_name: dict) -> tuple[list[str], str, str]:
+    """A zoo node as MindSpore: (its primitives' constructors, the call in `construct`, the primitive noted).
+    The constructors are `self.<node>` (noted) and `self.<node>_<k>` (helpers such as a conv's bias add)."""
+    op, props, name, ins = n["op"], n["props"], n["name"], n["inputs"]
+    a = ", ".join(ins)
+    if op in ("Conv2D", "DepthwiseConv2D"):
+        w = by_name[ins[1]]["shape"]
+        o, kh, kw = (w[0], w[2], w[3]) if op == "Conv2D" else (w[2] * w[3], w[0], w[1])
+        group = props.get("groups", 1) if op == "Conv2D" else w[2]
+        init = [
+            f"ops.Conv2D({o}, ({kh}, {kw}), pad_mode='pad', pad={_pads(n)!r}, "
+            f"stride={tuple(props['strides'][2:])!r}, dilation={tuple(props['dilations'][2:])!r}, group={group})"
+        ]
+        call = f"self.{name}({ins[0]}, {ins[1]})"
+        if len(ins) == 3:  # nn.Conv2d with a bias: Conv2D then BiasAdd; the Conv2D primitive is the op noted
+            init.append("ops.BiasAdd()")
+            call = f"self.{name}_1({call}, {ins[2]})"
+        return init, call, name
+    if op == "AvgPool":
+        k, st = tuple(props["ksize"][2:]), tuple(props["strides"][2:])
+        return (
+            [f"ops.AvgPool(kernel_size={k!r}, strides={st!r}, pad_mode={props['padding'].lower()!r})"],
+            f"self.{name}({a})",
+            name,
+        )
+    if op == "MaxPool":
+        k, st = tuple(props["ksize"][2:]), tuple(props["strides"][2:])
+        pad = props["padding"].lower()
+        return [f"ops.MaxPool(kernel_size={k!r}, strides={st!r}, pad_mode={pad!r})"], f"self.{name}({a})", name
+    if op == "MaxPoolV3":  # explicit pads as a Pad before a valid MaxPool (MindSpore's MaxPool pads only 'same')
+        k, st = tuple(props["ksize"][2:]), tuple(props["strides"][2:])
+        top, bottom, left, right = _pads(n)
+        init = [
+            f"ops.MaxPool(kernel_size={k!r}, strides={st!r}, pad_mode='valid')",
+            f"ops.Pad(((0, 0), (0, 0), ({top}, {bottom}), ({left}, {right})))",
+        ]
+        return init, f"self.{name}(self.{name}_1({a}))", name
+    if op == "Relu6":
+        return ["ops.ReLU6()"], f"self.{name}({a})", name
+    if op == "Reshape":
+        return ["ops.Reshape()"], f"self.{name}({a}, {tuple(n['shape'])!r})", name
+    if op == "StridedSliceD":
+        masks = ", ".join(
+            f"{m}={int(props.get(m, 0))}"
+            for m in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+        )
+        b, e, st = (tuple(props[k]) for k in ("begin", "end", "strides"))
+        return [f"ops.StridedSlice({masks})"], f"self.{name}({a}, {b!r}, {e!r}, {st!r})", name
+    if op == "ConcatV2D":
+        return [f"ops.Concat({props['concat_dim']})"], f"self.{name}(({a},))", name
+    if op == "GatherV2D":
+        return ["ops.Gather()"], f"self.{name}({a}, {props['axis']})", name
+    if op == "LayerNorm":  # MindSpore's nn.LayerNorm cell (its gamma and beta its own parameters), as a model holds it
+        x = by_name[ins[0]]["shape"]
+        axis = props["begin_norm_axis"] % len(x)
+        init = (
+            f"nn.LayerNorm({tuple(x[axis:])!r}, {axis}, {props['begin_params_axis']}, "
+            f"epsilon={props.get('epsilon', 1e-5)})"
+        )
+        return [init], f"self.{name}({ins[0]})", f"{name}.layer_norm"
+    if op == "Cast":
+        return ["ops.Cast()"], f"self.{name}({a}, mstype.{MSTYPE_NAMES[n['dtype']]})", name
+    if op in ("SelectV2", "Select"):
+        return ["ops.Select()"], f"self.{name}({a})", name
+    if op == "BroadcastToD":
+        return [f"ops.BroadcastTo({tuple(props['shape'])!r})"], f"self.{name}({a})", name
+    if op in ("LogicalAnd", "LogicalNot", "Equal"):
+        return [f"ops.{op}()"], f"self.{name}({a})", name
+    if op == "MatMulV2":
+        ta, tb = bool(props.get("transpose_x1")), bool(props.get("transpose_x2"))
+        return [f"ops.MatMul(transpose_a={ta}, transpose_b={tb})"], f"self.{name}({a})", name
+    if op == "BatchMatMulV2":
+        ta, tb = bool(props.get("adj_x1")), bool(props.get("adj_x2"))
+        return [f"ops.BatchMatMul(transpose_a={ta}, transpose_b={tb})"], f"self.{name}({a})", name
+    if op in ("SoftmaxV2", "LogSoftmaxV2"):
+        prim = "Softmax" if op == "SoftmaxV2" else "LogSoftmax"
+        return [f"ops.{prim}(axis={props.get('axes', [-1])[0]})"], f"self.{name}({a})", name
+    if op.startswith("Reduce"):
+        return (
+            [PRIMS[op].replace("True", str(bool(props.get("keep_dims"))))],
+            f"self.{name}({a}, {tuple(props['axes'])!r})",
+            name,
+        )
+    if op == "Transpose":
+        return ["ops.Transpose()"], f"self.{name}({a}, {tuple(props['perm'])!r})", name
+    if op in PRIMS:
+        return [PRIMS[op]], f"self.{name}({a})", name
+    raise SystemExit(f"mindspore_side: no MindSpore construction for ascend op {op}")
+
+
+def zoo_source(g: dict, every: bool) -> str:
+    """A zoo model as a Cell: every parameter and constant a `construct` argument, one primitive per op."""
+    by_name = {n["name"]: n for n in g["nodes"]}
+    args = [n["name"] for n in g["nodes"] if n["op"] in ("arg", "const")]
+    init, body, outs = [], [], []
+    for n in g["nodes"]:
+        if n["op"] in ("arg", "const"):
+            continue
+        prims, call, noted = zoo_call(n, by_name)
+        for k, p in enumerate(prims):
+            attr = n["name"] if k == 0 else f"{n['name']}_{k}"
+            init.append(f"        self.{attr} = {p}")
+        init.append(f"        self.{noted}.ascend_node = {n['name']!r}")
+        body.append(f"        {n['name']} = {call}")
+        outs.append(n["name"])
+    ret = ", ".join(outs if every else g["outputs"])
+    return "\n".join(
+        [
+            "import mindspore.nn as nn",
+            "from mindspore import ops",
+            "from mindspore import dtype as mstype",
+            "",
+            "",
+            "class Net(nn.Cell):",
+            "    def __init__(self):",
+            "        super().__init__()",
+            *init,
+            "",
+            f"    def construct(self, {', '.join(args)}):",
+            *body,
+            f"        return ({ret},)",
+            "",
+        ]
+    )
+
+
+def zoo_inputs(g: dict) -> list[Tensor]:
+    """Values for the parameters and constants: floats uniform in [0.5, 1.5), the given integer values or zeros;
+    a Conv2D / DepthwiseConv2D filter in MindSpore's OIHW layout."""
+    rng = np.random.default_rng(0)
+    layout: dict[str, list[int]] = {}
+    for n in g["nodes"]:
+        if n["op"] == "DepthwiseConv2D":
+            kh, kw, c, m = next(x["shape"] for x in g["nodes"] if x["name"] == n["inputs"][1])
+            layout[n["inputs"][1]] = [c * m, 1, kh, kw]
+    out = []
+    for n in g["nodes"]:
+        if n["op"] not in ("arg", "const"):
+            continue
+        shape = layout.get(n["name"], n["shape"])
+        dtype = n.get("dtype", "f32")
+        if dtype in ("f32", "f16", "bf16"):
+            value = rng.uniform(0.5, 1.5, shape).astype(np.float32)
+        elif n["props"].get("values"):
+            value = np.array(n["props"]["values"], NP_DTYPES[dtype]).reshape(shape)
+        else:
+            value = np.zeros(shape, NP_DTYPES[dtype])
+        out.append(Tensor(value))
+    return out
+
+
+def run_zoo(g: dict, level: str, low: object, where: str) -> dict[str, str]:
+    """A zoo model, as `run` runs the random graphs (O1 PyNative with each primitive noted, O2 / O3 compiled). A
+    cell of the model (nn.LayerNorm) is read by its primitive: at O2 amp runs a black-list cell in fp32 and casts its
+    output back to the low dtype (`_OutputTo16`), so the compiled network's value shows the cast, not the cell's
+    computation; those are read from a PyNative run with each primitive's result noted."""
+    graph = level != "O1"
+    ops_ = [n["name"] for n in g["nodes"] if n["op"] not in ("arg", "const")]
+    by_name = {n["name"]: n for n in g["nodes"]}
+    in_cells = [name for name in ops_ if "." in zoo_call(by_name[name], by_name)[2]]
+    got: dict[str, str] = {}
+    for compiled in (True, False) if graph else (False,):
+        if not compiled and graph and not in_cells:
+            break
+        ms.set_context(mode=ms.GRAPH_MODE if compiled else ms.PYNATIVE_MODE, device_target="CPU")
+        tag = "_graph" if compiled else ""
+        module = _load(g["name"].replace(".", "_") + tag, zoo_source(g, every=compiled), where)
+        net = amp.auto_mixed_precision(module.Net(), level, dtype=low)
+        inputs = zoo_inputs(g)
+        if compiled:
+            values = net._backbone(*inputs)
+            got = {name: DTYPES.get(v.dtype, str(v.dtype)) for name, v in zip(ops_, values)}
+            continue
+        SEEN.clear()
+        net(*inputs)
+        for name in in_cells if graph else ops_:
+            got[name] = SEEN.get(name, "unseen")
+    return got
+
+
 def run(g: dict, level: str, low: object, where: str) -> dict[str, str]:
     """O1 in PyNative mode, each primitive's result noted as it runs (the rewrite casts each white op's result back
     to fp32 at once, so only the run sees its dtype). O2 / O3 compiled (GRAPH_MODE), the network inside amp's
@@ -220,9 +410,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as where:
         os.chdir(where)  # O1's rewrite writes each rewritten network under ./rewritten_network
         for g in request["graphs"]:
-            go = run_cells if g["name"] in CELL_MODELS else run
+            go = run_cells if g["name"] in CELL_MODELS else run_zoo if request.get("given") is not None else run
             out[g["name"]] = go(g, request["level"], low, where)
-    json.dump({"mindspore": ms.__version__, "graphs": out}, sys.stdout)
+    json.dump({"mindspore": ms.__version__, "graphs": out, "not_built": UNBUILT}, sys.stdout)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,15 @@ from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 DTYPES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32"}
+TORCH_DTYPES = {
+    "f16": torch.float16,
+    "bf16": torch.bfloat16,
+    "f32": torch.float32,
+    "f64": torch.float64,
+    "i1": torch.bool,
+    "i32": torch.int32,
+    "i64": torch.int64,
+}
 UNARY = {
     "Relu": torch.relu,
     "Sigmoid": torch.sigmoid,
@@ -151,8 +160,11 @@ def build(g: dict, rec: Record) -> tuple[dict[str, str], dict[str, list[str]]]:
         op, name, props, shape = n["op"], n["name"], n["props"], n["shape"]
         ins = [values[i] for i in n["inputs"] if i in values]
         rec.ops = []
-        if op == "arg":
-            values[name] = torch.empty(shape, device="cuda")
+        if op in ("arg", "const"):  # a parameter or input (fp32 unless an integer input), a constant's values
+            values[name] = torch.zeros(shape, dtype=TORCH_DTYPES[n.get("dtype", "f32")], device="cuda")
+            continue
+        if op in UNBUILT:  # not compared (run.py prints why): its value in the dtype the policy chose
+            values[name] = torch.zeros(shape, dtype=TORCH_DTYPES[GIVEN[name]], device="cuda")
             continue
         if name in inside:  # computed by the linear / conv2d call at its bias
             continue
@@ -171,11 +183,17 @@ def build(g: dict, rec: Record) -> tuple[dict[str, str], dict[str, list[str]]]:
                 else b
             )
         else:
-            t = _op(op, ins, props, shape)
+            t = _op(op, ins, props, shape, n.get("dtype", "f32"))
         values[name] = t
-        dtypes[name] = DTYPES[t.dtype]
+        dtypes[name] = DTYPES.get(t.dtype, str(t.dtype).removeprefix("torch."))
         aten[name] = list(rec.ops)
     return dtypes, aten
+
+
+GIVEN: dict[str, str] = {}
+"""The policy's dtype per node of a zoo model (`run.py --zoo`), used only for an op in UNBUILT."""
+UNBUILT: dict[str, str] = {}
+"""Ascend ops with no torch construction here, and why (none today: every zoo op has one)."""
 
 
 def contiguous(t: torch.Tensor, shape: list[int] | None = None) -> torch.Tensor:
@@ -185,7 +203,13 @@ def contiguous(t: torch.Tensor, shape: list[int] | None = None) -> torch.Tensor:
     return torch.empty(t.shape if shape is None else shape, dtype=t.dtype, device="cuda")
 
 
-def _op(op: str, ins: list[torch.Tensor], props: dict, shape: list[int]) -> torch.Tensor:
+def _check_slice(props: dict) -> None:
+    """StridedSliceD over the leading axes only (begin / end masks; the zoo has no ellipsis, new-axis or shrink)."""
+    if props.get("ellipsis_mask") or props.get("new_axis_mask") or props.get("shrink_axis_mask"):
+        raise SystemExit("torch_side: StridedSliceD with ellipsis, new-axis or shrink masks not built")
+
+
+def _op(op: str, ins: list[torch.Tensor], props: dict, shape: list[int], dtype: str = "f32") -> torch.Tensor:
     if op in UNARY:
         return UNARY[op](ins[0])
     if op in BINARY:
@@ -196,24 +220,74 @@ def _op(op: str, ins: list[torch.Tensor], props: dict, shape: list[int]) -> torc
         return torch.softmax(ins[0], props.get("axes", [-1])[0])
     if op == "LogSoftmaxV2":
         return torch.log_softmax(ins[0], props.get("axes", [-1])[0])
-    if op == "MatMulV2" and len(ins) == 3:  # with its bias: linear (addmm), reshaped to the bias node's shape
-        return contiguous(torch.addmm(ins[2], ins[0], ins[1]), shape)
     if op == "MatMulV2":
-        return torch.mm(ins[0], ins[1])
+        a = ins[0].t() if props.get("transpose_x1") else ins[0]
+        b = ins[1].t() if props.get("transpose_x2") else ins[1]
+        if len(ins) == 3:  # with its bias: linear (addmm), reshaped to the bias node's shape
+            return contiguous(torch.addmm(ins[2], a, b), shape)
+        return torch.mm(a, b)
     if op == "BatchMatMulV2" and len(ins) == 3:  # linear over the leading dimensions (a 2-d weight)
         w = ins[1] if props.get("adj_x2") else contiguous(ins[1].transpose(-1, -2))
         return contiguous(F.linear(ins[0], w, ins[2]), shape)
     if op == "BatchMatMulV2":
+        a = ins[0].transpose(-1, -2) if props.get("adj_x1") else ins[0]
         b = ins[1].transpose(-1, -2) if props.get("adj_x2") else ins[1]
-        return torch.matmul(ins[0], b)
-    if op == "Conv2D":
+        return torch.matmul(a, b)
+    if op in ("Conv2D", "DepthwiseConv2D"):
+        w, groups = ins[1], props.get("groups", 1)
+        if op == "DepthwiseConv2D":  # the dialect's filter is HWCN (C channels x multiplier): torch's (C*M, 1, H, W)
+            kh, kw, c, m = w.shape
+            w, groups = contiguous(w, [c * m, 1, kh, kw]), c
         return F.conv2d(
             ins[0],
-            ins[1],
+            w,
             ins[2] if len(ins) == 3 else None,
             stride=tuple(props["strides"][2:]),
             padding=tuple(props["pads"][::2]),
+            dilation=tuple(props.get("dilations", [1, 1, 1, 1])[2:]),
+            groups=groups,
         )
+    if op == "Relu6":
+        return F.relu6(ins[0])
+    if op == "AvgPool":
+        if props.get("padding", "VALID") != "VALID":
+            raise SystemExit(f"torch_side: AvgPool padding {props['padding']} not built")
+        return F.avg_pool2d(ins[0], tuple(props["ksize"][2:]), tuple(props["strides"][2:]))
+    if op == "MaxPoolV3":
+        return F.max_pool2d(
+            ins[0],
+            tuple(props["ksize"][2:]),
+            tuple(props["strides"][2:]),
+            padding=tuple(props.get("pads", [0, 0, 0, 0])[::2]),
+            ceil_mode=bool(props.get("ceil_mode", False)),
+        )
+    if op == "LayerNorm":
+        x, scale, offset = ins
+        return F.layer_norm(x, tuple(x.shape[props["begin_norm_axis"] :]), scale, offset, props.get("epsilon", 1e-5))
+    if op == "GatherV2D":
+        x, idx = ins
+        if props["axis"] == 0 and x.dim() == 2:  # nn.Embedding
+            return F.embedding(idx, x)
+        return contiguous(torch.index_select(x, props["axis"], idx.reshape(-1)), shape)
+    if op == "StridedSliceD":
+        # a view (aten::slice has the AutocastCUDA fallthrough: its input's dtype); slicing a fake CUDA tensor asks
+        # the CPU wheel for a CUDA device, so the view's value is made fresh (`contiguous`) after the shape check
+        _check_slice(props)
+        return contiguous(ins[0], shape)
+    if op == "ConcatV2D":
+        return torch.cat(ins, props["concat_dim"])
+    if op in ("SelectV2", "Select"):
+        return torch.where(ins[0], ins[1], ins[2])
+    if op == "Cast":
+        return ins[0].to(TORCH_DTYPES[dtype])
+    if op == "BroadcastToD":
+        return contiguous(ins[0].expand(props["shape"]))
+    if op == "LogicalAnd":
+        return torch.logical_and(ins[0], ins[1])
+    if op == "LogicalNot":
+        return torch.logical_not(ins[0])
+    if op == "Equal":
+        return torch.eq(ins[0], ins[1])
     if op == "BNInfer":
         x, scale, offset, mean, var = ins
         return F.batch_norm(x, mean, var, scale, offset, training=False, eps=props.get("epsilon", 1e-5))
@@ -245,13 +319,14 @@ def self_check(low: torch.dtype) -> None:
 def main() -> None:
     request = json.load(sys.stdin)
     low = {"f16": torch.float16, "bf16": torch.bfloat16}[request["dtype"]]
+    GIVEN.update(request.get("given", {}))
     self_check(low)
     out: dict[str, dict[str, str]] = {}
     aten: dict[str, dict[str, list[str]]] = {}
     for g in request["graphs"]:
         with FakeTensorMode(), cuda_autocast(low), Record() as rec:
             out[g["name"]], aten[g["name"]] = build(g, rec)
-    json.dump({"torch": torch.__version__, "graphs": out, "aten": aten}, sys.stdout)
+    json.dump({"torch": torch.__version__, "graphs": out, "aten": aten, "not_built": UNBUILT}, sys.stdout)
 
 
 if __name__ == "__main__":
