@@ -196,10 +196,10 @@ from ascend_mp.dialects.ascend.shape import (
     ReshapeOp,
     ResizeDOp,
     ScatterNdUpdateOp,
-    UnsortedSegmentSumDOp,
     StridedSliceDOp,
     TileDOp,
     TransposeOp,
+    UnsortedSegmentSumDOp,
     resize_taps,
 )
 

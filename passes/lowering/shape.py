@@ -29,8 +29,8 @@ from ascend_mp.passes.lowering.emit import (
     dim,
     elem,
     identity,
-    is_float,
     ints,
+    is_float,
     shape,
 )
 from ascend_mp.passes.lowering.registry import lowers
