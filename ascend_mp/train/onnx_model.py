@@ -19,9 +19,15 @@ default the first), which must be `[batch, classes]` logits. BatchNormalization 
 and variance are parameters without gradient (the optimizer leaves them as they are) that
 :meth:`after_step` updates after every step with the node's `momentum`
 (`running = momentum * running + (1 - momentum) * batch`, the batch variance Bessel-corrected
-as in PyTorch), from an fp32 forward on the step's batch with the updated weights. `@predict`
-(evaluation, export) uses the running statistics. Dropout: the importer turns it into an
-identity, so it is off in training too.
+as in PyTorch), from an fp32 forward on the step's batch with the updated weights (dropout
+off). `@predict` (evaluation, export) uses the running statistics.
+
+Dropout (ratio r > 0) is honoured in training and off in `@predict`: before import each
+Dropout node becomes `Mul(x, marker)` with a scalar marker initializer; `@forward` takes one
+fp32 mask per Dropout (after the input, before the labels) and multiplies by it, so the
+gradient flows through the mask. :meth:`step_inputs` draws the masks (Bernoulli(1 - r) /
+(1 - r), inverted dropout as in PyTorch) from the generator the trainer seeds from the run's
+seed. A Dropout whose mask output is used stays an identity (with a warning).
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ from ascend_mp.dialects import ascend as A
 from ascend_mp.emit import Emitter, classification_loss, dtype, finish_function, new_function, shape, tensor
 from ascend_mp.errors import AscendError
 
+DROPOUT_MARKER = "ascend_mp/dropout/"
+"""Prefix of the scalar initializers that stand for Dropout nodes in the imported graph."""
 DEPTHWISE_SUFFIX = "/hwcm"
 """The importer's name for a depthwise filter re-laid out from ONNX's [C*M, 1, KH, KW]."""
 
@@ -76,6 +84,58 @@ def load_proto(path: str | Path) -> Any:
         raise AscendError(
             f"{path}: not a readable ONNX model ({type(e).__name__}: {' '.join(str(e).split())})"
         ) from None
+
+
+def _scalar(proto: Any, name: str, default: float) -> float:
+    """The value of a scalar initializer or Constant output `name` (`default` if absent)."""
+    from onnx import numpy_helper
+
+    if not name:
+        return default
+    for t in proto.graph.initializer:
+        if t.name == name:
+            return float(numpy_helper.to_array(t).reshape(-1)[0])
+    for n in proto.graph.node:
+        if n.op_type == "Constant" and n.output[0] == name:
+            value = next((a for a in n.attribute if a.name == "value"), None)
+            if value is not None:
+                return float(numpy_helper.to_array(value.t).reshape(-1)[0])
+    return default
+
+
+def mark_dropouts(proto: Any) -> tuple[Any, dict[str, float]]:
+    """A copy of `proto` with each Dropout node (ratio > 0, mask output unused) replaced by
+    `Mul(x, marker)`, and {marker name: keep probability}."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    used = {i for n in proto.graph.node for i in n.input} | {o.name for o in proto.graph.output}
+    marked = onnx.ModelProto()
+    marked.CopyFrom(proto)
+    keep: dict[str, float] = {}
+    nodes = []
+    for node in marked.graph.node:
+        if node.op_type != "Dropout":
+            nodes.append(node)
+            continue
+        attr_ratio = next((a.f for a in node.attribute if a.name == "ratio"), 0.5)
+        ratio = _scalar(marked, node.input[1], 0.5) if len(node.input) > 1 and node.input[1] else attr_ratio
+        if len(node.output) > 1 and node.output[1] in used:
+            logging.getLogger("ascend_mp.train").warning(
+                "Dropout '%s': its mask output is used, so it stays an identity in training", node.name
+            )
+            nodes.append(node)
+            continue
+        if not 0 < ratio < 1:
+            nodes.append(node)
+            continue
+        marker = f"{DROPOUT_MARKER}{len(keep)}"
+        keep[marker] = 1.0 - ratio
+        marked.graph.initializer.append(helper.make_tensor(marker, TensorProto.FLOAT, [], [1.0]))
+        nodes.append(helper.make_node("Mul", [node.input[0], marker], [node.output[0]], name=node.name or marker))
+    del marked.graph.node[:]
+    marked.graph.node.extend(nodes)
+    return marked, keep
 
 
 def model_input(proto: Any) -> str | None:
@@ -128,7 +188,9 @@ class OnnxModel:
             raise AscendError(f"--output: '{output}' is not an output of {path} (outputs: {', '.join(outputs)})")
         self.output_index = outputs.index(output)
         self.output = output
-        self.module = import_onnx(self.proto, {self.input_name: [batch, *self.input_shape]}, name=str(path))
+        marked, self.dropout_keep = mark_dropouts(self.proto)
+        self._consumed = {i for n in marked.graph.node for i in n.input}
+        self.module = import_onnx(marked, {self.input_name: [batch, *self.input_shape]}, name=str(path))
         self.main = next(op for op in self.module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
         ret = self.main.body.blocks[0].last_op
         assert isinstance(ret, func.ReturnOp)
@@ -142,6 +204,10 @@ class OnnxModel:
         self.input_dtype = dtype(self.main.body.blocks[0].args[0])
         """The input's dtype in the IR (`f32`, `i64` for token ids, ...)."""
         self._find_params()
+        self.dropouts = self._find_dropouts()
+        """(marker, mask shape, keep probability) of each Dropout, in `@forward`'s argument order."""
+        self.wrt = len(self.params)
+        """The number of leading `@forward` arguments that are trained (the rest are data)."""
         self._stats_program: Any = None
 
     # -- parameters ----------------------------------------------------------------------
@@ -159,6 +225,7 @@ class OnnxModel:
                 isinstance(op, A.ConstOp)
                 and op.node_name is not None
                 and dtype(op.results[0]) in ("f32", "f16", "bf16", "f64")
+                and not op.node_name.data.startswith(DROPOUT_MARKER)
             ):
                 const = op.node_name.data
                 init = const.removesuffix(DEPTHWISE_SUFFIX)
@@ -177,7 +244,9 @@ class OnnxModel:
                 self.params[mean].role, self.params[var].role = "running_mean", "running_var"
                 name = op.node_name.data if op.node_name is not None else f"bn_{len(self.batch_norms)}"
                 self.batch_norms.append(_BatchNorm(name, mean, var, float(momenta.get(name, 0.9))))
-        self.frozen = sorted(n for n, a in self.initializers.items() if a.dtype.kind == "f" and n not in used)
+        self.frozen = sorted(
+            n for n, a in self.initializers.items() if a.dtype.kind == "f" and n not in used and n in self._consumed
+        )
         """Float initializers the importer folded into other constants: they are not trained."""
         if self.frozen:
             logging.getLogger("ascend_mp.train").warning(
@@ -186,6 +255,28 @@ class OnnxModel:
                 len(self.frozen),
                 ", ".join(self.frozen[:5]) + (", ..." if len(self.frozen) > 5 else ""),
             )
+
+    def _dropout_of(self, op: Operation) -> str | None:
+        """The marker of `op` if it is a Dropout's `Mul(x, marker)`."""
+        if not isinstance(op, A.MulOp):
+            return None
+        owner = op.operands[1].owner
+        if isinstance(owner, A.ConstOp) and owner.node_name is not None and owner.node_name.data in self.dropout_keep:
+            return owner.node_name.data
+        return None
+
+    def _find_dropouts(self) -> list[tuple[str, tuple[int, ...], float]]:
+        found = []
+        for op in self.main.body.blocks[0].ops:
+            marker = self._dropout_of(op)
+            if marker is not None:
+                found.append((marker, shape(op.operands[0]), self.dropout_keep[marker]))
+        return found
+
+    def step_inputs(self, x: np.ndarray, rng: np.random.Generator) -> list[np.ndarray]:
+        """`@forward`'s data arguments for batch `x`: x, then a fresh dropout mask per Dropout."""
+        masks = [(rng.random(s) < keep).astype(np.float32) / np.float32(keep) for _, s, keep in self.dropouts]
+        return [x, *masks]
 
     def _param_of(self, v: SSAValue) -> int | None:
         owner = v.owner
@@ -213,17 +304,29 @@ class OnnxModel:
 
     # -- functions -------------------------------------------------------------------------
     def _body(
-        self, block: Block, params: list[SSAValue], x: SSAValue, training: bool
+        self,
+        block: Block,
+        params: list[SSAValue],
+        x: SSAValue,
+        training: bool,
+        masks: list[SSAValue] | None = None,
     ) -> tuple[list[SSAValue], list[SSAValue]]:
         """@main's ops cloned into `block` (parameters as arguments); returns its results and,
-        in `training`, each batch norm's (batch mean, batch variance)."""
+        in `training`, each batch norm's (batch mean, batch variance). Dropouts multiply by
+        `masks` (in order) or, without masks, are identities."""
         src = self.main.body.blocks[0]
         mapping: dict[SSAValue, SSAValue] = {src.args[0]: x}
         stats: list[SSAValue] = []
         e = Emitter(block)
+        dropped = iter(masks or [])
         for op in src.ops:
             if isinstance(op, func.ReturnOp):
                 return [mapping[v] for v in op.arguments], stats
+            if self._dropout_of(op) is not None:
+                kept = mapping[op.operands[0]]
+                mask = next(dropped, None)
+                mapping[op.results[0]] = kept if mask is None else e.mul(kept, e.cast(mask, dtype(kept)))
+                continue
             if isinstance(op, A.ConstOp) and op.node_name is not None and op.node_name.data in self.index:
                 p = params[self.index[op.node_name.data]]
                 mapping[op.results[0]] = e.cast(p, dtype(op.results[0]))
@@ -272,8 +375,12 @@ class OnnxModel:
         xtype = self.main.body.blocks[0].args[0].type
         ltype = tensor((batch, self.num_classes))
 
-        fwd, block = new_function("forward", [*ptypes, xtype, ltype], [*names, "x", "labels"])
-        outs, _ = self._body(block, list(block.args[: len(ptypes)]), block.args[-2], training=True)
+        mtypes = [tensor(s) for _, s, _ in self.dropouts]
+        mnames = [f"dropout{i}_mask" for i in range(len(mtypes))]
+        fwd, block = new_function("forward", [*ptypes, xtype, *mtypes, ltype], [*names, "x", *mnames, "labels"])
+        n = len(ptypes)
+        masks = list(block.args[n + 1 : n + 1 + len(mtypes)])
+        outs, _ = self._body(block, list(block.args[:n]), block.args[n], training=True, masks=masks)
         e = Emitter(block)
         logits = e.cast(outs[self.output_index], "f32")
         loss = classification_loss(e, logits, block.args[-1], keep_loss)

@@ -114,3 +114,23 @@ def embedding_bag(vocab: int = 12, dim: int = 6, classes: int = 3, seed: int = 0
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model
+
+
+def dropout_mlp(seed: int = 0, ratio: float = 0.25) -> onnx.ModelProto:
+    """x [N, 64] -> Gemm (16) -> Relu -> Dropout(ratio, an initializer input) -> Gemm -> logits [N, 10]."""
+    r = np.random.default_rng(seed)
+    f32 = np.float32
+    inits = {
+        "w1": r.normal(0, 0.3, (64, 16)).astype(f32),
+        "b1": np.zeros(16, f32),
+        "ratio": np.array(ratio, f32),
+        "w2": r.normal(0, 0.3, (16, 10)).astype(f32),
+        "b2": np.zeros(10, f32),
+    }
+    nodes = [
+        helper.make_node("Gemm", ["x", "w1", "b1"], ["h"], name="fc1"),
+        helper.make_node("Relu", ["h"], ["a"], name="relu"),
+        helper.make_node("Dropout", ["a", "ratio"], ["d"], name="drop"),
+        helper.make_node("Gemm", ["d", "w2", "b2"], ["logits"], name="fc2"),
+    ]
+    return _model(nodes, "x", ["N", 64], inits, ["logits"], opset=17)
