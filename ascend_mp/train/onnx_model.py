@@ -138,17 +138,21 @@ def mark_dropouts(proto: Any) -> tuple[Any, dict[str, float]]:
     return marked, keep
 
 
-def model_input(proto: Any) -> str | None:
-    """The name of the model's first input that is not an initializer."""
+def model_inputs(proto: Any) -> list[str]:
+    """The names of the model's inputs that are not initializers."""
     inits = {t.name for t in proto.graph.initializer}
-    return next((i.name for i in proto.graph.input if i.name not in inits), None)
+    return [i.name for i in proto.graph.input if i.name not in inits]
 
 
 class OnnxModel:
     """An ONNX classifier prepared for `ascend_mp.train.train` (see the module docstring)."""
 
     def __init__(
-        self, path: str | Path, batch: int, example_shape: tuple[int, ...] | None = None, output: str | None = None
+        self,
+        path: str | Path,
+        batch: int,
+        example_shape: tuple[int, ...] | dict[str, tuple[int, ...]] | None = None,
+        output: str | None = None,
     ):
         from onnx import numpy_helper
 
@@ -160,26 +164,21 @@ class OnnxModel:
         graph = self.proto.graph
         self.initializers = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
         inputs = [i for i in graph.input if i.name not in self.initializers]
-        if len(inputs) != 1:
-            names = ", ".join(i.name for i in inputs) or "none"
-            raise AscendError(f"{path}: training needs a model with one input, this one has {len(inputs)} ({names})")
-        self.input_name = inputs[0].name
-        declared = [d.dim_value if d.HasField("dim_value") else None for d in inputs[0].type.tensor_type.shape.dim]
-        if example_shape is None:
-            if not declared[1:] or None in declared[1:]:
-                raise AscendError(
-                    f"{path}: input '{self.input_name}' has dynamic dimensions {declared}; give training data to fix them"
-                )
-            example_shape = tuple(int(d) for d in declared[1:])  # pyright: ignore[reportArgumentType]  # None in declared[1:] raised just above
-        if declared and (
-            len(declared) != 1 + len(example_shape)
-            or any(d not in (None, s) for d, s in zip(declared[1:], example_shape))
-        ):
-            want = tuple("?" if d is None else d for d in declared[1:])
-            raise AscendError(
-                f"{path}: input '{self.input_name}' takes examples of shape {want}, the data has {tuple(example_shape)}"
-            )
-        self.input_shape = tuple(int(d) for d in example_shape)
+        if not inputs:
+            raise AscendError(f"{path}: training needs a model with an input, this one has none")
+        self.input_names = [i.name for i in inputs]
+        self.input_name = self.input_names[0]
+        given = example_shape if isinstance(example_shape, dict) else {self.input_name: example_shape}
+        if not isinstance(example_shape, dict) and len(inputs) > 1 and example_shape is not None:
+            raise AscendError(f"{path}: the model has inputs {', '.join(self.input_names)}: give data for each by name")
+        self.input_shapes = {i.name: self._example_shape(i, given.get(i.name)) for i in inputs}
+        """Each input's example shape (without the batch dimension)."""
+        self.input_shape: Any = (
+            self.input_shapes[self.input_name]
+            if len(inputs) == 1
+            else tuple((n, s) for n, s in self.input_shapes.items())
+        )
+        """The example shape (one input) or ((name, shape), ...) (several), as `example_shape` states the data's."""
         self.batch = batch
         outputs = [o.name for o in graph.output]
         if output is None:
@@ -190,7 +189,7 @@ class OnnxModel:
         self.output = output
         marked, self.dropout_keep = mark_dropouts(self.proto)
         self._consumed = {i for n in marked.graph.node for i in n.input}
-        self.module = import_onnx(marked, {self.input_name: [batch, *self.input_shape]}, name=str(path))
+        self.module = import_onnx(marked, {n: [batch, *sh] for n, sh in self.input_shapes.items()}, name=str(path))
         self.main = next(op for op in self.module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
         ret = self.main.body.blocks[0].last_op
         assert isinstance(ret, func.ReturnOp)
@@ -201,14 +200,39 @@ class OnnxModel:
                 f"{path}: output '{output}' must be float logits of shape (batch, classes), got {ls} {dtype(logits)}; name another with --output"
             )
         self.num_classes = ls[1]
-        self.input_dtype = dtype(self.main.body.blocks[0].args[0])
-        """The input's dtype in the IR (`f32`, `i64` for token ids, ...)."""
+        self.input_dtypes = {n: dtype(a) for n, a in zip(self.input_names, self.main.body.blocks[0].args)}
+        """Each input's dtype in the IR (`f32`, `i64` for token ids, ...)."""
+        self.input_dtype = self.input_dtypes[self.input_name]
         self._find_params()
         self.dropouts = self._find_dropouts()
         """(marker, mask shape, keep probability) of each Dropout, in `@forward`'s argument order."""
         self.wrt = len(self.params)
         """The number of leading `@forward` arguments that are trained (the rest are data)."""
         self._stats_program: Any = None
+
+    def _example_shape(self, inp: Any, example: tuple[int, ...] | None) -> tuple[int, ...]:
+        """Input `inp`'s example shape: `example` checked against the declared one, or the declared one."""
+        declared = [d.dim_value if d.HasField("dim_value") else None for d in inp.type.tensor_type.shape.dim]
+        if example is None:
+            if not declared[1:] or None in declared[1:]:
+                raise AscendError(
+                    f"{self.path}: input '{inp.name}' has dynamic dimensions {declared}; give training data to fix them"
+                )
+            example = tuple(int(d) for d in declared[1:])  # pyright: ignore[reportArgumentType]  # None in declared[1:] raised just above
+        if declared and (
+            len(declared) != 1 + len(example) or any(d not in (None, s) for d, s in zip(declared[1:], example))
+        ):
+            want = tuple("?" if d is None else d for d in declared[1:])
+            raise AscendError(
+                f"{self.path}: input '{inp.name}' takes examples of shape {want}, the data has {tuple(example)}"
+            )
+        return tuple(int(d) for d in example)
+
+    def inputs_of(self, x: Any) -> list[np.ndarray]:
+        """The model's input arrays, in its order, from `x`: an array (one input) or `Features`."""
+        if len(self.input_names) == 1:
+            return [x.arrays[self.input_name] if hasattr(x, "arrays") else x]
+        return [x.arrays[n] for n in self.input_names]
 
     # -- parameters ----------------------------------------------------------------------
     def _find_params(self) -> None:
@@ -273,10 +297,10 @@ class OnnxModel:
                 found.append((marker, shape(op.operands[0]), self.dropout_keep[marker]))
         return found
 
-    def step_inputs(self, x: np.ndarray, rng: np.random.Generator) -> list[np.ndarray]:
-        """`@forward`'s data arguments for batch `x`: x, then a fresh dropout mask per Dropout."""
+    def step_inputs(self, x: Any, rng: np.random.Generator) -> list[np.ndarray]:
+        """`@forward`'s data arguments for batch `x`: the inputs, then a fresh dropout mask per Dropout."""
         masks = [(rng.random(s) < keep).astype(np.float32) / np.float32(keep) for _, s, keep in self.dropouts]
-        return [x, *masks]
+        return [*self.inputs_of(x), *masks]
 
     def _param_of(self, v: SSAValue) -> int | None:
         owner = v.owner
@@ -307,7 +331,7 @@ class OnnxModel:
         self,
         block: Block,
         params: list[SSAValue],
-        x: SSAValue,
+        xs: list[SSAValue],
         training: bool,
         masks: list[SSAValue] | None = None,
     ) -> tuple[list[SSAValue], list[SSAValue]]:
@@ -315,7 +339,7 @@ class OnnxModel:
         in `training`, each batch norm's (batch mean, batch variance). Dropouts multiply by
         `masks` (in order) or, without masks, are identities."""
         src = self.main.body.blocks[0]
-        mapping: dict[SSAValue, SSAValue] = {src.args[0]: x}
+        mapping: dict[SSAValue, SSAValue] = dict(zip(src.args, xs))
         stats: list[SSAValue] = []
         e = Emitter(block)
         dropped = iter(masks or [])
@@ -364,35 +388,38 @@ class OnnxModel:
         return e.reshape(bn.results[0], xs), bn.results[1], bn.results[2]
 
     def forward_module(self, batch: int, dtype_: str = "f32", keep_loss: bool = True) -> ModuleOp:
-        """`@forward(params..., x, labels_onehot) -> mean loss`, `@predict(params..., x) -> logits`
-        and, with batch norms, `@batch_stats(params..., x) -> (mean, variance) per batch norm`."""
+        """`@forward(params..., inputs..., dropout masks..., labels_onehot) -> mean loss`,
+        `@predict(params..., inputs...) -> logits` and, with batch norms,
+        `@batch_stats(params..., inputs...) -> (mean, variance) per batch norm`."""
         if batch != self.batch:
             raise AscendError(f"{self.path}: imported for batch {self.batch}, asked for {batch}")
         if dtype_ != "f32":
             raise AscendError(f"{self.path}: ONNX models train from fp32 master parameters (dtype {dtype_} asked)")
         ptypes = [tensor(p.shape) for p in self.params]
         names = [p.name.replace("/", "_") for p in self.params]
-        xtype = self.main.body.blocks[0].args[0].type
+        xtypes = [a.type for a in self.main.body.blocks[0].args]
+        xnames = ["x"] if len(xtypes) == 1 else [n.replace("/", "_") for n in self.input_names]
+        k = len(xtypes)
         ltype = tensor((batch, self.num_classes))
 
         mtypes = [tensor(s) for _, s, _ in self.dropouts]
         mnames = [f"dropout{i}_mask" for i in range(len(mtypes))]
-        fwd, block = new_function("forward", [*ptypes, xtype, *mtypes, ltype], [*names, "x", *mnames, "labels"])
+        fwd, block = new_function("forward", [*ptypes, *xtypes, *mtypes, ltype], [*names, *xnames, *mnames, "labels"])
         n = len(ptypes)
-        masks = list(block.args[n + 1 : n + 1 + len(mtypes)])
-        outs, _ = self._body(block, list(block.args[:n]), block.args[n], training=True, masks=masks)
+        masks = list(block.args[n + k : n + k + len(mtypes)])
+        outs, _ = self._body(block, list(block.args[:n]), list(block.args[n : n + k]), training=True, masks=masks)
         e = Emitter(block)
         logits = e.cast(outs[self.output_index], "f32")
         loss = classification_loss(e, logits, block.args[-1], keep_loss)
         finish_function(fwd, block, [loss])
 
-        pred, block = new_function("predict", [*ptypes, xtype], [*names, "x"])
-        outs, _ = self._body(block, list(block.args[: len(ptypes)]), block.args[-1], training=False)
+        pred, block = new_function("predict", [*ptypes, *xtypes], [*names, *xnames])
+        outs, _ = self._body(block, list(block.args[:n]), list(block.args[n:]), training=False)
         finish_function(pred, block, [outs[self.output_index]])
         functions = [fwd, pred]
         if self.batch_norms:
-            st, block = new_function("batch_stats", [*ptypes, xtype], [*names, "x"])
-            _, stats = self._body(block, list(block.args[: len(ptypes)]), block.args[-1], training=True)
+            st, block = new_function("batch_stats", [*ptypes, *xtypes], [*names, *xnames])
+            _, stats = self._body(block, list(block.args[:n]), list(block.args[n:]), training=True)
             finish_function(st, block, stats)
             functions.append(st)
         module = ModuleOp(functions)
@@ -400,7 +427,7 @@ class OnnxModel:
         return module
 
     # -- running statistics and export -------------------------------------------------------
-    def after_step(self, params: list[np.ndarray], x: np.ndarray) -> None:
+    def after_step(self, params: list[np.ndarray], x: Any) -> None:
         """Update the batch norms' running statistics in `params` (in place) from batch `x`."""
         if not self.batch_norms:
             return
@@ -408,7 +435,7 @@ class OnnxModel:
             from ascend_mp.interpreter import Program
 
             self._stats_program = Program.from_module(self.forward_module(self.batch))
-        stats = self._stats_program.run("batch_stats", *params, x)
+        stats = self._stats_program.run("batch_stats", *params, *self.inputs_of(x))
         for bn, mean, var in zip(self.batch_norms, stats[0::2], stats[1::2]):
             m = np.float32(bn.momentum)
             params[bn.mean][...] = m * params[bn.mean] + (1 - m) * mean

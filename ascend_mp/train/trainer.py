@@ -57,7 +57,7 @@ from ascend_mp.train.config import (  # noqa: F401 - DEFAULT_MODE: re-exported f
     reduced_dtype,
     training_passes,
 )
-from ascend_mp.train.data import Dataset, load_digits
+from ascend_mp.train.data import Dataset, example_shape, load_digits, pad_batch
 from ascend_mp.train.labels import precision_label
 
 logger = logging.getLogger("ascend_mp.train")
@@ -467,15 +467,15 @@ class TrainResult:
         return "\n".join(lines)
 
 
-def evaluate(compiled: Compiled, params: list[np.ndarray], x: np.ndarray, y: np.ndarray, batch: int) -> float:
-    """Accuracy of `@predict` (compiled under the run's mode) in batches; the last one is padded."""
+def evaluate(compiled: Compiled, params: list[np.ndarray], x: Any, y: np.ndarray, batch: int) -> float:
+    """Accuracy of `@predict` (compiled under the run's mode) in batches; the last one is padded.
+    `x`: an array, or `Features` of a model with several inputs."""
     correct = 0
+    inputs_of = getattr(compiled.model, "inputs_of", lambda a: [a])
     for start in range(0, len(x), batch):
         chunk = x[start : start + batch]
         n = len(chunk)
-        if n < batch:
-            chunk = np.concatenate([chunk, np.zeros((batch - n, *chunk.shape[1:]), chunk.dtype)])
-        (logits,) = compiled.program.run("predict", *params, chunk)
+        (logits,) = compiled.program.run("predict", *params, *inputs_of(pad_batch(chunk, batch)))
         with np.errstate(invalid="ignore"):
             correct += int(np.sum(np.argmax(logits[:n], axis=1) == y[start : start + n]))
     return correct / len(x)
@@ -554,9 +554,9 @@ def train(
             cfg.precision_mode,
         )
     data = data or _data_for(model, cfg)
-    if data.x_train.shape[1:] != model.input_shape or data.num_classes != model.num_classes:
+    if example_shape(data.x_train) != model.input_shape or data.num_classes != model.num_classes:
         raise AscendError(
-            f"model '{model.name}' takes {model.input_shape} and gives {model.num_classes} classes; the data has {data.x_train.shape[1:]} and {data.num_classes}"
+            f"model '{model.name}' takes {model.input_shape} and gives {model.num_classes} classes; the data has {example_shape(data.x_train)} and {data.num_classes}"
         )
     n_train = len(data.x_train)
     steps_per_epoch = n_train // cfg.batch
