@@ -103,6 +103,35 @@ def load_digits(image: bool = False, subset: int | None = None) -> Dataset:
     return Dataset(x_train.astype(np.float32), y_train, x_test.astype(np.float32), y_test)
 
 
+BREAST_CANCER_FILE = "breast_cancer.npz"
+"""Package resource of `ascend_mp.train`: `features` (569x30 float64), `target` (uint8: 0
+malignant, 1 benign), `train_index` and `test_index` (uint16: a fixed split, 80/20 stratified
+by a seeded permutation per class). UCI's "Breast Cancer Wisconsin (Diagnostic)" (W. H. Wolberg,
+W. N. Street, O. L. Mangasarian; CC BY 4.0) as scikit-learn 1.6.1 ships it
+(`sklearn/datasets/data/breast_cancer.csv`), the second real data set of the training
+measurements (scikit-learn's only image set, digits, is the first; its other image set, Olivetti
+faces, is downloaded at run time)."""
+
+
+def load_breast_cancer() -> Dataset:
+    """The breast-cancer split: (N, 30) standardised features (training-set statistics), 2 classes."""
+    try:
+        with (
+            resources.files("ascend_mp.train").joinpath(BREAST_CANCER_FILE).open("rb") as f,
+            np.load(f, allow_pickle=False) as data,
+        ):
+            raw = {k: np.array(data[k]) for k in ("features", "target", "train_index", "test_index")}
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as e:  # pragma: no cover - a broken installation
+        raise AscendError(
+            f"the breast-cancer data shipped with ascend-mp cannot be read ({type(e).__name__}: {e}); reinstall the package"
+        ) from None
+    x, y = raw["features"], raw["target"].astype(np.int64)
+    train, test = raw["train_index"].astype(np.int64), raw["test_index"].astype(np.int64)
+    mean, std = x[train].mean(axis=0), x[train].std(axis=0)
+    x = (x - mean) / np.where(std == 0, 1.0, std)
+    return Dataset(x[train].astype(np.float32), y[train], x[test].astype(np.float32), y[test], 2)
+
+
 # --------------------------------------------------------------------------------------
 # The user's data: an .npz file
 # --------------------------------------------------------------------------------------
