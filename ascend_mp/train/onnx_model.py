@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -333,7 +334,7 @@ class OnnxModel:
         params: list[SSAValue],
         xs: list[SSAValue],
         training: bool,
-        masks: list[SSAValue] | None = None,
+        masks: Sequence[SSAValue] | None = None,
     ) -> tuple[list[SSAValue], list[SSAValue]]:
         """@main's ops cloned into `block` (parameters as arguments); returns its results and,
         in `training`, each batch norm's (batch mean, batch variance). Dropouts multiply by
