@@ -178,7 +178,7 @@ def _cancer() -> Any:
 
 RUNS: dict[str, tuple[Callable[[int], onnx.ModelProto], Callable[[], Any], dict[str, Any]]] = {
     "cnn-digits": (lambda s: resnet_cnn(seed=s), lambda: _digits(True), {"epochs": 10, "lr": 0.05}),
-    "transformer-digits": (lambda s: transformer(seed=s), lambda: _digits(False), {"epochs": 12, "lr": 0.05}),
+    "transformer-digits": (lambda s: transformer(seed=s), lambda: _digits(False), {"epochs": 30, "lr": 0.05}),
     "transformer-breast_cancer": (
         lambda s: transformer(tokens=30, features=1, classes=2, dim=16, seed=s),
         _cancer,
