@@ -182,7 +182,7 @@ RUNS: dict[str, tuple[Callable[[int], onnx.ModelProto], Callable[[], Any], dict[
     "transformer-breast_cancer": (
         lambda s: transformer(tokens=30, features=1, classes=2, dim=16, seed=s),
         _cancer,
-        {"epochs": 12, "lr": 0.02},
+        {"epochs": 30, "lr": 0.02},
     ),
 }
 """Each run's model (weights seeded), data and settings (momentum SGD, batch 32)."""
