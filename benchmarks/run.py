@@ -20,6 +20,8 @@ Sections (each prints its rows as it finishes):
   memory     peak and activation bytes (live tensors, arguments excluded), mixed vs fp32
   models     imported real models (benchmarks/models.py, when present)
   accuracy   fp32 vs allow_mix_precision + dynamic loss scaling on digits (full training runs)
+  archs      ResNet-style CNN and transformer (benchmarks/train_archs.py): mixed / fp32 step time and
+             activations, the transformer's step vs PyTorch eager when the torch venv exists
 
     python benchmarks/run.py [--only SECTION ...] [--quick]
 """
@@ -645,6 +647,12 @@ def bench_models(quick: bool) -> None:
     run(quick, report, Row)
 
 
+def bench_archs(quick: bool) -> None:
+    from benchmarks.train_archs import bench_archs as run  # ResNet-style CNN and transformer training steps
+
+    run(quick, report, Row)
+
+
 def bench_iree(quick: bool) -> None:
     from benchmarks.iree_rows import bench_iree as run  # the IREE backend beside the interpreter
 
@@ -667,6 +675,7 @@ SECTIONS: dict[str, Callable[[bool], None]] = {
     "accuracy": bench_accuracy,
     "iree": bench_iree,
     "kernels": bench_kernels,
+    "archs": bench_archs,
 }
 
 

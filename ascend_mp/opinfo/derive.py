@@ -82,6 +82,11 @@ STATED: dict[str, dict[str, str]] = {
     },
     "StridedSliceD": {p: "float16,float,int32,uint8,bool,int8" for p in ("x", "y")},
     "TileD": {p: "float16,float,int32,bool" for p in ("x", "y")},
+    "UnsortedSegmentSumD": {
+        "x": "float16,float,int32,float16,float,int32",
+        "segment_ids": "int32,int32,int32,int64,int64,int64",
+        "y": "float16,float,int32,float16,float,int32",
+    },
     # Select's columns are SelectV2's (condition bool; then/else/result one dtype).
     "Select": {
         "condition": "bool,bool,bool,bool,bool",

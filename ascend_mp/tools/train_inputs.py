@@ -75,10 +75,15 @@ def prepare(args: argparse.Namespace, batch: int, subset: int | None, seed: int)
     from ascend_mp.train.data import Dataset, builder_for, load_npz
 
     if is_onnx(args):
-        from ascend_mp.train.onnx_model import OnnxModel, load_proto, model_input
+        from ascend_mp.train.data import Features, example_shape
+        from ascend_mp.train.onnx_model import OnnxModel, load_proto, model_inputs
 
-        data = load_npz(args.data, args.val, args.val_split, input_name=model_input(load_proto(args.model)), seed=seed)
-        model = OnnxModel(args.model, batch, example_shape=data.x_train.shape[1:], output=args.output)
+        names = model_inputs(load_proto(args.model))
+        data = load_npz(args.data, args.val, args.val_split, input_names=names, seed=seed)
+        shapes = example_shape(data.x_train)
+        model = OnnxModel(
+            args.model, batch, example_shape=dict(shapes) if len(names) > 1 else shapes, output=args.output
+        )
         if data.num_classes > model.num_classes:
             raise AscendError(
                 f"{args.data}: the labels go up to class {data.num_classes - 1}, {args.model} gives {model.num_classes} classes"
@@ -87,14 +92,21 @@ def prepare(args: argparse.Namespace, batch: int, subset: int | None, seed: int)
 
         from ascend_mp.dtypes import NUMPY
 
-        want = NUMPY[model.input_dtype]
-        if (data.x_train.dtype.kind == "f") != (np.dtype(want).kind == "f"):
-            raise AscendError(
-                f"{args.data}: {args.model} takes {model.input_dtype} inputs, the data holds {data.x_train.dtype}"
-            )
-        data = Dataset(
-            data.x_train.astype(want), data.y_train, data.x_test.astype(want), data.y_test, model.num_classes
-        )
+        def conform(x: Any) -> Any:
+            """The data cast to the model's input dtypes (float data for an integer input is refused)."""
+            arrays = x.arrays if isinstance(x, Features) else {model.input_name: x}
+            out = {}
+            for name, a in arrays.items():
+                want = NUMPY[model.input_dtypes[name]]
+                if (a.dtype.kind == "f") != (np.dtype(want).kind == "f"):
+                    what = "" if len(arrays) == 1 else f" for input '{name}'"
+                    raise AscendError(
+                        f"{args.data}: {args.model} takes {model.input_dtypes[name]} inputs{what}, the data holds {a.dtype}"
+                    )
+                out[name] = a.astype(want)
+            return Features(out) if isinstance(x, Features) else out[model.input_name]
+
+        data = Dataset(conform(data.x_train), data.y_train, conform(data.x_test), data.y_test, model.num_classes)
     else:
         data = load_npz(args.data, args.val, args.val_split, seed=seed)
         model, data = builder_for(args.model, data)

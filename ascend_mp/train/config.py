@@ -196,12 +196,13 @@ class TrainConfig:
         return "fp32" if name is None else f"{name} ({self.low_dtype()})"
 
 
-def training_passes(cfg: TrainConfig) -> tuple[ModulePass, ...]:
+def training_passes(cfg: TrainConfig, wrt: int | None = None) -> tuple[ModulePass, ...]:
     """The pipeline that compiles `cfg`'s training step, built from the registered passes and ordered as
-    `ascend-opt` orders it (`order_training_passes`): ascend-autodiff, ascend-precision, ascend-loss-scale."""
+    `ascend-opt` orders it (`order_training_passes`): ascend-autodiff, ascend-precision, ascend-loss-scale.
+    `wrt`: the number of trained leading arguments of `@forward` (default: all but the input and labels)."""
     from ascend_mp.passes import PASSES
 
-    autodiff = PASSES["ascend-autodiff"]()(keep_loss=cfg.keep_loss_fp32)  # pyright: ignore[reportCallIssue]  # PASSES is typed type[ModulePass]; this one is the autodiff pass, which has keep_loss
+    autodiff = PASSES["ascend-autodiff"]()(keep_loss=cfg.keep_loss_fp32, wrt=wrt)  # pyright: ignore[reportCallIssue]  # PASSES is typed type[ModulePass]; this one is the autodiff pass, which has keep_loss
     scaling = PASSES["ascend-loss-scale"]()(**{f.name: getattr(cfg.scaling, f.name) for f in fields(LossScaleOptions)})
     precision = None if cfg.precision is None else PASSES["ascend-precision"]()(**cfg.precision.given())
     return order_training_passes((autodiff, scaling), precision)

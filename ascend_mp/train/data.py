@@ -25,13 +25,43 @@ DATA_FILE = "digits.npz"
 `train_index` and `test_index` (uint16, the split in order)."""
 
 
+class Features:
+    """The inputs of a model with several inputs: named arrays of one length, indexed together
+    like one array (`features[idx]` selects the same examples of each)."""
+
+    def __init__(self, arrays: dict[str, np.ndarray]):
+        self.arrays = arrays
+
+    def __len__(self) -> int:
+        return len(next(iter(self.arrays.values())))
+
+    def __getitem__(self, idx: Any) -> Features:
+        return Features({k: v[idx] for k, v in self.arrays.items()})
+
+
+def example_shape(x: np.ndarray | Features) -> Any:
+    """One example's shape: `x.shape[1:]`, or ((name, shape), ...) for `Features`."""
+    if isinstance(x, Features):
+        return tuple((k, v.shape[1:]) for k, v in x.arrays.items())
+    return x.shape[1:]
+
+
+def pad_batch(x: Any, batch: int) -> Any:
+    """`x` (an array or `Features` of at most `batch` examples) padded with zeros to `batch`."""
+    if isinstance(x, Features):
+        return Features({k: pad_batch(v, batch) for k, v in x.arrays.items()})
+    n = len(x)
+    return x if n == batch else np.concatenate([x, np.zeros((batch - n, *x.shape[1:]), x.dtype)])
+
+
 @dataclass(frozen=True)
 class Dataset:
-    """Standardised fp32 features, one-hot fp32 labels and integer classes."""
+    """Standardised fp32 features (or `Features` of a model with several inputs), one-hot fp32
+    labels and integer classes."""
 
-    x_train: np.ndarray
+    x_train: Any
     y_train: np.ndarray
-    x_test: np.ndarray
+    x_test: Any
     y_test: np.ndarray
     num_classes: int = 10
 
@@ -73,6 +103,35 @@ def load_digits(image: bool = False, subset: int | None = None) -> Dataset:
     return Dataset(x_train.astype(np.float32), y_train, x_test.astype(np.float32), y_test)
 
 
+BREAST_CANCER_FILE = "breast_cancer.npz"
+"""Package resource of `ascend_mp.train`: `features` (569x30 float64), `target` (uint8: 0
+malignant, 1 benign), `train_index` and `test_index` (uint16: a fixed split, 80/20 stratified
+by a seeded permutation per class). UCI's "Breast Cancer Wisconsin (Diagnostic)" (W. H. Wolberg,
+W. N. Street, O. L. Mangasarian; CC BY 4.0) as scikit-learn 1.6.1 ships it
+(`sklearn/datasets/data/breast_cancer.csv`), the second real data set of the training
+measurements (scikit-learn's only image set, digits, is the first; its other image set, Olivetti
+faces, is downloaded at run time)."""
+
+
+def load_breast_cancer() -> Dataset:
+    """The breast-cancer split: (N, 30) standardised features (training-set statistics), 2 classes."""
+    try:
+        with (
+            resources.files("ascend_mp.train").joinpath(BREAST_CANCER_FILE).open("rb") as f,
+            np.load(f, allow_pickle=False) as data,
+        ):
+            raw = {k: np.array(data[k]) for k in ("features", "target", "train_index", "test_index")}
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as e:  # pragma: no cover - a broken installation
+        raise AscendError(
+            f"the breast-cancer data shipped with ascend-mp cannot be read ({type(e).__name__}: {e}); reinstall the package"
+        ) from None
+    x, y = raw["features"], raw["target"].astype(np.int64)
+    train, test = raw["train_index"].astype(np.int64), raw["test_index"].astype(np.int64)
+    mean, std = x[train].mean(axis=0), x[train].std(axis=0)
+    x = (x - mean) / np.where(std == 0, 1.0, std)
+    return Dataset(x[train].astype(np.float32), y[train], x[test].astype(np.float32), y[test], 2)
+
+
 # --------------------------------------------------------------------------------------
 # The user's data: an .npz file
 # --------------------------------------------------------------------------------------
@@ -92,30 +151,47 @@ def _read_npz(path: str) -> dict[str, np.ndarray]:
         ) from None
 
 
-def _examples(path: str, input_name: str | None) -> tuple[np.ndarray, np.ndarray]:
-    """(inputs, integer labels) of one file: keys `x` and `y`, or `<input_name>` and `labels`."""
-    arrays = _read_npz(path)
-    keys = ", ".join(sorted(arrays)) or "none"
-    if "x" in arrays and "y" in arrays:
-        x, y, xk, yk = arrays["x"], arrays["y"], "x", "y"
-    elif input_name is not None and input_name in arrays and "labels" in arrays:
-        x, y, xk, yk = arrays[input_name], arrays["labels"], input_name, "labels"
-    else:
-        named = f", or '{input_name}' and 'labels'" if input_name else ""
-        raise AscendError(f"{path}: expected arrays 'x' and 'y'{named}; the file holds {keys}")
+def _input(path: str, key: str, x: np.ndarray) -> np.ndarray:
     if x.dtype.kind not in "fiub" or x.ndim < 2:
         raise AscendError(
-            f"{path}: '{xk}' must be a numeric array of examples (rank >= 2), got {x.dtype} of shape {x.shape}"
+            f"{path}: '{key}' must be a numeric array of examples (rank >= 2), got {x.dtype} of shape {x.shape}"
         )
+    x = x.astype(np.int64 if x.dtype.kind in "iu" else np.float32)  # integer inputs (token ids) stay integers
+    if x.dtype.kind == "f" and not np.all(np.isfinite(x)):
+        raise AscendError(f"{path}: '{key}' holds non-finite values")
+    return x
+
+
+def _examples(path: str, input_names: list[str] | None) -> tuple[Any, np.ndarray]:
+    """(inputs, integer labels) of one file: keys `x` and `y`, or the model's input names and
+    `labels` (several inputs give `Features`)."""
+    arrays = _read_npz(path)
+    keys = ", ".join(sorted(arrays)) or "none"
+    names = input_names or []
+    if "x" in arrays and "y" in arrays and len(names) <= 1:
+        x: Any = _input(path, "x", arrays["x"])
+        y, yk = arrays["y"], "y"
+    elif names and all(n in arrays for n in names) and "labels" in arrays:
+        xs = {n: _input(path, n, arrays[n]) for n in names}
+        lengths = {n: len(v) for n, v in xs.items()}
+        if len(set(lengths.values())) > 1:
+            raise AscendError(f"{path}: the inputs hold different numbers of examples ({lengths})")
+        x = xs[names[0]] if len(names) == 1 else Features(xs)
+        y, yk = arrays["labels"], "labels"
+    else:
+        quoted = ", ".join(f"'{n}'" for n in names)
+        named = (
+            f"{quoted} and 'labels'"
+            if len(names) > 1
+            else "'x' and 'y'" + (f", or {quoted} and 'labels'" if names else "")
+        )
+        raise AscendError(f"{path}: expected arrays {named}; the file holds {keys}")
     if y.dtype.kind not in "iu" or y.shape != (len(x),):
         raise AscendError(
             f"{path}: '{yk}' must hold one integer class per example (shape ({len(x)},)), got {y.dtype} of shape {y.shape}"
         )
     if y.size and y.min() < 0:
         raise AscendError(f"{path}: '{yk}' holds a negative class ({int(y.min())})")
-    x = x.astype(np.int64 if x.dtype.kind in "iu" else np.float32)  # integer inputs (token ids) stay integers
-    if x.dtype.kind == "f" and not np.all(np.isfinite(x)):
-        raise AscendError(f"{path}: '{xk}' holds non-finite values")
     return x, y.astype(np.int64)
 
 
@@ -123,19 +199,20 @@ def load_npz(
     path: str,
     val: str | None = None,
     val_split: float | None = None,
-    input_name: str | None = None,
+    input_names: list[str] | None = None,
     num_classes: int | None = None,
     seed: int = 0,
 ) -> Dataset:
-    """Training data from an .npz file (`x`/`y`, or `<input_name>`/`labels`; integer classes);
+    """Training data from an .npz file (`x`/`y`, or the model's `input_names` and `labels`;
+    integer classes; several inputs give `Features`);
     validation from `val` (same keys) or the last `val_split` (default 0.1) of a seeded shuffle.
     `num_classes` defaults to the largest class + 1. Inputs are used as they are (no scaling):
     float32, or int64 for integer arrays (token ids)."""
-    x, y = _examples(path, input_name)
+    x, y = _examples(path, input_names)
     if val is not None:
-        xv, yv = _examples(val, input_name)
-        if xv.shape[1:] != x.shape[1:]:
-            raise AscendError(f"{val}: examples of shape {xv.shape[1:]}, the training data has {x.shape[1:]}")
+        xv, yv = _examples(val, input_names)
+        if example_shape(xv) != example_shape(x):
+            raise AscendError(f"{val}: examples of shape {example_shape(xv)}, the training data has {example_shape(x)}")
     else:
         split = 0.1 if val_split is None else val_split
         if not 0 < split < 1:

@@ -58,7 +58,7 @@ from ascend_mp.train.config import (  # noqa: F401 - DEFAULT_MODE: re-exported f
     reduced_dtype,
     training_passes,
 )
-from ascend_mp.train.data import Dataset, load_digits
+from ascend_mp.train.data import Dataset, example_shape, load_digits, pad_batch
 from ascend_mp.train.labels import precision_label
 
 logger = logging.getLogger("ascend_mp.train")
@@ -103,7 +103,8 @@ def compile_training(cfg: TrainConfig, model: Sequential | None = None) -> Compi
     module = model.forward_module(cfg.batch, keep_loss=cfg.keep_loss_fp32)
     report = None
     ctx = make_context()
-    for p in training_passes(cfg):
+    wrt = getattr(model, "wrt", None)  # an ONNX model's data arguments may include dropout masks
+    for p in training_passes(cfg, wrt):
         if isinstance(p, PrecisionOptions):  # the precision pass: run for its report
             report = run_precision(module, p.options())
         else:
@@ -111,7 +112,7 @@ def compile_training(cfg: TrainConfig, model: Sequential | None = None) -> Compi
     loss_scale = cfg.scaling.config(warn=False)
     step_fn = next(f for f in functions(module) if f.sym_name.data == "train_step")
     reference = model.forward_module(cfg.batch)
-    differentiate(reference)
+    differentiate(reference, wrt=wrt)
     # the step reads the float status with its own status ops; nothing reads it after a step
     program = Program.from_module(module, final_status=False)
     return Compiled(model, module, step_fn, program, Program.from_module(reference), report, loss_scale)
@@ -467,15 +468,15 @@ class TrainResult:
         return "\n".join(lines)
 
 
-def evaluate(compiled: Compiled, params: list[np.ndarray], x: np.ndarray, y: np.ndarray, batch: int) -> float:
-    """Accuracy of `@predict` (compiled under the run's mode) in batches; the last one is padded."""
+def evaluate(compiled: Compiled, params: list[np.ndarray], x: Any, y: np.ndarray, batch: int) -> float:
+    """Accuracy of `@predict` (compiled under the run's mode) in batches; the last one is padded.
+    `x`: an array, or `Features` of a model with several inputs."""
     correct = 0
+    inputs_of = getattr(compiled.model, "inputs_of", lambda a: [a])
     for start in range(0, len(x), batch):
         chunk = x[start : start + batch]
         n = len(chunk)
-        if n < batch:
-            chunk = np.concatenate([chunk, np.zeros((batch - n, *chunk.shape[1:]), chunk.dtype)])
-        (logits,) = compiled.program.run("predict", *params, chunk)
+        (logits,) = compiled.program.run("predict", *params, *inputs_of(pad_batch(chunk, batch)))
         with np.errstate(invalid="ignore"):
             correct += int(np.sum(np.argmax(logits[:n], axis=1) == y[start : start + n]))
     return correct / len(x)
@@ -571,9 +572,9 @@ def train(
             cfg.precision_mode,
         )
     data = data or _data_for(model, cfg)
-    if data.x_train.shape[1:] != model.input_shape or data.num_classes != model.num_classes:
+    if example_shape(data.x_train) != model.input_shape or data.num_classes != model.num_classes:
         raise AscendError(
-            f"model '{model.name}' takes {model.input_shape} and gives {model.num_classes} classes; the data has {data.x_train.shape[1:]} and {data.num_classes}"
+            f"model '{model.name}' takes {model.input_shape} and gives {model.num_classes} classes; the data has {example_shape(data.x_train)} and {data.num_classes}"
         )
     n_train = len(data.x_train)
     steps_per_epoch = n_train // cfg.batch
@@ -626,17 +627,21 @@ def train(
     try:
         for epoch in range(start_epoch, cfg.epochs):
             order = np.random.default_rng([cfg.seed, epoch]).permutation(n_train)
+            masks = np.random.default_rng([cfg.seed, epoch, 1])  # dropout masks: deterministic by seed and epoch
             t_epoch = time.perf_counter()
             losses: list[float] = []
             skipped = 0
             for b in range(steps_per_epoch):
                 idx = order[b * cfg.batch : (b + 1) * cfg.batch]
                 x, y = data.x_train[idx], labels[idx]
+                inputs = model.step_inputs(x, masks) if hasattr(model, "step_inputs") else [x]  # pyright: ignore[reportAttributeAccessIssue]  # an ONNX model's method (dropout masks), checked by hasattr
                 scale_before = float(state.loss_scale)
                 stats_due = (len(steps_hist["loss"]) + 1) % stats_every == 0
                 params_before = [p.copy() for p in state.params] if stats_due else []  # the step overwrites them
                 t0 = time.perf_counter()
-                results = program.run("train_step", *state.args(), x, y, state.loss_scale, state.good_steps, state.step)
+                results = program.run(
+                    "train_step", *state.args(), *inputs, y, state.loss_scale, state.good_steps, state.step
+                )
                 step_time += time.perf_counter() - t0
                 timed += 1
                 loss, overflow = state.update(results)
@@ -653,7 +658,7 @@ def train(
                     losses.append(loss_f)
                 global_step = len(steps_hist["loss"])
                 if stats_due:
-                    grads = compiled.grad_program.run("forward_grad", *params_before, x, y)[1:]
+                    grads = compiled.grad_program.run("forward_grad", *params_before, *inputs, y)[1:]
                     sample = {
                         "step": global_step,
                         "scale": json_number(scale_before),

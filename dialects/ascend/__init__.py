@@ -199,6 +199,7 @@ from ascend_mp.dialects.ascend.shape import (
     StridedSliceDOp,
     TileDOp,
     TransposeOp,
+    UnsortedSegmentSumDOp,
     resize_taps,
 )
 
@@ -340,6 +341,7 @@ __all__ = [  # noqa: RUF022 (grouped by module)
     "PadV3DOp",
     "ResizeDOp",
     "ScatterNdUpdateOp",
+    "UnsortedSegmentSumDOp",
     "resize_taps",
     "_spatial",
     "OPS",
@@ -422,6 +424,7 @@ OPS: tuple[type[AscendOp], ...] = (
     PadV3DOp,
     ResizeDOp,
     ScatterNdUpdateOp,
+    UnsortedSegmentSumDOp,
     ArgMaxV2Op,
     OneHotOp,
     SoftmaxCrossEntropyWithLogitsOp,

@@ -441,3 +441,40 @@ class ScatterNdUpdateOp(AscendOp):
             self.fail(f"expects updates of shape {want}, got {upd}")
         if not dims_match(var, shape_of(self.var_out)):
             self.fail(f"expects the result shape {var}, got {shape_of(self.var_out)}")
+
+
+@irdl_op_definition
+class UnsortedSegmentSumDOp(AscendOp):
+    """`y[j, ...] = sum of x[i..., ...] over the index positions i where segment_ids[i] == j`:
+    `x.shape = segment_ids.shape + rest`, `y.shape = [num_segments] + rest`. Ids outside
+    [0, num_segments) contribute nothing (CANN's and TF's UnsortedSegmentSum). The scatter-add
+    of an embedding's gradient: no one-hot matrix of ids by segments is formed.
+
+    ```mlir
+    %y = ascend.UnsortedSegmentSumD %dy, %ids {num_segments = 100 : i64} : (tensor<2x8x16xf32>, tensor<2x8xi64>) -> tensor<100x16xf32>
+    ```
+    """
+
+    name = "ascend.UnsortedSegmentSumD"
+    UNIT: ClassVar[Unit] = Unit.VECTOR
+    x = operand_def(TensorType)
+    segment_ids = operand_def(TensorType)
+    y = result_def(TensorType)
+    num_segments = int_prop(1)
+    SAME_DTYPE: ClassVar[tuple[str, ...]] = ("x", "y")
+
+    def verify_shapes(self) -> None:
+        assert isinstance(self.segment_ids.type, TensorType)
+        if (
+            not isinstance(self.segment_ids.type.element_type, IntegerType)
+            or dtype_name(self.segment_ids.type.element_type) == "i1"
+        ):
+            self.fail(f"expects integer segment ids, got {self.segment_ids.type.element_type}")
+        x, ids = shape_of(self.x), shape_of(self.segment_ids)
+        if self.num_segments < 1:
+            self.fail(f"expects num_segments >= 1, got {self.num_segments}")
+        if not dims_match(x[: len(ids)], ids) or len(ids) > len(x):
+            self.fail(f"expects segment ids shaped as a prefix of x's shape {x}, got {ids}")
+        want = [self.num_segments, *x[len(ids) :]]
+        if not dims_match(want, shape_of(self.y)):
+            self.fail(f"expects result shape {want}, got {shape_of(self.y)}")

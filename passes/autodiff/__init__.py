@@ -43,7 +43,7 @@ every such op type with its count, e.g.
 `model.mlir:3:3: ascend-autodiff: no gradient rule for ascend.GeluGrad (1 op)`.
 
 Where CANN has no gradient op, a rule composes forward ops (docs/design.md §15): `GatherV2D`
-scatters by a product with the one-hot indices, `StridedSliceD` pads back (or scatters with a
+scatter-adds with `UnsortedSegmentSumD` (no one-hot matrix of indices by rows), `StridedSliceD` pads back (or scatters with a
 0/1 matrix), `MaxPoolV3`/`AvgPoolV2` pad their input and use the VALID gradient ops, `Erf`,
 `Relu6`, `ClipByValue`, `HardSigmoid` use `ReluGrad` masks.
 """

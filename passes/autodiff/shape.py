@@ -80,25 +80,28 @@ def _one_hot(c: GradContext) -> Grads:
 
 @rule(A.GatherV2DOp)
 def _gather(c: GradContext) -> Grads:
-    """The scatter-add of dy into the rows it was gathered from, as a matrix product with the
-    one-hot encoding of the indices: dx[p, j, q] = sum_k onehot[k, j] dy[p, k, q] (repeated
-    indices add up; a negative index -m counts as n - m, as the forward does)."""
+    """The scatter-add of dy into the rows it was gathered from: UnsortedSegmentSumD over the
+    (wrapped) indices, with the gathered axis moved first: dx[p, j, q] = sum over k with
+    indices[k] == j of dy[p, k, q] (repeated indices add up; a negative index -m counts as n - m,
+    as the forward does). Memory is that of dy and dx: no indices x n one-hot matrix."""
     op, e = c.op, c.e
     assert isinstance(op, A.GatherV2DOp)
     xs, ids = shape(op.x), shape(op.indices)
     axis = op.axis % len(xs)
     n = xs[axis]
     dy = e.cast(c.dy(), dtype(op.x))
-    f, idx = dtype(dy), op.indices
-    one, zero = e.const(1.0, f), e.const(0.0, f)
-    hot_type = tensor((*ids, n), f)
-    hot = e.one(A.OneHotOp, idx, one, zero, type_=hot_type, depth=n, axis=-1)
-    wrapped = e.one(A.OneHotOp, e.add(idx, e.const(n, dtype(idx))), one, zero, type_=hot_type, depth=n, axis=-1)
+    f, idx, it = dtype(dy), op.indices, dtype(op.indices)
+    negative = e.one(A.LessOp, idx, e.const(0, it), type_=tensor(ids, "i1"))
+    idx = e.one(A.SelectOp, negative, e.add(idx, e.const(n, it)), idx, type_=idx.type)
     k = math.prod(ids)
-    hot = e.reshape(e.add(hot, wrapped), (k, n))
     pre, post = math.prod(xs[:axis]), math.prod(xs[axis + 1 :])
-    g = e.reshape(dy, (pre, k, post))
-    dx = e.one(A.BatchMatMulV2Op, hot, g, None, type_=tensor((pre, n, post), f), adj_x1=True)
+    if pre == 1:
+        dx = e.one(A.UnsortedSegmentSumDOp, e.reshape(dy, (k, post)), e.reshape(idx, (k,)),
+                   type_=tensor((n, post), f), num_segments=n)  # fmt: skip
+        return [e.reshape(dx, xs), None]
+    g = e.one(A.TransposeOp, e.reshape(dy, (pre, k, post)), type_=tensor((k, pre, post), f), perm=[1, 0, 2])
+    dx = e.one(A.UnsortedSegmentSumDOp, g, e.reshape(idx, (k,)), type_=tensor((n, pre, post), f), num_segments=n)
+    dx = e.one(A.TransposeOp, dx, type_=tensor((pre, n, post), f), perm=[1, 0, 2])
     return [e.reshape(dx, xs), None]
 
 

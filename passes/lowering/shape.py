@@ -5,7 +5,8 @@ StridedSliceD (`tensor.extract_slice`), GatherV2D (`tensor.extract` at the index
 PadV3D (constant: `tensor.insert_slice` into a filled tensor; reflect/edge: `tensor.extract` at the
 mirrored or clamped index), ResizeD (`tensor.extract` at the taps of tables computed at compile time,
 blended in float32 for linear), ScatterNdUpdate (a reduction over the index rows: each element takes
-the update of the last row that addresses it)."""
+the update of the last row that addresses it), UnsortedSegmentSumD (a reduction over the id positions:
+each output row sums the rows whose id names it; no one-hot matrix)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from ascend_mp.passes.lowering.emit import (
     elem,
     identity,
     ints,
+    is_float,
     shape,
 )
 from ascend_mp.passes.lowering.registry import lowers
@@ -313,3 +315,34 @@ def _scatter_nd_update(em: Emitter, op: AscendOp) -> list[SSAValue]:
     # indices read (unused) at (r, 0): a loop must appear in an operand's map for linalg to size it
     rows_map = amap(rank + 1, [dim(rank), const(0)])
     return em.generic([(idx2, rows_map)], [(var, out_map)], iters, body)
+
+
+@lowers("UnsortedSegmentSumD")
+def _unsorted_segment_sum(em: Emitter, op: AscendOp) -> list[SSAValue]:
+    """Loops over the result (segment j, rest) and the id positions r (a reduction): the
+    accumulator (in the compute type) adds x[r, rest] where ids[r] == j."""
+    x, ids = op.operands
+    y = op.results[0]
+    lead = len(shape(ids))
+    n_rows = 1
+    for d in shape(ids):
+        n_rows *= d
+    x2, ids2 = _rows(em, x, lead, n_rows), _rows(em, ids, lead, n_rows)
+    rest = len(shape(y)) - 1
+    loops = rest + 2  # (j, rest..., r)
+    acc_t = compute_type(elem(x)) or elem(x)
+    acc = em.fill(shape(y), acc_t, 0)
+
+    def body(s: Scalar) -> list[SSAValue]:
+        i = s.add(arith.IndexCastOp(s.arg(1), IndexType()))
+        hit = s.add(arith.CmpiOp(i, s.index(0), "eq"))
+        v = s.convert(s.arg(0), acc_t)
+        total = s.addf(s.arg(2), v) if is_float(acc_t) else s.add(arith.AddiOp(s.arg(2), v))
+        return [s.select(hit, total, s.arg(2))]
+
+    x_map = amap(loops, [dim(loops - 1)] + [dim(d) for d in range(1, rest + 1)])
+    ids_map = amap(loops, [dim(loops - 1)])
+    out_map = amap(loops, [dim(d) for d in range(rest + 1)])
+    iters = [PARALLEL] * (rest + 1) + [REDUCTION]
+    total = em.generic([(x2, x_map), (ids2, ids_map)], [(acc, out_map)], iters, body)[0]
+    return [em.convert(total, elem(y))]

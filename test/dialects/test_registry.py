@@ -21,7 +21,7 @@ FAMILIES = {
         Log Sqrt Rsqrt Floor""",
     "reduce": """SoftmaxV2 LogSoftmaxV2 ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ArgMaxV2 MaxPool AvgPool MaxPoolV3 AvgPoolV2
         BatchNorm BNInfer BNTrainingReduce BNTrainingUpdate LayerNorm InstanceNorm CumsumD SoftmaxCrossEntropyWithLogits""",
-    "shape": "Reshape Transpose ConcatV2D GatherV2D StridedSliceD BroadcastToD TileD OneHot PadV3D ResizeD ScatterNdUpdate",
+    "shape": "Reshape Transpose ConcatV2D GatherV2D StridedSliceD BroadcastToD TileD OneHot PadV3D ResizeD ScatterNdUpdate UnsortedSegmentSumD",
     "cast": "Const Cast NPUAllocFloatStatus NPUClearFloatStatus NPUGetFloatStatus",
     "grad": """Conv2DBackpropInput Conv2DBackpropFilter ReluGrad LeakyReluGrad SigmoidGrad TanhGrad GeluGrad
         SoftmaxGrad BiasAddGrad MaxPoolGrad AvgPoolGrad LayerNormGrad BNTrainingUpdateGrad BNTrainingReduceGrad""",

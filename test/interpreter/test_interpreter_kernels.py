@@ -1084,6 +1084,20 @@ def test_scatter_nd_update_loops(var: tuple[int, ...], idx: tuple[int, ...]) -> 
     np.testing.assert_array_equal(f64(run("ScatterNdUpdate", x, indices, updates)), want)
 
 
+def test_unsorted_segment_sum_against_a_loop() -> None:
+    """Repeated ids add up, ids outside [0, n) drop out; fp16 rows summed in fp32, rounded once."""
+    g = rng(6)
+    x = g.standard_normal((2, 5, 3)).astype(F16)
+    ids = np.array([[0, 3, 3, -1, 2], [3, 5, 0, 0, 1]], np.int64)
+    want = np.zeros((4, 3))
+    for i, row in zip(ids.reshape(-1), f64(x).reshape(-1, 3)):
+        if 0 <= i < 4:
+            want[i] += row
+    got = run("UnsortedSegmentSumD", x, ids, attrs={"num_segments": 4}, out_shapes=[(4, 3)])
+    assert got.dtype == F16
+    np.testing.assert_array_equal(f64(got), f64(want.astype(F16)))
+
+
 def test_resize_of_dynamic_sizes_is_a_kernel_error() -> None:
     with pytest.raises(KernelError, match=r"ResizeD needs static spatial sizes"):
         run("ResizeD", np.zeros((1, 2, 3, 4), F32), out_shapes=[(1, 2, -1, 8)])

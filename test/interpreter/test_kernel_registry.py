@@ -84,6 +84,7 @@ FAMILY_OPS = {
         "PadV3D",
         "ResizeD",
         "ScatterNdUpdate",
+        "UnsortedSegmentSumD",
     },
     "cast": {"Const", "Cast", "NPUAllocFloatStatus", "NPUClearFloatStatus", "NPUGetFloatStatus"},
     "grad": {

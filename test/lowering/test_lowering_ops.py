@@ -674,6 +674,14 @@ SHAPE = [
         lambda x, u: np.array([[x[0, 0], x[0, 1], u[0]], [u[1], x[1, 1], x[1, 2]]]),
     ),
     Case(
+        "segment_sum",
+        [((2, 3, 2), "f32")],
+        "  %i = ascend.Const dense<[[0, 3, 3], [-1, 2, 0]]> : tensor<2x3xi64>\n"
+        "  %r = ascend.UnsortedSegmentSumD %a0, %i {num_segments = 4 : i64} : (tensor<2x3x2xf32>, tensor<2x3xi64>) -> tensor<4x2xf32>",
+        "tensor<4x2xf32>",
+        lambda x: np.stack([x[0, 0] + x[1, 2], np.zeros(2), x[1, 1], x[0, 1] + x[0, 2]]),
+    ),
+    Case(
         "pad_constant",
         [((2, 3), "f32")],
         "  %r = ascend.PadV3D %a0 {paddings = array<i64: 1, 0, 0, 2>, constant_values = 1.500000e+00 : f32} : (tensor<2x3xf32>) -> tensor<3x5xf32>",

@@ -542,6 +542,7 @@ SECOND_ORDER_WITHOUT_RULE = {
     A.LayerNormGradOp,
     A.BNTrainingUpdateGradOp,
     A.BNTrainingReduceGradOp,
+    A.UnsortedSegmentSumDOp,  # the embedding's scatter-add gradient
 }
 STATEFUL = {A.ApplyGradientDescentOp, A.ApplyMomentumDOp, A.ApplyAdamDOp}
 INFERENCE_ONLY = {

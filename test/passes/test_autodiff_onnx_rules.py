@@ -562,3 +562,30 @@ func.func @forward(%x: tensor<1x1x2x2xf32>, %dy: tensor<1x1x2x2xf32>) -> tensor<
         == "model.mlir:2:3: ascend-autodiff: no gradient rule for ascend.MaxPoolGrad (1 op), ascend.GeluGrad (2 ops)"
     )
     assert [op.sym_name.data for op in module.ops] == ["forward"]  # nothing was added
+
+
+def test_embedding_gradient_of_a_large_vocabulary_is_a_scatter_add() -> None:
+    """Vocabulary 50k, 128 tokens: no value of the gradient function is larger than the table
+    (a one-hot encoding would be tokens x vocab = 6.4M elements), and the gradient equals the
+    float64 scatter-add np.add.at (repeated and negative ids included)."""
+    vocab, dim = 50_000, 16
+    r = np.random.default_rng(7)
+    table = r.standard_normal((vocab, dim))
+    ids = r.integers(-vocab, vocab, size=(4, 32))
+    ids[1, :4] = ids[0, 0]  # repeats add up
+    weights = r.uniform(0.5, 1.5, (4, 32, dim))
+    fn, block = new_function("forward", [tensor((vocab, dim)), tensor(ids.shape, "i64")])
+    e = Emitter(block)
+    out = e.one(A.GatherV2DOp, block.args[0], block.args[1], type_=tensor((4, 32, dim)), axis=0)
+    finish_function(fn, block, [e.reduce_sum(e.mul(out, e.const(weights)), range(3))])
+    module = ModuleOp([fn])
+    differentiate(module, "forward", 1)
+    verify(module)
+    grad_fn = next(op for op in module.ops if getattr(op, "sym_name", None) and op.sym_name.data == "forward_grad")  # pyright: ignore[reportAttributeAccessIssue]  # func.FuncOp
+    largest = max(math.prod(shape(v)) for op in grad_fn.walk() for v in op.results if hasattr(v.type, "shape"))
+    assert largest <= vocab * dim
+    assert any(isinstance(op, A.UnsortedSegmentSumDOp) for op in grad_fn.walk())
+    _, grad = Program.from_module(module, reference=True).run("forward_grad", table, ids)
+    want = np.zeros((vocab, dim))
+    np.add.at(want, ids.reshape(-1) % vocab, weights.astype(np.float32).reshape(-1, dim))  # the constant is fp32
+    np.testing.assert_allclose(grad, want, rtol=1e-12, atol=1e-12)

@@ -114,3 +114,55 @@ def embedding_bag(vocab: int = 12, dim: int = 6, classes: int = 3, seed: int = 0
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model
+
+
+def dropout_mlp(seed: int = 0, ratio: float = 0.25) -> onnx.ModelProto:
+    """x [N, 64] -> Gemm (16) -> Relu -> Dropout(ratio, an initializer input) -> Gemm -> logits [N, 10]."""
+    r = np.random.default_rng(seed)
+    f32 = np.float32
+    inits = {
+        "w1": r.normal(0, 0.3, (64, 16)).astype(f32),
+        "b1": np.zeros(16, f32),
+        "ratio": np.array(ratio, f32),
+        "w2": r.normal(0, 0.3, (16, 10)).astype(f32),
+        "b2": np.zeros(10, f32),
+    }
+    nodes = [
+        helper.make_node("Gemm", ["x", "w1", "b1"], ["h"], name="fc1"),
+        helper.make_node("Relu", ["h"], ["a"], name="relu"),
+        helper.make_node("Dropout", ["a", "ratio"], ["d"], name="drop"),
+        helper.make_node("Gemm", ["d", "w2", "b2"], ["logits"], name="fc2"),
+    ]
+    return _model(nodes, "x", ["N", 64], inits, ["logits"], opset=17)
+
+
+def two_inputs(seed: int = 0) -> onnx.ModelProto:
+    """pixels [N, 64] and quadrants [N, 4] -> Gemm each to 16, Add, Relu -> Gemm -> logits [N, 10]."""
+    r = np.random.default_rng(seed)
+    f32 = np.float32
+    inits = {
+        "wp": r.normal(0, 0.2, (64, 16)).astype(f32),
+        "wq": r.normal(0, 0.2, (4, 16)).astype(f32),
+        "b": np.zeros(16, f32),
+        "w2": r.normal(0, 0.3, (16, 10)).astype(f32),
+        "b2": np.zeros(10, f32),
+    }
+    nodes = [
+        helper.make_node("Gemm", ["pixels", "wp", "b"], ["hp"], name="fc_pixels"),
+        helper.make_node("MatMul", ["quadrants", "wq"], ["hq"], name="fc_quadrants"),
+        helper.make_node("Add", ["hp", "hq"], ["h"], name="add"),
+        helper.make_node("Relu", ["h"], ["a"], name="relu"),
+        helper.make_node("Gemm", ["a", "w2", "b2"], ["logits"], name="fc2"),
+    ]
+    ins = [
+        helper.make_tensor_value_info("pixels", TensorProto.FLOAT, ["N", 64]),
+        helper.make_tensor_value_info("quadrants", TensorProto.FLOAT, ["N", 4]),
+    ]
+    outs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 10])]
+    init = [numpy_helper.from_array(a, n) for n, a in inits.items()]
+    model = helper.make_model(
+        helper.make_graph(nodes, "two", ins, outs, init), opset_imports=[helper.make_opsetid("", 17)]
+    )
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model

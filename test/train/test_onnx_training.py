@@ -174,7 +174,7 @@ def test_load_npz_splits_and_reads_named_inputs(tmp_path: Path) -> None:
     assert len(load_npz(str(tmp_path / "a.npz")).x_test) == 2  # 0.1 by default
     np.savez(tmp_path / "b.npz", image=x, labels=y)
     assert (
-        load_npz(str(tmp_path / "b.npz"), val=str(tmp_path / "a.npz"), input_name="image", num_classes=4).num_classes
+        load_npz(str(tmp_path / "b.npz"), val=str(tmp_path / "a.npz"), input_names=["image"], num_classes=4).num_classes
         == 4
     )
 
@@ -312,19 +312,6 @@ def test_labels_beyond_the_models_classes_are_refused(
         and err
         == f"ascend-train: error: {tmp_path / 'many.npz'}: the labels go up to class 19, {files['cnn']} gives 10 classes\n"
     )
-
-
-def test_models_with_several_inputs_are_refused(tmp_path: Path) -> None:
-    ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in ("a", "b")]
-    g = helper.make_graph(
-        [helper.make_node("Add", ["a", "b"], ["y"])],
-        "two",
-        ins,
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
-    )
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "two.onnx")
-    with pytest.raises(AscendError, match=r"two.onnx: training needs a model with one input, this one has 2 \(a, b\)"):
-        OnnxModel(tmp_path / "two.onnx", batch=2)
 
 
 def test_an_embedding_model_trains_on_token_ids(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -137,3 +137,19 @@ def _scatter_nd_update(spec: OpSpec) -> KernelFn:
         return y
 
     return scatter
+
+
+@kernel("UnsortedSegmentSumD")
+def _unsorted_segment_sum(spec: OpSpec) -> KernelFn:
+    n = spec.attr("num_segments")
+    k = len(spec.in_shapes[1])
+
+    def segment_sum(x: Array, ids: Array) -> Array:
+        flat = ids.reshape(-1).astype(np.int64)
+        rows = x.reshape((flat.size, *x.shape[k:]))
+        keep = (flat >= 0) & (flat < n)
+        y = np.zeros((n, *x.shape[k:]), x.dtype)
+        np.add.at(y, flat[keep], rows[keep])  # a scatter-add: repeated ids add up
+        return y
+
+    return segment_sum

@@ -67,3 +67,12 @@ func.func @scatter(%x: tensor<4x3xf32>, %i: tensor<2x1xi32>, %u: tensor<2x3xf32>
   %y = ascend.ScatterNdUpdate %x, %i, %u : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>
   func.return %y : tensor<4x3xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @segment_sum
+func.func @segment_sum(%x: tensor<2x8x16xf32>, %i: tensor<2x8xi64>) -> tensor<100x16xf32> {
+  // CHECK: ascend.UnsortedSegmentSumD %{{.*}}, %{{.*}} {num_segments = 100 : i64} : (tensor<2x8x16xf32>, tensor<2x8xi64>) -> tensor<100x16xf32>
+  %y = ascend.UnsortedSegmentSumD %x, %i {num_segments = 100 : i64} : (tensor<2x8x16xf32>, tensor<2x8xi64>) -> tensor<100x16xf32>
+  func.return %y : tensor<100x16xf32>
+}

@@ -294,3 +294,11 @@ func.func @scatter_updates(%x: tensor<4x3xf32>, %i: tensor<2x1xi32>, %u: tensor<
   func.return %y : tensor<4x3xf32>
 }
 // CHECK: 'ascend.ScatterNdUpdate' op expects updates of shape (2, 3), got (2, 4)
+
+// -----
+
+func.func @segment_sum_ids(%x: tensor<2x8x16xf32>, %i: tensor<2x7xi64>) -> tensor<100x16xf32> {
+  %y = ascend.UnsortedSegmentSumD %x, %i {num_segments = 100 : i64} : (tensor<2x8x16xf32>, tensor<2x7xi64>) -> tensor<100x16xf32>
+  func.return %y : tensor<100x16xf32>
+}
+// CHECK: 'ascend.UnsortedSegmentSumD' op expects segment ids shaped as a prefix of x's shape (2, 8, 16), got (2, 7)
