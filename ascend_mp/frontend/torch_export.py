@@ -43,7 +43,7 @@ def from_torch(
         raise AscendError(
             "from_torch needs torch: pip install 'ascend-mp[models]' (or torch==2.13.0, the CPU build)"
         ) from None
-    from ascend_mp.frontend import import_onnx
+    from ascend_mp.frontend.onnx_import import import_onnx
 
     args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
     kwargs: dict[str, Any] = {"opset_version": OPSETS[exporter]}
