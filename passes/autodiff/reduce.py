@@ -127,13 +127,15 @@ def _layer_norm(c: GradContext) -> Grads:
         return [g.results[0], g.results[1], g.results[2]]
     axes = list(range(norm, rank))
     batch = list(range(params))
-    n = float(math.prod(x[norm:]))
     inv = e.one(A.RsqrtOp, e.add(op.variance, e.const(eps, dtype(op.x))))
     xhat = e.mul(e.sub(op.x, op.mean), inv)
     g = e.mul(dy, op.gamma)
-    count = e.const(n, dtype(op.x))
-    mean_g = e.div(e.reduce_sum(g, axes, keep_dims=True), count)
-    mean_gx = e.div(e.reduce_sum(e.mul(g, xhat), axes, keep_dims=True), count)
+    # means over the normalised axes as ReduceMean (gray: it follows its input's dtype, where
+    # ReduceSum, black in CANN's lists, would widen these activation-sized tensors to fp32)
+    keep = [1 if i in axes else d for i, d in enumerate(x)]
+    mean_g = e.one(A.ReduceMeanOp, g, type_=tensor(keep, dtype(g)), axes=axes, keep_dims=True)
+    gx = e.mul(g, xhat)
+    mean_gx = e.one(A.ReduceMeanOp, gx, type_=tensor(keep, dtype(gx)), axes=axes, keep_dims=True)
     dx = e.mul(inv, e.sub(e.sub(g, mean_g), e.mul(xhat, mean_gx)))
     dgamma = e.reduce_sum(e.mul(dy, xhat), batch) if c.needs[1] else None
     dbeta = e.reduce_sum(dy, batch) if c.needs[2] else None
