@@ -365,12 +365,6 @@ class _Compiled:
                     raise
                 self.failed[variant] = " ".join(str(e).split())
 
-    def warm_up(self, args: Sequence[Array]) -> None:
-        """Run every program once, so that the first timed batch does not pay for lazy set-up."""
-        self.reference.run(self.function, *args)
-        for program in self.programs.values():
-            program.run(self.function, *args)
-
 
 def _decided(module: Any, variant: str, pass_options: Mapping[str, Any]) -> Any:
     options = variant_options(variant)
@@ -479,10 +473,13 @@ def evaluate(
     _STATE.clear()
     _init_worker(model, batch, settings, dataset)
     _STATE["out_index"] = out_index
-    _STATE["compiled"].warm_up(batch_args(dataset, 0, batch)[0])
     count = math.ceil(dataset.count / batch)
-    parts: dict[int, dict[str, tuple[Array, Array, Array, float]]] = {}
-    for index, part in _batches(count, settings.jobs):
+    # The first batch runs here, before the workers fork: its runs do the programs' lazy set-up once
+    # for all workers (and count: no throwaway warm-up run). Its times include that set-up.
+    parts: dict[int, dict[str, tuple[Array, Array, Array, float]]] = dict([_run_batch(0)])
+    if progress is not None:
+        progress(1)
+    for index, part in _batches(range(1, count), settings.jobs):
         parts[index] = part
         if progress is not None:
             progress(1)
@@ -521,21 +518,18 @@ def evaluate(
     )
 
 
-def _batches(count: int, jobs: int) -> Iterator[tuple[int, dict[str, tuple[Array, Array, Array, float]]]]:
+def _batches(indices: range, jobs: int) -> Iterator[tuple[int, dict[str, tuple[Array, Array, Array, float]]]]:
     """Each batch's results, in completion order, from `jobs` worker processes (or this one)."""
-    jobs = max(1, min(jobs, count))
-    if jobs == 1:
-        for i in range(count):
-            yield _run_batch(i)
-        return
+    jobs = max(1, min(jobs, len(indices)))
     import multiprocessing
 
-    if "fork" not in multiprocessing.get_all_start_methods():  # the workers inherit the compiled programs by forking
-        for i in range(count):
+    # the workers inherit the compiled programs by forking
+    if jobs == 1 or "fork" not in multiprocessing.get_all_start_methods():
+        for i in indices:
             yield _run_batch(i)
         return
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        yield from pool.imap_unordered(_run_batch, range(count))
+        yield from pool.imap_unordered(_run_batch, indices)
 
 
 def cpu_count() -> int:

@@ -651,6 +651,12 @@ def bench_iree(quick: bool) -> None:
     run(quick, report, Row)
 
 
+def bench_userday(quick: bool) -> None:
+    from benchmarks.userday import bench_userday as run  # ascend-eval, ascend-tune and --emit-onnx budgets
+
+    run(quick, report, Row)
+
+
 SECTIONS: dict[str, Callable[[bool], None]] = {
     "precision": bench_precision,
     "text": bench_text,
@@ -660,6 +666,7 @@ SECTIONS: dict[str, Callable[[bool], None]] = {
     "models": bench_models,
     "accuracy": bench_accuracy,
     "iree": bench_iree,
+    "userday": bench_userday,
 }
 
 
