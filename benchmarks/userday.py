@@ -1,6 +1,6 @@
 """The `userday` section of benchmarks/run.py: the budgets of the user's-day tools (docs/usage/walkthrough.md).
 
-- eval: `ascend-eval` on resnet18 over random images, 6 modes: its CPU time against the bare interpreter
+- eval: `ascend-eval` on resnet18 over 64 random images (8 with --quick), 6 modes: its CPU time against the bare interpreter
   runs it does (the same programs, built the same way, run over the same batches by a plain loop);
   budget: at most 10% overhead. Also images/s with all cores.
 - tune: `ascend-tune` against onnxconverter-common's `auto_convert_mixed_precision` on the zoo's
@@ -98,17 +98,17 @@ def _absent(name: str) -> bool:
     return True
 
 
-def bench_userday(quick: bool, report: Callable[[Any], None], row: Callable[..., Any]) -> None:
+def bench_userday(part: str, quick: bool, report: Callable[[Any], None], row: Callable[..., Any]) -> None:
+    """One part ("eval", "emit" or "tune": sections userday-eval, userday-emit, userday-tune)."""
+    rows = {"eval": _eval_rows, "emit": _emit_rows, "tune": _tune_rows}[part]
     with tempfile.TemporaryDirectory(prefix="ascend-mp-userday-") as tmp:
-        _eval_rows(quick, Path(tmp), report, row)
-        _emit_rows(quick, Path(tmp), report, row)
-        _tune_rows(quick, Path(tmp), report, row)
+        rows(quick, Path(tmp), report, row)
 
 
 def _eval_rows(quick: bool, tmp: Path, report: Callable[[Any], None], row: Callable[..., Any]) -> None:
     if _absent("resnet18"):
         return
-    count, batch = (8, 4) if quick else (256, 32)
+    count = 8 if quick else 64
     data = tmp / "images.npz"
     np.savez(data, input=np.random.default_rng(0).standard_normal((count, 3, 224, 224)).astype(np.float32))
     model = str(MODELS / "resnet18.legacy.onnx")
