@@ -475,7 +475,7 @@ def evaluate(
     _STATE["out_index"] = out_index
     count = math.ceil(dataset.count / batch)
     # The first batch runs here, before the workers fork: its runs do the programs' lazy set-up once
-    # for all workers (and count: no throwaway warm-up run). Its times include that set-up.
+    # for all workers (and count: no throwaway warm-up run).
     parts: dict[int, dict[str, tuple[Array, Array, Array, float]]] = dict([_run_batch(0)])
     if progress is not None:
         progress(1)
@@ -487,7 +487,9 @@ def evaluate(
     _STATE.clear()
     results: list[VariantResult] = []
     merged = {v: [np.concatenate([parts[i][v][k] for i in range(count)]) for k in range(3)] for v in compiled.programs}
-    seconds = {v: sum(parts[i][v][3] for i in range(count)) for v in compiled.programs}
+    # The first batch's times hold the lazy set-up: with more batches, the others' times stand for all of them
+    timed = range(1, count) if count > 1 else range(count)
+    seconds = {v: sum(parts[i][v][3] for i in timed) * count / len(timed) for v in compiled.programs}
     base = merged.get(FP32)
     for v in settings.variants:
         if v in compiled.failed:
