@@ -212,7 +212,7 @@ def low_ops(decided: Any) -> dict[str, tuple[tuple[str, ...], float]]:
     from ascend_mp.dialects.ascend import AscendOp, op_type
     from ascend_mp.dtypes import LOW_FLOATS, tensor_dtype
 
-    out: dict[str, tuple[str, float]] = {}
+    out: dict[str, tuple[tuple[str, ...], float]] = {}
     for op in decided.walk():
         if not isinstance(op, AscendOp) or op.node_name is None or op_type(op) in ("Cast", "Const"):
             continue
