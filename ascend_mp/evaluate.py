@@ -373,12 +373,6 @@ class _Compiled:
                     raise
                 self.failed[variant] = " ".join(str(e).split())
 
-    def warm_up(self, args: Sequence[Array]) -> None:
-        """Run every program once, so that the first timed batch does not pay for lazy set-up."""
-        self.reference.run(self.function, *args)
-        for program in self.programs.values():
-            program.run(self.function, *args)
-
 
 def _decided(module: Any, variant: str, pass_options: Mapping[str, Any]) -> Any:
     options = variant_options(variant)
@@ -487,10 +481,13 @@ def evaluate(
     _STATE.clear()
     _init_worker(model, batch, settings, dataset)
     _STATE["out_index"] = out_index
-    _STATE["compiled"].warm_up(batch_args(dataset, 0, batch)[0])
     count = math.ceil(dataset.count / batch)
-    parts: dict[int, dict[str, tuple[Array, Array, Array, float]]] = {}
-    for index, part in _batches(count, settings.jobs):
+    # The first batch runs here, before the workers fork: its runs do the programs' lazy set-up once
+    # for all workers (and count: no throwaway warm-up run).
+    parts: dict[int, dict[str, tuple[Array, Array, Array, float]]] = dict([_run_batch(0)])
+    if progress is not None:
+        progress(1)
+    for index, part in _batches(range(1, count), settings.jobs):
         parts[index] = part
         if progress is not None:
             progress(1)
@@ -498,7 +495,9 @@ def evaluate(
     _STATE.clear()
     results: list[VariantResult] = []
     merged = {v: [np.concatenate([parts[i][v][k] for i in range(count)]) for k in range(3)] for v in compiled.programs}
-    seconds = {v: sum(parts[i][v][3] for i in range(count)) for v in compiled.programs}
+    # The first batch's times hold the lazy set-up: with more batches, the others' times stand for all of them
+    timed = range(1, count) if count > 1 else range(count)
+    seconds = {v: sum(parts[i][v][3] for i in timed) * count / len(timed) for v in compiled.programs}
     base = merged.get(FP32)
     for v in settings.variants:
         if v in compiled.failed:
@@ -529,21 +528,18 @@ def evaluate(
     )
 
 
-def _batches(count: int, jobs: int) -> Iterator[tuple[int, dict[str, tuple[Array, Array, Array, float]]]]:
+def _batches(indices: range, jobs: int) -> Iterator[tuple[int, dict[str, tuple[Array, Array, Array, float]]]]:
     """Each batch's results, in completion order, from `jobs` worker processes (or this one)."""
-    jobs = max(1, min(jobs, count))
-    if jobs == 1:
-        for i in range(count):
-            yield _run_batch(i)
-        return
+    jobs = max(1, min(jobs, len(indices)))
     import multiprocessing
 
-    if "fork" not in multiprocessing.get_all_start_methods():  # the workers inherit the compiled programs by forking
-        for i in range(count):
+    # the workers inherit the compiled programs by forking
+    if jobs == 1 or "fork" not in multiprocessing.get_all_start_methods():
+        for i in indices:
             yield _run_batch(i)
         return
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        yield from pool.imap_unordered(_run_batch, range(count))
+        yield from pool.imap_unordered(_run_batch, indices)
 
 
 def cpu_count() -> int:

@@ -206,19 +206,21 @@ class _Evaluator:
         )
 
 
-def low_ops(decided: Any) -> dict[str, tuple[str, float]]:
-    """Ops (by name) with a low-precision operand or result: their op type and estimated FLOPs, summed per name."""
+def low_ops(decided: Any) -> dict[str, tuple[tuple[str, ...], float]]:
+    """Ops (by name) with a low-precision operand or result: their op types (an ONNX node may become several
+    ops, e.g. Gemm: MatMulV2 and BiasAdd) and estimated FLOPs, summed per name."""
     from ascend_mp.dialects.ascend import AscendOp, op_type
     from ascend_mp.dtypes import LOW_FLOATS, tensor_dtype
 
-    out: dict[str, tuple[str, float]] = {}
+    out: dict[str, tuple[tuple[str, ...], float]] = {}
     for op in decided.walk():
         if not isinstance(op, AscendOp) or op.node_name is None or op_type(op) in ("Cast", "Const"):
             continue
         if any(tensor_dtype(v.type) in LOW_FLOATS for v in (*op.operands, *op.results)):
             name = op.node_name.data
-            previous = out.get(name, ("", 0.0))[1]
-            out[name] = (op_type(op), previous + flops(op))
+            types, previous = out.get(name, ((), 0.0))
+            kind = op_type(op)
+            out[name] = (types if kind in types else (*types, kind), previous + flops(op))
     return out
 
 
@@ -404,7 +406,7 @@ def _search(
             lo = mid
     keep = ranked[:hi]
     keep, best = _prune(keep, best, check)
-    types = sorted({low[n][0] for n in keep})
+    types = sorted({kind for n in keep for kind in low[n][0]})
     ok_t, m_t, by_type = check((), types)
     message = f"{len(keep)} of {len(candidates)} low-precision ops kept high"
     if not ok_t:

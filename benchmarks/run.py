@@ -665,6 +665,15 @@ def bench_kernels(quick: bool) -> None:
     run(quick, report, Row)
 
 
+def bench_userday(part: str) -> Callable[[bool], None]:
+    def bench(quick: bool) -> None:  # the ascend-eval, ascend-tune and --emit-onnx budgets
+        from benchmarks.userday import bench_userday as run
+
+        run(part, quick, report, Row)
+
+    return bench
+
+
 SECTIONS: dict[str, Callable[[bool], None]] = {
     "precision": bench_precision,
     "text": bench_text,
@@ -676,6 +685,9 @@ SECTIONS: dict[str, Callable[[bool], None]] = {
     "iree": bench_iree,
     "kernels": bench_kernels,
     "archs": bench_archs,
+    "userday-eval": bench_userday("eval"),
+    "userday-emit": bench_userday("emit"),
+    "userday-tune": bench_userday("tune"),
 }
 
 
