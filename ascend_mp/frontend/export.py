@@ -55,6 +55,7 @@ from xdsl.ir import BlockArgument, SSAValue
 from ascend_mp.dialects.ascend import AscendOp, CastOp, ConstOp
 from ascend_mp.dtypes import tensor_dtype
 from ascend_mp.errors import AscendError
+from ascend_mp.frontend.fold import SMALL
 
 FLOAT_TO_ONNX: dict[str, int] = {
     "f16": TensorProto.FLOAT16,
@@ -426,19 +427,38 @@ def emulated_nodes(model: onnx.ModelProto, decided: ModuleOp, target: str = "ort
 
 
 def _inferred_types(model: onnx.ModelProto) -> dict[str, int]:
-    """The element type of every tensor of the graph (ONNX shape inference; declared types first)."""
+    """The element type of every tensor of the graph (ONNX shape inference; declared types first).
+
+    Inference runs on a copy of the graph whose large initializers are inputs of the same type and shape:
+    `infer_shapes` serializes the model it is given, which for resnet50 cost more than the whole rest of the
+    export; element types do not depend on the weights' values (small initializers, shapes, stay data)."""
+    g = model.graph
+    named = {vi.name for vi in g.input}
+    inits = [i for i in g.initializer if _elements(i) <= SMALL]
+    inputs = [*g.input]
+    inputs += [
+        helper.make_tensor_value_info(i.name, i.data_type, list(i.dims))
+        for i in g.initializer
+        if _elements(i) > SMALL and i.name not in named
+    ]
+    light = helper.make_graph(g.node, g.name, inputs, g.output, inits, value_info=g.value_info)
+    light_model = helper.make_model(light, opset_imports=model.opset_import, ir_version=model.ir_version)
+    light_model.functions.extend(model.functions)
     try:
-        inferred = onnx.shape_inference.infer_shapes(model)
+        inferred = onnx.shape_inference.infer_shapes(light_model)
     except Exception:  # noqa: BLE001 - inference is best effort; declared types remain
         inferred = model
-    g = inferred.graph
     types: dict[str, int] = {}
-    for vi in (*g.value_info, *g.input, *g.output):
+    for vi in (*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output):
         if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
             types[vi.name] = vi.type.tensor_type.elem_type
-    for init in g.initializer:
+    for init in model.graph.initializer:
         types[init.name] = init.data_type
     return types
+
+
+def _elements(init: TensorProto) -> int:
+    return int(np.prod(init.dims, dtype=np.int64)) if init.dims else 1
 
 
 def _retyped(init: TensorProto, dtype: str) -> TensorProto:
