@@ -110,10 +110,16 @@ def source(g: dict, every: bool) -> str:
             ins += f", {tuple(n['props']['axes'])!r}"
         body.append(f"        {name} = self.{name}({ins})")
     outs = ", ".join(n["name"] for n in g["nodes"] if n["op"] != "arg") if every else ", ".join(g["outputs"])
+    return _net_source(init, args, body, outs)
+
+
+def _net_source(init: list[str], args: list[str], body: list[str], outs: str) -> str:
+    """The source of a `Net` cell: `init` lines in `__init__`, `body` lines in `construct(args)`, returning `outs`."""
     return "\n".join(
         [
             "import mindspore.nn as nn",
             "from mindspore import ops",
+            "from mindspore import dtype as mstype",
             "",
             "",
             "class Net(nn.Cell):",
@@ -304,25 +310,7 @@ def zoo_source(g: dict, every: bool) -> str:
         init.append(f"        self.{noted}.ascend_node = {n['name']!r}")
         body.append(f"        {n['name']} = {call}")
         outs.append(n["name"])
-    ret = ", ".join(outs if every else g["outputs"])
-    return "\n".join(
-        [
-            "import mindspore.nn as nn",
-            "from mindspore import ops",
-            "from mindspore import dtype as mstype",
-            "",
-            "",
-            "class Net(nn.Cell):",
-            "    def __init__(self):",
-            "        super().__init__()",
-            *init,
-            "",
-            f"    def construct(self, {', '.join(args)}):",
-            *body,
-            f"        return ({ret},)",
-            "",
-        ]
-    )
+    return _net_source(init, args, body, ", ".join(outs if every else g["outputs"]))
 
 
 def zoo_inputs(g: dict) -> list[Tensor]:

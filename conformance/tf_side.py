@@ -110,23 +110,10 @@ def _zoo_op(n: dict, ins: list, by_name: dict, name: str):  # noqa: ANN202, C901
             data_format="NCHW",
             name=name,
         )
-    if op == "MaxPool":
+    if op in ("MaxPool", "MaxPoolV3"):  # V3: explicit pads
+        padding = {"padding": props["padding"]} if op == "MaxPool" else _padding(n)
         return raw.MaxPool(
-            input=ins[0],
-            ksize=_nchw(n, "ksize"),
-            strides=_nchw(n, "strides"),
-            padding=props["padding"],
-            data_format="NCHW",
-            name=name,
-        )
-    if op == "MaxPoolV3":
-        return raw.MaxPool(
-            input=ins[0],
-            ksize=_nchw(n, "ksize"),
-            strides=_nchw(n, "strides"),
-            data_format="NCHW",
-            name=name,
-            **_padding(n),
+            input=ins[0], ksize=_nchw(n, "ksize"), strides=_nchw(n, "strides"), data_format="NCHW", name=name, **padding
         )
     if op == "Relu6":
         return raw.Relu6(features=ins[0], name=name)
