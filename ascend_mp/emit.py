@@ -14,6 +14,7 @@ no precision mode changes it. :func:`name_new_ops` gives unnamed ops TF-style na
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -211,13 +212,29 @@ def classification_loss(e: Emitter, logits: SSAValue, labels: SSAValue, keep_los
     return loss
 
 
+_VALID_HINT = re.compile(r"[A-Za-z_$.-][\w$.-]*", re.ASCII)
+_HINT_BAD = re.compile(r"[^\w$.-]", re.ASCII)
+
+
+def set_name_hint(value: SSAValue, name: str) -> None:
+    """Name `value` after `name` (an ONNX name such as `onnx::Conv_40`), made a valid MLIR name: other
+    characters become `_`, and a name that would start with a digit gets a `v` in front."""
+    hint = _HINT_BAD.sub("_", name)
+    if not _VALID_HINT.fullmatch(hint):
+        hint = "v" + hint
+    try:
+        value.name_hint = hint
+    except ValueError:
+        pass
+
+
 def new_function(
     name: str, inputs: Sequence[Attribute], arg_names: Sequence[str] | None = None
 ) -> tuple[func.FuncOp, Block]:
     """An empty `func.func` whose results are set by :func:`finish_function`."""
     block = Block(arg_types=list(inputs))
     for arg, hint in zip(block.args, arg_names or ()):
-        arg.name_hint = hint
+        set_name_hint(arg, hint)
     fn = func.FuncOp(name, (list(inputs), []), Region(block))
     return fn, block
 

@@ -16,7 +16,6 @@ Initializers become `ascend.Const` ops named after the initializer, holding a
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -30,6 +29,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ascend_mp.dialects import ascend
 from ascend_mp.dtypes import BY_NAME, DTYPES, element_type, tensor_dtype
+from ascend_mp.emit import set_name_hint
 from ascend_mp.errors import AscendError
 from ascend_mp.frontend import converters as _converters  # noqa: F401  (registers every converter)
 from ascend_mp.frontend import converters_rnn as _converters_rnn  # noqa: F401  (registers LSTM and GRU)
@@ -41,8 +41,6 @@ from ascend_mp.frontend.tools import NAME_ATTR  # stated once, where the tools r
 __all__ = ["Converter", "Node", "Unsupported", "import_onnx"]
 
 _INTEGER_ONNX_TYPES = frozenset(getattr(onnx.TensorProto, d.onnx) for d in DTYPES if d.kind in ("int", "uint"))
-_VALID_HINT = re.compile(r"[A-Za-z_$.-][\w$.-]*", re.ASCII)
-_HINT_BAD = re.compile(r"[^\w$.-]", re.ASCII)
 """SSA name hints are ASCII (MLIR's suffix-id grammar): any other character of an ONNX name becomes `_`."""
 
 
@@ -280,7 +278,7 @@ class Converter:
         op = ascend.ConstOp(value, name=name)
         assert self.block is not None
         self.block.add_op(op)
-        _hint(op.results[0], name)
+        set_name_hint(op.results[0], name)
         return op.results[0]
 
     def bind(self, name: str, value: SSAValue) -> None:
@@ -308,7 +306,7 @@ class Converter:
         self.block.add_op(op)
         if isinstance(out, str):
             self.bind(out, op.results[0])
-            _hint(op.results[0], out)
+            set_name_hint(op.results[0], out)
         return op.results[0]
 
     # -- driver --------------------------------------------------------------------------
@@ -318,7 +316,7 @@ class Converter:
         block = Block(arg_types=in_types)
         self.block = block
         for name, arg in zip(g.inputs, block.args):
-            _hint(arg, name)
+            set_name_hint(arg, name)
             self.values[name] = arg
         for proto in g.nodes:
             node = Node(proto)
@@ -373,16 +371,6 @@ def _name_attrs(names: Sequence[str]) -> Any:
     from xdsl.dialects.builtin import ArrayAttr
 
     return ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n in names])
-
-
-def _hint(value: SSAValue, name: str) -> None:
-    hint = _HINT_BAD.sub("_", name)
-    if not _VALID_HINT.fullmatch(hint):
-        hint = "v" + hint
-    try:
-        value.name_hint = hint
-    except ValueError:
-        pass
 
 
 def _dtype_of_numpy(dtype: np.dtype[Any], name: str, cx: Converter) -> str:

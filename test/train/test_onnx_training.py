@@ -339,3 +339,22 @@ def test_an_embedding_model_trains_on_token_ids(tmp_path: Path, capsys: pytest.C
         and err
         == f"ascend-train: error: {tmp_path / 'floats.npz'}: {tmp_path / 'bag.onnx'} takes i64 inputs, the data holds float32\n"
     )
+
+
+def test_torch_style_initializer_names_train(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The legacy torch exporter names initializers `onnx::Conv_40`: not valid MLIR names, so the trainer's
+    parameter arguments get sanitized names (this was a traceback); the saved model keeps the ONNX names."""
+    model = onnx.load(str(files["cnn"]))
+    renames = {init.name: f"onnx::W_{i}" for i, init in enumerate(model.graph.initializer)}
+    for init in model.graph.initializer:
+        init.name = renames[init.name]
+    for node in model.graph.node:
+        node.input[:] = [renames.get(n, n) for n in node.input]
+    path, saved = tmp_path / "torch_names.onnx", tmp_path / "trained.onnx"
+    onnx.save(model, path)
+    code, out, err = run_cli(capsys, "--model", str(path), "--data", str(files["img"]), "--val", str(files["img_val"]),
+                             "--batch", "16", "--epochs", "1", "--save-onnx", str(saved), "-q")  # fmt: skip
+    assert code == 0, err
+    assert {i.name for i in onnx.load(str(saved)).graph.initializer} >= set(renames.values())
