@@ -141,7 +141,6 @@ def _seq2seq(config_name: str, model_name: str, **cfg: Any) -> Callable[[], tupl
 
 
 def _whisper() -> tuple[Any, Inputs]:
-    import torch
     import transformers
 
     config = transformers.WhisperConfig(
@@ -160,21 +159,11 @@ def _whisper() -> tuple[Any, Inputs]:
         eos_token_id=2,
         decoder_start_token_id=1,
     )
-    encoder = transformers.WhisperModel(config).get_encoder().eval()
-
-    class Encoder(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.encoder = encoder
-
-        def forward(self, input_features: Any) -> Any:
-            return self.encoder(input_features).last_hidden_state
-
-    return Encoder().eval(), {"input_features": _randn((1, 16, 40))}
+    encoder = transformers.WhisperModel(config).get_encoder()
+    return _last_hidden_state(encoder), {"input_features": _randn((1, 16, 40))}
 
 
 def _wav2vec2() -> tuple[Any, Inputs]:
-    import torch
     import transformers
 
     config = transformers.Wav2Vec2Config(
@@ -189,17 +178,22 @@ def _wav2vec2() -> tuple[Any, Inputs]:
         num_conv_pos_embeddings=16,
         num_conv_pos_embedding_groups=4,
     )
-    model = transformers.Wav2Vec2Model(config).eval()
+    return _last_hidden_state(transformers.Wav2Vec2Model(config)), {"input_values": _randn((1, 1600))}
 
-    class Speech(torch.nn.Module):
+
+def _last_hidden_state(model: Any) -> Any:
+    """A transformers speech model called with its one input, returning the last hidden state (in eval mode)."""
+    import torch
+
+    class LastHidden(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.model = model
 
-        def forward(self, input_values: Any) -> Any:
-            return self.model(input_values).last_hidden_state
+        def forward(self, x: Any) -> Any:
+            return self.model(x).last_hidden_state
 
-    return Speech().eval(), {"input_values": _randn((1, 1600))}
+    return LastHidden().eval()
 
 
 SMALL_LM = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4}

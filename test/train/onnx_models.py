@@ -17,11 +17,24 @@ def _model(
 ) -> onnx.ModelProto:
     ins = [helper.make_tensor_value_info(inp, TensorProto.FLOAT, in_shape)]
     outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, ["N", None]) for o in outputs]
+    return _assemble(nodes, "net", ins, outs, inits, opset)
+
+
+def _assemble(
+    nodes: list[onnx.NodeProto],
+    name: str,
+    ins: list[onnx.ValueInfoProto],
+    outs: list[onnx.ValueInfoProto],
+    inits: dict[str, np.ndarray],
+    opset: int = 17,
+    ir_version: int | None = None,
+) -> onnx.ModelProto:
+    """A checked model of `nodes` with these inputs, outputs and initializers."""
     init = [numpy_helper.from_array(np.asarray(a), n) for n, a in inits.items()]
     model = helper.make_model(
-        helper.make_graph(nodes, "net", ins, outs, init), opset_imports=[helper.make_opsetid("", opset)]
+        helper.make_graph(nodes, name, ins, outs, init), opset_imports=[helper.make_opsetid("", opset)]
     )
-    model.ir_version = min(model.ir_version, 10)
+    model.ir_version = ir_version if ir_version is not None else min(model.ir_version, 10)
     onnx.checker.check_model(model)
     return model
 
@@ -107,13 +120,7 @@ def embedding_bag(vocab: int = 12, dim: int = 6, classes: int = 3, seed: int = 0
     ]
     ins = [helper.make_tensor_value_info("ids", TensorProto.INT64, ["N", 5])]
     outs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])]
-    init = [numpy_helper.from_array(a, n) for n, a in inits.items()]
-    model = helper.make_model(
-        helper.make_graph(nodes, "bag", ins, outs, init), opset_imports=[helper.make_opsetid("", 17)]
-    )
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return _assemble(nodes, "bag", ins, outs, inits, ir_version=8)
 
 
 def dropout_mlp(seed: int = 0, ratio: float = 0.25) -> onnx.ModelProto:
@@ -159,10 +166,4 @@ def two_inputs(seed: int = 0) -> onnx.ModelProto:
         helper.make_tensor_value_info("quadrants", TensorProto.FLOAT, ["N", 4]),
     ]
     outs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 10])]
-    init = [numpy_helper.from_array(a, n) for n, a in inits.items()]
-    model = helper.make_model(
-        helper.make_graph(nodes, "two", ins, outs, init), opset_imports=[helper.make_opsetid("", 17)]
-    )
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return _assemble(nodes, "two", ins, outs, inits, ir_version=8)
