@@ -13,23 +13,6 @@ import tomllib
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = "ascend_mp.tools"
 
-UPWARD_ALLOWED = {
-    # Another change moves the usage error the interpreter's mode comparison raises out of the tools.
-    "ascend_mp.interpreter.compare",
-}
-"""Library modules that still import the tools, each being fixed elsewhere."""
-
-DEFERRED_ALLOWED = {
-    # frontend/tools.py (the tools' ONNX flags) calls the package's import_onnx, whose importer reads
-    # NAME_ATTR from frontend/tools.py (with the frontend change).
-    ("ascend_mp.frontend.tools", "ascend_mp.frontend"),
-    # The interpreter package re-exports the mode comparison lazily; the comparison imports the package
-    # (with the interpreter change).
-    ("ascend_mp.interpreter", "ascend_mp.interpreter.compare"),
-}
-"""Imports (importer, imported) that close a cycle, known and being fixed elsewhere. None of them runs when the
-modules load: each is deferred to a function on one side."""
-
 
 def _package_dirs() -> dict[str, Path]:
     """Package name -> source folder, as pyproject's setuptools `package-dir` maps them."""
@@ -168,7 +151,7 @@ def test_library_code_never_imports_the_tools() -> None:
         for target in targets
         if target == TOOLS or target.startswith(TOOLS + ".")
     }
-    assert {(name, target) for name, target in upward if name not in UPWARD_ALLOWED} == set()
+    assert upward == set()
 
 
 def test_no_import_cycles_when_modules_load() -> None:
@@ -177,9 +160,7 @@ def test_no_import_cycles_when_modules_load() -> None:
 
 def test_no_import_cycles_through_deferred_imports_either() -> None:
     # an import inside a function that closes a cycle is a cycle in the design, even if loading works
-    graph = import_graph(top_level=False)
-    kept = {name: {t for t in targets if (name, t) not in DEFERRED_ALLOWED} for name, targets in graph.items()}
-    assert [sorted(c) for c in cycles(kept)] == []
+    assert [sorted(c) for c in cycles(import_graph(top_level=False))] == []
 
 
 def test_the_checks_catch_what_they_look_for(tmp_path: Path) -> None:
@@ -203,3 +184,60 @@ def test_the_checks_catch_what_they_look_for(tmp_path: Path) -> None:
     assert top == {"p": {"p.a"}, "p.a": {"p"}, "p.b": {"p.c"}, "p.c": {"p.b"}, "p.tools": set(), "p.d": {"p.b"}}
     assert sorted(map(sorted, cycles(top))) == [["p", "p.a"], ["p.b", "p.c"]]
     assert imported_modules("p.c", known["p.c"], known, False) == {"p.b", "p.tools"}
+
+
+# ------------------------------------------------------------------------------------------------ private xDSL fields
+
+PRIVATE_HOMES = {"ascend_mp.ir.fast", "ascend_mp.ir.compat"}
+"""The only modules that read, write or override xDSL's private fields and methods (docs/design.md §9)."""
+
+
+def xdsl_private_names() -> set[str]:
+    """The private (`_x`, not dunder) fields and methods of the xDSL classes the project works with, read from xDSL."""
+    import xdsl.ir
+    from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+    from xdsl.parser import Parser
+    from xdsl.parser.generic_parser import ParserState
+    from xdsl.printer import Printer
+
+    classes = [xdsl.ir.Operation, xdsl.ir.OpResult, xdsl.ir.BlockArgument, xdsl.ir.Block, xdsl.ir.Region]
+    classes += [xdsl.ir.Use, Parser, Printer, OpAsmDialectInterface, ParserState]
+    names: set[str] = set()
+    for cls in classes:
+        for c in cls.__mro__:
+            if c.__module__.startswith("xdsl"):
+                found = {*vars(c), *getattr(c, "__annotations__", {})}
+                names |= {n for n in found if n.startswith("_") and not n.startswith("__")}
+    return names
+
+
+def private_uses(path: Path, names: set[str]) -> list[tuple[int, str]]:
+    """(line, name) of each attribute access `x.<name>` and each method `def <name>` in a class, for `names`."""
+    tree = ast.parse(path.read_text())
+    found = [(n.lineno, n.attr) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in names]
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        found += [(d.lineno, d.name) for d in cls.body if isinstance(d, ast.FunctionDef) and d.name in names]
+    return sorted(found)
+
+
+def test_private_xdsl_fields_are_touched_only_in_fast_and_compat() -> None:
+    names = xdsl_private_names()
+    assert {"_operands", "_parser_state", "_blob_storage", "_parse_dialect_resource_handle"} <= names
+    outside = {
+        f"{name}:{line} {field}"
+        for name, path in modules().items()
+        if name not in PRIVATE_HOMES
+        for line, field in private_uses(path, names)
+    }
+    assert outside == set()
+    assert private_uses(modules()["ascend_mp.ir.fast"], names)  # the scan sees them where they are
+
+
+def test_the_private_scan_catches_reads_writes_and_overrides(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text(
+        "def _index(): pass\n"  # a module's own private function: fine
+        "class P(Parser):\n    def _resume_from(self, pos): pass\n"
+        "def f(op):\n    op._operands = ()\n    return op.parent._first_op\n"
+    )
+    assert private_uses(source, xdsl_private_names()) == [(3, "_resume_from"), (5, "_operands"), (6, "_first_op")]

@@ -18,6 +18,10 @@ from ascend_mp.errors import AscendError
 if TYPE_CHECKING:
     import onnx
 
+NAME_ATTR = "onnx.name"
+"""The arg/result attribute holding a function argument's or result's ONNX name (the importer writes it, the tools
+read it)."""
+
 SUPPORTED_DOMAINS = ("", "ai.onnx")
 MIN_OPSET, MAX_OPSET = 7, 23
 

@@ -34,9 +34,16 @@ from ascend_mp.errors import AscendError
 from ascend_mp.frontend import converters as _converters  # noqa: F401  (registers every converter)
 from ascend_mp.frontend import converters_rnn as _converters_rnn  # noqa: F401  (registers LSTM and GRU)
 from ascend_mp.frontend.fold import ONNX_TO_DTYPE, Graph, ValueType, fold_graph, is_static, read_tensor
-from ascend_mp.frontend.model import InputShapes, check_arity, check_graph, check_opsets, load_model, parse_input_shape
+from ascend_mp.frontend.model import (
+    NAME_ATTR,
+    InputShapes,
+    check_arity,
+    check_graph,
+    check_opsets,
+    load_model,
+    parse_input_shape,
+)
 from ascend_mp.frontend.registry import CONVERTERS, Node, Unsupported
-from ascend_mp.frontend.tools import NAME_ATTR  # stated once, where the tools read it
 
 __all__ = ["Converter", "Node", "Unsupported", "import_onnx"]
 

@@ -11,9 +11,9 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, BytesAttr, DictionaryAttr, ModuleOp, StringAttr
 
+from ascend_mp.frontend.model import NAME_ATTR
+
 ONNX_EXTENSIONS = ("onnx",)
-NAME_ATTR = "onnx.name"
-"""The arg/result attribute holding a function argument's or result's ONNX name."""
 
 
 def add_frontend_arguments(parser: argparse.ArgumentParser | Any) -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ascend_mp.interpreter.compare import (
         ALL_V1_MODES,
+        DIVERGENCE_THRESHOLD,
         Attribution,
         ModeResult,
         OpError,
@@ -24,10 +25,6 @@ if TYPE_CHECKING:
         compare_modes,
     )
     from ascend_mp.interpreter.runner import Program, TensorSpec, run_function
-
-DIVERGENCE_THRESHOLD = 1e-2
-"""Default threshold of :attr:`~ascend_mp.interpreter.compare.Attribution.first_divergent`:
-about ten float16 ulps of relative error."""
 
 __all__ = [
     "DIVERGENCE_THRESHOLD",
@@ -42,7 +39,7 @@ __all__ = [
     "run_function",
 ]
 
-_HOME = {name: "compare" for name in __all__[1:]} | {
+_HOME = {name: "compare" for name in __all__} | {
     "Program": "runner",
     "TensorSpec": "runner",
     "run_function": "runner",

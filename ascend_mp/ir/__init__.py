@@ -25,22 +25,19 @@ from pathlib import Path
 from typing import Any
 
 from xdsl.context import Context
-from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue, TypeAttribute
 from xdsl.irdl import BaseAttr, IRDLOperation, OptionalDef, RangeLengthConstraint, RangeOf, VariadicDef
-from xdsl.parser import Parser
-from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import ParseError, VerifyException
-from xdsl.utils.lexer import Input, Span
+from xdsl.utils.lexer import Input
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from ascend_mp import blob_names  # noqa: F401  (records the name each parsed blob was declared as)
 from ascend_mp.dialects.ascend import Ascend
 from ascend_mp.errors import AscendError
-from ascend_mp.ir.compat import LinearLexer
-from ascend_mp.ir.fast import blob_entries, set_blob_entries
+from ascend_mp.ir.compat import LinearLexer, StableResourceHandles
+from ascend_mp.ir.fast import blob_entries, current_token, define_values, set_blob_entries, skip_to, use_lexer
 
 _LOCATIONS: weakref.WeakKeyDictionary[Operation, tuple[str, int, int]] = weakref.WeakKeyDictionary()
 
@@ -54,7 +51,7 @@ def make_context() -> Context:
     return ctx
 
 
-class LocatingParser(Parser):
+class LocatingParser(StableResourceHandles):
     """A parser that records the source position of every op it parses (and lexes in linear time)."""
 
     line_offset: int = 0
@@ -62,14 +59,13 @@ class LocatingParser(Parser):
     def __init__(self, ctx: Context, input: str | bytes, name: str = "<unknown>") -> None:
         super().__init__(ctx, "", name)
         text = input.decode("utf-8") if isinstance(input, bytes) else input
-        self._parser_state = ParserState(LinearLexer(Input(text, name)))
+        use_lexer(self, LinearLexer(Input(text, name)))
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         try:
             return super().parse_module(allow_implicit_module)
         except RecursionError:
-            state = self._parser_state
-            where = state.current_token.span.get_location()
+            where = current_token(self).span.get_location()
             raise AscendError(
                 f"{where.file}:{where.line + self.line_offset}:{where.col}: nesting too deep "
                 f"(ops, regions or attributes nested beyond Python's recursion limit)"
@@ -94,11 +90,10 @@ class LocatingParser(Parser):
         `%r = ascend.Name %a, %b : (tensor<..>, tensor<..>) -> tensor<..>` (plain tensor types,
         no attributes, defined operands, one result). It builds the same op as the declarative
         format would; anything else (and every error) goes through the general parser."""
-        state = self._parser_state
-        token = state.current_token
+        token = current_token(self)
         if token.kind is not MLIRTokenKind.PERCENT_IDENT:
             return None
-        found = _PLAIN_OP.match(state.lexer.input.content, token.span.start)
+        found = _PLAIN_OP.match(self.lexer.input.content, token.span.start)
         if found is None:
             return None
         name, op_name, uses, operand_types, result_text = found.groups()
@@ -121,11 +116,8 @@ class LocatingParser(Parser):
         if groups is None:
             return None
         op = kinds[1].build(operands=groups, result_types=[[result_type]])
-        self._register_ssa_definition(
-            name, op.results, Span(token.span.start, token.span.start + len(name) + 1, state.lexer.input)
-        )
-        state.lexer.pos = found.end()
-        state.current_token = state.lexer.lex()
+        define_values(self, name, op.results, token.span.start, token.span.start + len(name) + 1)
+        skip_to(self, found.end())
         return op
 
     def _plain_op_kinds(self, op_name: str) -> tuple[tuple[str, ...], type[IRDLOperation]] | None:
@@ -153,25 +145,12 @@ class LocatingParser(Parser):
             )
         return attr
 
-    def _parse_dialect_resource_handle(self, dialect_name: str, interface: OpAsmDialectInterface) -> str:
-        # Resource blobs (dense_resource weights) live in a process-wide store. xDSL 0.74 renames a
-        # handle the store already has (`w` -> `w_0`) but then files only the new name, so the
-        # file's own blob for `w` lands under a third name and `w_0` stays empty. Map each handle
-        # of this file to one store key instead (see ascend_mp/resources.py).
-        key = self.parse_identifier(" for resource handle")
-        keys: dict[tuple[str, str], str] = self.__dict__.setdefault("_resource_keys", {})
-        if (dialect_name, key) not in keys:
-            keys[(dialect_name, key)] = interface.declare_resource(key)
-            self.dialect_resources.add((dialect_name, keys[(dialect_name, key)]))
-        return keys[(dialect_name, key)]
-
     def parse_optional_type(self) -> TypeAttribute | None:
         # Fast path: a plain ranked tensor type already seen is taken from a cache and skipped
         # in the source, instead of being lexed token by token and rebuilt (most of parse time).
-        state = self._parser_state
-        token = state.current_token
+        token = current_token(self)
         if token.kind is MLIRTokenKind.BARE_IDENT and token.text == "tensor":
-            match = _PLAIN_TENSOR.match(state.lexer.input.content, token.span.start)
+            match = _PLAIN_TENSOR.match(self.lexer.input.content, token.span.start)
             if match is not None:
                 key = match.group(0)
                 cached = _TYPE_CACHE.get(key)
@@ -180,8 +159,7 @@ class LocatingParser(Parser):
                     if cached is not None:
                         _TYPE_CACHE[key] = cached
                     return cached
-                state.lexer.pos = match.end()
-                state.current_token = state.lexer.lex()
+                skip_to(self, match.end())
                 return cached
         return super().parse_optional_type()
 

@@ -1,14 +1,18 @@
 """Workarounds of xDSL 0.74 bugs and costs, in one place (drop each when the pinned xDSL fixes it).
 
 - :class:`LinearLexer`: a string-literal pattern that fails in linear time.
+- :class:`StableResourceHandles`: xDSL 0.74's parser renames a resource handle the store already has (`w` ->
+  `w_0`) but files only the new name, so the file's own blob for `w` lands under a third name and `w_0` stays
+  empty: each handle of one file maps to one store key instead.
 - :func:`bulk_ir`: parsing, printing or building a module of N ops allocates several objects per op
   that stay alive (the module), and CPython's cyclic garbage collector re-scans the growing heap on
   its collections: a cost that grows faster than N (about 20% of a 40k-op parse, more beyond).
   The IR being built is not garbage, so the collector is paused for the bulk step and runs once
   after it. A benchmark row pays for it: `benchmarks/run.py --only scaling`.
 
-The parser's own workarounds (a bad dense literal reported where it starts, resource handles renamed by the
-store) are overrides of `LocatingParser` in :mod:`ascend_mp.ir`, next to the parsing they change.
+The parser's error-message improvements (a bad dense literal reported where it starts, nesting beyond the
+recursion limit) are public-method overrides of `LocatingParser` in :mod:`ascend_mp.ir`, next to the parsing they
+change. `test/ir/test_compat.py` checks each workaround against the bug it works around.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import gc
 import re
 from collections.abc import Iterator
 
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+from xdsl.parser import Parser
 from xdsl.utils.mlir_lexer import MLIRLexer
 
 
@@ -45,3 +51,15 @@ def bulk_ir() -> Iterator[None]:
     finally:
         gc.enable()
         gc.collect(1)  # what the paused young-generation collections would have freed
+
+
+class StableResourceHandles(Parser):
+    """A parser whose resource handles map, within one file, each to one store key (see the module's docstring)."""
+
+    def _parse_dialect_resource_handle(self, dialect_name: str, interface: OpAsmDialectInterface) -> str:
+        key = self.parse_identifier(" for resource handle")
+        keys: dict[tuple[str, str], str] = self.__dict__.setdefault("_resource_keys", {})
+        if (dialect_name, key) not in keys:
+            keys[(dialect_name, key)] = interface.declare_resource(key)
+            self.dialect_resources.add((dialect_name, keys[(dialect_name, key)]))
+        return keys[(dialect_name, key)]

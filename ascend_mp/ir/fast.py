@@ -15,6 +15,10 @@ from typing import Any
 
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue, SSAValues, Use
+from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
+from xdsl.utils.lexer import Span, Token
+from xdsl.utils.mlir_lexer import MLIRLexer
 
 type_of: Any = attrgetter("_type")
 """`value.type`, without the property call."""
@@ -137,8 +141,33 @@ def set_blob_entries(store: OpAsmDialectInterface, entries: Mapping[str, str]) -
     blobs.update(entries)
 
 
+def use_lexer(parser: Parser, lexer: MLIRLexer) -> None:
+    """Make `parser` read its input through `lexer`, from the first token: what building the parser on that input
+    does, with this lexer in place of the one xDSL builds (the parser takes no lexer to a public call)."""
+    parser._parser_state = ParserState(lexer)
+
+
+def current_token(parser: Parser) -> Token[Any, Any]:
+    """The token `parser` looks at next (what its private `_current_token` property gives)."""
+    return parser._current_token
+
+
+def skip_to(parser: Parser, pos: int) -> None:
+    """Continue parsing at source offset `pos` (the start of a token): what parsing the text up to there does to
+    the token stream, for a fast path that has read that text itself."""
+    parser._resume_from(pos)
+
+
+def define_values(parser: Parser, name: str, values: Sequence[SSAValue], start: int, end: int) -> None:
+    """Define `%name` as `values`, for the source text [start, end): what the parser does when it reads an op's
+    result list (duplicates are an error at that text; forward references are resolved)."""
+    parser._register_ssa_definition(name, values, Span(start, end, parser.lexer.input))
+
+
 __all__ = [
     "blob_entries",
+    "current_token",
+    "define_values",
     "has_one_use",
     "link_op",
     "next_op",
@@ -147,6 +176,8 @@ __all__ = [
     "set_blob_entries",
     "set_operands",
     "set_type",
+    "skip_to",
     "type_of",
+    "use_lexer",
     "use_sites",
 ]

@@ -187,8 +187,8 @@ def parse_text(
     AscendError too, unless `raw_parse_errors` (the opt driver reports them itself: --parsing-diagnostics)."""
     from xdsl.utils.exceptions import ParseError
 
-    import ascend_mp.blob_names  # noqa: F401  (records the blob names the parser declares)
     from ascend_mp.ir import _LOCATIONS, LocatingParser, format_parse_error, source_location
+    from ascend_mp.ir.fast import current_token
 
     class Tracking(LocatingParser):
         """Remembers where each op being parsed starts (innermost last)."""
@@ -196,7 +196,7 @@ def parse_text(
         opened: list[Any]
 
         def parse_operation(self) -> Any:
-            self.opened.append(self._parser_state.current_token.span)
+            self.opened.append(current_token(self).span)
             op = super().parse_operation()
             self.opened.pop()
             return op
@@ -211,11 +211,7 @@ def parse_text(
             raise
         raise AscendError(format_parse_error(e, line_offset)) from None
     except AssertionError:
-        where = (
-            parser.opened[-1].get_location()
-            if parser.opened
-            else parser._parser_state.current_token.span.get_location()
-        )
+        where = parser.opened[-1].get_location() if parser.opened else current_token(parser).span.get_location()
         raise AscendError(
             f"{where.file}:{where.line + line_offset}:{where.col}: invalid literal for its type "
             f"(e.g. real numbers for a complex tensor; write complex elements as (re, im))"

@@ -216,3 +216,67 @@ def test_set_blob_entries_equals_a_store_that_declared_them(entries: dict[str, s
     # Declaring again renames a handle either store has, alike; a new one is taken as asked.
     for key in ("w", "w", "fresh"):
         assert store.declare_resource(key) == reference.declare_resource(key)
+
+
+PARSED = """func.func @f(%x: tensor<2x3xf32>, %m: tensor<2x3xf16>) -> tensor<2x3xf32> {
+  %a = ascend.Relu %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %b = ascend.Add %a, %x : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %c = ascend.Cast %m {dst_type = 0 : i64} : (tensor<2x3xf16>) -> tensor<2x3xf32>
+  %d = ascend.Add %b, %c {name = "add2"} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %e = ascend.Relu %d : (tensor<2x3xf32>) -> tensor<2x3xf32>  // a comment
+  func.return %e : tensor<2x3xf32>
+}
+"""
+
+
+def test_the_fast_parser_builds_what_xdsls_parser_builds() -> None:
+    """`LocatingParser`'s fast paths (`use_lexer`, `current_token`, `skip_to`, `define_values`: plain ops read with
+    one regex, tensor types from a cache) give the module xDSL's own parser gives, op for op."""
+    from xdsl.parser import Parser
+
+    from ascend_mp.ir import LocatingParser, make_context
+
+    fast = LocatingParser(make_context(), PARSED, "f.mlir").parse_module()
+    plain = Parser(make_context(), PARSED, "f.mlir").parse_module()
+    assert print_module(fast, generic=True) == print_module(plain, generic=True)
+    fast_ops, plain_ops = list(fast.walk()), list(plain.walk())
+    assert [type(o) for o in fast_ops] == [type(o) for o in plain_ops]
+    for a, b in zip(fast_ops, plain_ops):
+        assert [fast_ops.index(v.owner) if hasattr(v.owner, "name") else -1 for v in a.operands] == [
+            plain_ops.index(v.owner) if hasattr(v.owner, "name") else -1 for v in b.operands
+        ]
+        assert a.properties == b.properties and a.attributes == b.attributes
+        assert [r.name_hint for r in a.results] == [r.name_hint for r in b.results]
+
+
+def test_token_helpers_equal_parsing_the_text() -> None:
+    """`skip_to` leaves the parser where reading the text up to there leaves it; `current_token` is that token;
+    `use_lexer` restarts the stream on a given lexer; `define_values` defines a name as the parser does (a second
+    definition is the parser's own error, at the given text)."""
+    from xdsl.parser import Parser
+    from xdsl.utils.exceptions import ParseError
+    from xdsl.utils.lexer import Input
+    from xdsl.utils.mlir_lexer import MLIRLexer
+
+    from ascend_mp.ir import make_context
+    from ascend_mp.ir.fast import current_token, define_values, skip_to, use_lexer
+
+    text = "%a = ascend.Relu %x"
+    at = text.index("ascend")
+    ref = Parser(make_context(), " " * at + text[at:])  # the reference: a parser whose first token is that one
+    fast = Parser(make_context(), text)
+    skip_to(fast, at)
+    assert (current_token(fast).text, current_token(fast).span.start) == ("ascend.Relu", at)
+    assert (current_token(ref).text, current_token(ref).span.start) == ("ascend.Relu", at)
+    assert fast.parse_optional_identifier() == ref.parse_optional_identifier()
+    assert fast.pos == ref.pos
+
+    restarted = Parser(make_context(), "ignored")
+    use_lexer(restarted, MLIRLexer(Input(text, "other.mlir")))
+    assert (current_token(restarted).text, restarted.lexer.input.name) == ("%a", "other.mlir")
+
+    values = Block(arg_types=[T32]).args
+    define_values(fast, "v", values, 0, 2)
+    assert fast.ssa_values["v"] == tuple(values)
+    with pytest.raises(ParseError, match="SSA value %v is already defined"):
+        define_values(fast, "v", values, 0, 2)
