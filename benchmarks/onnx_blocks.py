@@ -1,5 +1,6 @@
 """Small ONNX graphs for the IREE checks (test/lowering/test_lowering_onnx.py, benchmarks/gpu_check.py):
-a conv block, an attention block and a ConvNeXt block (benchmarks/kernel_rows.py), each with its inputs (seeded)."""
+a conv block, an attention block and a ConvNeXt block (benchmarks/kernel_rows.py), and the built-in example's MLP
+with its weights as initializers (the memory section), each with its inputs (seeded)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,28 @@ def graph_model(
     )
     model.ir_version = min(model.ir_version, 10)
     return onnx.shape_inference.infer_shapes(model)
+
+
+def mlp_model() -> tuple[onnx.ModelProto, dict[str, Array]]:
+    """examples/mlp.mlir (a 64-128-10 MLP, batch 64, softmax) with its weights as initializers, as an exporter
+    writes it: the importer makes them constants, which a precision mode stores in the dtype they are used in."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 64)).astype(np.float32)
+    inits = {
+        "w1": (rng.standard_normal((64, 128)) * 0.1).astype(np.float32),
+        "b1": rng.standard_normal(128).astype(np.float32),
+        "w2": (rng.standard_normal((128, 10)) * 0.1).astype(np.float32),
+        "b2": rng.standard_normal(10).astype(np.float32),
+    }
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["m1"], name="fc1"),
+        helper.make_node("Add", ["m1", "b1"], ["a1"], name="fc1/bias"),
+        helper.make_node("Relu", ["a1"], ["r1"], name="relu1"),
+        helper.make_node("MatMul", ["r1", "w2"], ["m2"], name="fc2"),
+        helper.make_node("Add", ["m2", "b2"], ["a2"], name="fc2/bias"),
+        helper.make_node("Softmax", ["a2"], ["y"], name="softmax"),
+    ]
+    return graph_model(nodes, {"x": x}, ["y"], inits), {"x": x}
 
 
 def conv_block() -> tuple[onnx.ModelProto, dict[str, Array]]:
