@@ -99,6 +99,8 @@ class AscendOp(IRDLOperation, ABC):
     """Operand/result definitions whose element types must agree (one kernel column)."""
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ()
     """Operand/result definitions that must be float tensors."""
+    SAME_SHAPE: ClassVar[tuple[str, ...]] = ()
+    """Operand/result definitions (single values) that must have one shape (dynamic dimensions match any)."""
     CANN_INPUTS: ClassVar[tuple[str, ...] | None] = None
     """CANN input names where they differ from the operand field names."""
     CANN_OUTPUTS: ClassVar[tuple[str, ...] | None] = None
@@ -155,6 +157,8 @@ class AscendOp(IRDLOperation, ABC):
                 self.fail(f"{prop} must be one of {', '.join(allowed)}, got '{attr.data}'")
         if self.caps is not None:
             self.verify_caps_arity(self.caps.data)
+        if self.SAME_SHAPE:
+            self._verify_same_shape()
         self.verify_shapes()
 
     def _verify_dtypes(self, named: dict[str, list[SSAValue]]) -> None:
@@ -169,6 +173,13 @@ class AscendOp(IRDLOperation, ABC):
             bad = [n for n, d in _group_dtypes(self.FLOAT_ONLY, named).items() if not is_float(d)]
             if bad:
                 self.fail(f"expects float tensors for {', '.join(bad)}")
+
+    def _verify_same_shape(self) -> None:
+        named = self._named_values()
+        shapes = [shape_of(named[n][0]) for n in self.SAME_SHAPE]
+        if not all(dims_match(shapes[0], s) for s in shapes[1:]):
+            *first, last = self.SAME_SHAPE
+            self.fail(f"expects {', '.join(first)} and {last} of one shape")
 
     def verify_caps_arity(self, kernels: Sequence[Kernel]) -> None:
         """Each kernel lists one dtype per operand definition (or per present one) and one per result."""
@@ -256,7 +267,7 @@ def check_op_facts(cls: type[AscendOp]) -> None:
     so a misspelt SAME_DTYPE entry cannot silently disable a check)."""
     op_def = cls.get_irdl_definition()
     fields = [n for n, _ in op_def.operands] + [n for n, _ in op_def.results]
-    for fact in ("SAME_DTYPE", "FLOAT_ONLY"):
+    for fact in ("SAME_DTYPE", "FLOAT_ONLY", "SAME_SHAPE"):
         unknown = [n for n in getattr(cls, fact) if n not in fields]
         if unknown:
             raise TypeError(

@@ -28,10 +28,7 @@ class UnaryGradOp(AscendOp, ABC):
     z = result_def(TensorType)
     SAME_DTYPE: ClassVar[tuple[str, ...]] = ("y", "dy", "z")
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("y", "dy", "z")
-
-    def verify_shapes(self) -> None:
-        if not (dims_match(shape_of(self.y), shape_of(self.dy)) and dims_match(shape_of(self.y), shape_of(self.z))):
-            self.fail("expects y, dy and z to have the same shape")
+    SAME_SHAPE: ClassVar[tuple[str, ...]] = ("y", "dy", "z")
 
 
 # --------------------------------------------------------------------------------------
@@ -110,13 +107,7 @@ class ReluGradOp(AscendOp):
     features = operand_def(TensorType)
     backprops = result_def(TensorType)
     SAME_DTYPE: ClassVar[tuple[str, ...]] = ("gradients", "features", "backprops")
-
-    def verify_shapes(self) -> None:
-        if not (
-            dims_match(shape_of(self.gradients), shape_of(self.features))
-            and dims_match(shape_of(self.features), shape_of(self.backprops))
-        ):
-            self.fail("expects gradients, features and backprops of one shape")
+    SAME_SHAPE: ClassVar[tuple[str, ...]] = ("gradients", "features", "backprops")
 
 
 @irdl_op_definition
@@ -135,13 +126,7 @@ class LeakyReluGradOp(AscendOp):
     negative_slope = float_prop(0.0)
     SAME_DTYPE: ClassVar[tuple[str, ...]] = ("gradients", "features", "backprops")
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("gradients", "features", "backprops")
-
-    def verify_shapes(self) -> None:
-        if not (
-            dims_match(shape_of(self.gradients), shape_of(self.features))
-            and dims_match(shape_of(self.features), shape_of(self.backprops))
-        ):
-            self.fail("expects gradients, features and backprops of one shape")
+    SAME_SHAPE: ClassVar[tuple[str, ...]] = ("gradients", "features", "backprops")
 
 
 @irdl_op_definition
@@ -184,11 +169,7 @@ class GeluGradOp(AscendOp):
     z = result_def(TensorType)
     SAME_DTYPE: ClassVar[tuple[str, ...]] = ("dy", "x", "y", "z")
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("dy", "x", "y", "z")
-
-    def verify_shapes(self) -> None:
-        shapes = {shape_of(v) for v in (*self.operands, self.z)}
-        if len(shapes) > 1 and not all(dims_match(s, shape_of(self.z)) for s in shapes):
-            self.fail("expects dy, x, y and z of one shape")
+    SAME_SHAPE: ClassVar[tuple[str, ...]] = ("dy", "x", "y", "z")
 
 
 @irdl_op_definition
@@ -206,13 +187,7 @@ class SoftmaxGradOp(AscendOp):
     grad_x = result_def(TensorType)
     SAME_DTYPE: ClassVar[tuple[str, ...]] = ("softmax", "grad_softmax", "grad_x")
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("softmax", "grad_softmax", "grad_x")
-
-    def verify_shapes(self) -> None:
-        if not (
-            dims_match(shape_of(self.softmax), shape_of(self.grad_softmax))
-            and dims_match(shape_of(self.softmax), shape_of(self.grad_x))
-        ):
-            self.fail("expects softmax, grad_softmax and grad_x of one shape")
+    SAME_SHAPE: ClassVar[tuple[str, ...]] = ("softmax", "grad_softmax", "grad_x")
 
 
 # --------------------------------------------------------------------------------------
@@ -316,10 +291,9 @@ class LayerNormGradOp(AscendOp):
     """Not a CANN attribute (CANN's LayerNormGrad assumes LayerNorm's default): the forward epsilon."""
     SAME_DTYPE: ClassVar[tuple[str, ...]] = ("dy", "x", "variance", "mean", "gamma", "pd_x", "pd_gamma", "pd_beta")
     FLOAT_ONLY: ClassVar[tuple[str, ...]] = ("dy", "x", "pd_x")
+    SAME_SHAPE: ClassVar[tuple[str, ...]] = ("dy", "x", "pd_x")
 
     def verify_shapes(self) -> None:
-        if not (dims_match(shape_of(self.dy), shape_of(self.x)) and dims_match(shape_of(self.x), shape_of(self.pd_x))):
-            self.fail("expects dy, x and pd_x of one shape")
         if not (
             dims_match(shape_of(self.gamma), shape_of(self.pd_gamma))
             and dims_match(shape_of(self.gamma), shape_of(self.pd_beta))
