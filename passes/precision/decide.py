@@ -36,6 +36,7 @@ from ascend_mp.passes.precision.kernels import (
     Choice,
     OpClass,
     Signature,
+    candidates,
     fmt_kernels,
     fmt_sig,
     op_class,
@@ -68,7 +69,8 @@ class Decider:
         self.rule = config.the_rule
         self.where = where
         """Where the op being decided is, for messages (its `file:line:col` is preferred: :func:`op_location`)."""
-        self.candidates: dict[tuple[int, OpClass, Signature], Candidates] = {}
+        self.choices: dict[Candidates, dict[Any, Choice]] = {}
+        """Per kernel fit (shared by the process), this configuration's choices, memoised per question."""
         self.keepalive: list[object] = []
         self.kinds: dict[tuple[str, str], tuple[str, str]] = {}
         self.contexts: dict[object, tuple[tuple[Kernel, ...], str, str, str | None]] = {}
@@ -133,13 +135,12 @@ class Decider:
                 self.keepalive.append(caps)  # the id stays unique while the cache lives
         return hit
 
-    def candidates_for(self, kernels: tuple[Kernel, ...], sig: Signature, cls: OpClass) -> Candidates:
-        key = (id(kernels), cls, sig)
-        cands = self.candidates.get(key)
-        if cands is None:
-            cands = self.candidates[key] = Candidates(kernels, sig, cls)
-            self.keepalive.append(kernels)  # the id stays unique while the cache lives
-        return cands
+    def memo(self, cands: Candidates) -> dict[Any, Choice]:
+        """This configuration's choices among `cands`."""
+        found = self.choices.get(cands)
+        if found is None:
+            found = self.choices[cands] = {}
+        return found
 
     @staticmethod
     def signature(
@@ -209,7 +210,7 @@ class Decider:
             return self.kept(cls, kind, cls.fixed, sig, ins, outs)
         if primary(sig.inputs, sig.outputs) is None:
             return self.kept(cls, kind, "no float tensors", sig, ins, outs)
-        cands = self.candidates_for(kernels, sig, cls)
+        cands = candidates(kernels, sig, cls)
         kind = mix_kind
         choice, follows, keep_failed = self.choose(op, cls, name, cands, kind, mix_reason, ins)
         kernel = choice.kernel
@@ -331,7 +332,8 @@ class Decider:
                 )
             vote, follows = self.votes(cls, cands, ins) if wants else (None, None)
             key = (kind, mix_reason, vote)
-            choice = cands.memo.get(key)
+            memo = self.memo(cands)
+            choice = memo.get(key)
             if choice is None:
                 facts_key = (*basics, vote)
                 steps = self.steps.get(facts_key)
@@ -339,7 +341,7 @@ class Decider:
                     steps = self.steps[facts_key] = rule.steps(
                         OpFacts(op, op_type, name, orig, kind, mix_reason, vote, cube)
                     )
-                choice = cands.memo[key] = self.fallback(cands, steps, op, op_type, name)
+                choice = memo[key] = self.fallback(cands, steps, op, op_type, name)
         else:
             inputs = tuple([state[1] for state in ins if state[1] in PRECISION_RANK]) if rule.needs_inputs else ()
             facts = OpFacts(op, op_type, name, orig, kind, mix_reason, None, cube, inputs)
@@ -348,17 +350,19 @@ class Decider:
                 vote, follows = self.votes(cls, cands, ins)
                 facts = facts._replace(vote=vote)
             steps = rule.steps(facts)
-            choice = cands.memo.get(steps)
+            memo = self.memo(cands)
+            choice = memo.get(steps)
             if choice is None:
-                choice = cands.memo[steps] = self.fallback(cands, steps, op, op_type, name)
+                choice = memo[steps] = self.fallback(cands, steps, op, op_type, name)
         if follows is not None and not choice.reason.endswith("gray"):
             follows = None
         return choice, follows, keep_failed
 
     def overridden(self, cands: Candidates, steps: tuple[Step, ...]) -> Choice:
-        choice = cands.memo.get(steps)
+        memo = self.memo(cands)
+        choice = memo.get(steps)
         if choice is None:
-            choice = cands.memo[steps] = cands.run(steps) or self.any_kernel(cands)
+            choice = memo[steps] = cands.run(steps) or self.any_kernel(cands)
         return choice
 
     def fallback(

@@ -3,7 +3,9 @@
 `OpClass` holds what the pass needs of an op's class (its operand definitions, its verifier's dtype constraints,
 whether it runs on the Cube unit), computed once per class. `Candidates` holds the kernels of one kernel set that
 can run one original signature, and answers "which kernel computes in dtype D on engine E, changing the fewest of
-the op's dtypes" (`best`), memoised per question.
+the op's dtypes" (`best`), memoised per question. Both are facts of the op library, not of a configuration: they are
+built once per process (`op_class`, `candidates`), so the passes of one process (ascend-tune's evaluations,
+ascend-eval's modes, a pipeline run twice) share them.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from xdsl.ir import Operation
 from xdsl.irdl import OptionalDef, VariadicDef
@@ -94,7 +96,6 @@ class Candidates:
         self.primaries = primaries
         self._float_inputs = float_inputs
         self._varying: tuple[int, ...] | None = None
-        self.memo: dict[Any, Choice] = {}
         self._best: dict[tuple[str, str, bool, str | None], Kernel | None] = {}
 
     @property
@@ -159,6 +160,23 @@ class Candidates:
             if tuple(inputs) == k.inputs or tuple(inputs) == present_inputs(k.inputs, self.sig.inputs):
                 return k
         return None
+
+
+_FITS: dict[tuple[int, OpClass, Signature], tuple[tuple[Kernel, ...], Candidates]] = {}
+"""(kernel set's id, op class, signature) -> (the kernel set, kept alive so its id stays its own; its Candidates)."""
+_FITS_LIMIT = 65536
+"""Entries `_FITS` holds at most (a process deciding many distinct hand-written `caps` starts it over)."""
+
+
+def candidates(kernels: tuple[Kernel, ...], sig: Signature, cls: OpClass) -> Candidates:
+    """The Candidates of a kernel set for an op class and signature, built once per process."""
+    key = (id(kernels), cls, sig)
+    hit = _FITS.get(key)
+    if hit is None:
+        if len(_FITS) >= _FITS_LIMIT:
+            _FITS.clear()
+        hit = _FITS[key] = (kernels, Candidates(kernels, sig, cls))
+    return hit[1]
 
 
 def present_inputs(kernel_inputs: Sequence[str], sig_inputs: Sequence[str | None]) -> tuple[str, ...]:

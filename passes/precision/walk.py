@@ -29,7 +29,7 @@ from ascend_mp.dialects.ascend import AscendOp, CapsAttr, ConstOp, ListKindAttr
 from ascend_mp.dtypes import LOW_FLOATS, PRECISION_RANK
 from ascend_mp.ir.fast import has_one_use, next_op, operands_of, set_type, type_of
 from ascend_mp.passes.precision.decide import Decider, DecisionKey
-from ascend_mp.passes.precision.kernels import OpClass, Signature, op_class, primary
+from ascend_mp.passes.precision.kernels import OpClass, Signature, candidates, op_class, primary
 from ascend_mp.passes.precision.lattice import EXACT_WIDENING, cann
 from ascend_mp.passes.precision.options import PrecisionConfig
 from ascend_mp.passes.precision.plan import (
@@ -441,7 +441,7 @@ class Planner:
         if src is None:
             return False
         decider = self.decider
-        kernel = decider.candidates_for(decider.kernels(op, cls.op_type), sig, cls).find((src,), (dst,))
+        kernel = candidates(decider.kernels(op, cls.op_type), sig, cls).find((src,), (dst,))
         if kernel is None:
             return False
         self.commit(
