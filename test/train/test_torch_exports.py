@@ -81,3 +81,73 @@ def test_cli_trains_a_torch_export_and_saves_it(name: str, tmp_path: Path, capsy
     assert not np.allclose(ort(DATA / file, x_val), theirs, atol=1e-3)  # the saved weights are the trained ones
     reported = float(re.findall(r"test accuracy ([\d.]+)%", out)[-1])
     assert abs(reported - 100 * np.mean(theirs.argmax(1) == y_val)) <= 100 / 32 + 1e-9  # mixed vs fp32: one flip
+
+
+def _bn_model(path: Path, bn_inputs: list[list[str]], identities: dict[str, str] | None = None) -> None:
+    """x [N, 1, 8, 8] -> Conv -> one BatchNormalization per entry of `bn_inputs` (scale, bias, mean,
+    variance: initializers of ones, or zeros for names starting with zeros, b or m; `identities`
+    maps a name to the initializer an Identity node copies) -> GlobalAveragePool -> 2 logits."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    identities = identities or {}
+    names = {identities.get(n, n) for inputs in bn_inputs for n in inputs}
+    inits = [numpy_helper.from_array(np.full(2, 0.0 if n.startswith(("zeros", "b", "m")) else 1.0, np.float32), n) for n in sorted(names)]  # fmt: skip
+    inits.append(numpy_helper.from_array(np.ones((2, 1, 3, 3), np.float32), "w"))
+    nodes = [helper.make_node("Identity", [src], [n]) for n, src in identities.items()]
+    nodes.append(helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]))
+    h = "c"
+    for k, inputs in enumerate(bn_inputs):
+        nodes.append(helper.make_node("BatchNormalization", [h, *inputs], [f"bn{k}_y"], name=f"bn{k}"))
+        h = f"bn{k}_y"
+    nodes += [helper.make_node("GlobalAveragePool", [h], ["g"]), helper.make_node("Flatten", ["g"], ["logits"])]
+    graph = helper.make_graph(
+        nodes,
+        "merged",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, 8, 8])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 2])],
+        inits,
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def test_batch_norm_statistics_through_identity_warn(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The TorchScript exporter in eval mode gives BatchNorms their merged statistics through Identity
+    nodes: those BatchNorms cannot train their statistics, which a warning names."""
+    path = tmp_path / "identity.onnx"
+    _bn_model(path, [["s", "b", "m", "v"]], {"m": "zeros", "v": "ones"})
+    with caplog.at_level("WARNING", logger="ascend_mp.train"):
+        model = OnnxModel(path, batch=4)
+    assert model.batch_norms == []
+    (warning,) = [r.getMessage() for r in caplog.records if "BatchNormalization" in r.getMessage()]
+    assert warning.startswith(f"{path}: 1 BatchNormalization nodes keep fixed statistics in training")
+    assert warning.endswith(": bn0")
+
+
+@pytest.mark.parametrize(
+    ("bn_inputs", "message"),
+    [
+        (
+            [["ones", "zeros", "zeros", "ones"]],  # an eval-mode export: scale and running variance merged
+            "initializer 'ones' is the running variance of BatchNormalization 'bn0' and an input of 'bn0'",
+        ),
+        (
+            [["s0", "b0", "m", "v"], ["s1", "b1", "m", "v"]],  # two BatchNorms sharing their statistics
+            "initializer 'm' is the running mean of BatchNormalization 'bn0' and the running mean of BatchNormalization 'bn1'",
+        ),
+    ],
+    ids=["scale_is_variance", "two_batch_norms"],
+)
+def test_merged_batch_norm_statistics_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], bn_inputs: list[list[str]], message: str
+) -> None:
+    """An initializer that is a running statistic and anything else would be overwritten by the
+    statistics update after each step (it trained to chance): one error line, exit status 1."""
+    path, data = tmp_path / "merged.onnx", tmp_path / "d.npz"
+    _bn_model(path, bn_inputs)
+    np.savez(data, x=np.zeros((40, 1, 8, 8), np.float32), y=np.arange(40) % 2)
+    with pytest.raises(SystemExit) as exit_:
+        cli(["--model", str(path), "--data", str(data), "--epochs", "1", "-q"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 1
+    assert err.startswith(f"ascend-train: error: {path}: {message}: training would update one with the other")
+    assert err.count("\n") == 1
