@@ -9,6 +9,8 @@ prints each run's test accuracy per seed, the means and the fp32 - mixed gap in 
 target: within 0.5 points, mean of 3 seeds). `bench_archs` is `make bench`'s `archs` section:
 step time and training activations, mixed / fp32, on both architectures (batch 32), and the
 transformer's step against PyTorch CPU eager (1 thread) when the torch venv exists.
+`bench_torch_exports` is the `train-torch` section: the torch-exported CNN and transformer
+(test/train/data, `models/train_exports.py`) trained by the `ascend-train` command, fp32 vs mixed.
 """
 
 from __future__ import annotations
