@@ -22,6 +22,7 @@ Sections (each prints its rows as it finishes):
   accuracy   fp32 vs allow_mix_precision + dynamic loss scaling on digits (full training runs)
   archs      ResNet-style CNN and transformer (benchmarks/train_archs.py): mixed / fp32 step time and
              activations, the transformer's step vs PyTorch eager when the torch venv exists
+  train-torch  the torch-exported CNN and transformer (test/train/data) trained by ascend-train, fp32 vs mixed
 
     python benchmarks/run.py [--only SECTION ...] [--quick]
 """
@@ -677,6 +678,12 @@ def bench_archs(quick: bool) -> None:
     run(quick, report, Row)
 
 
+def bench_train_torch(quick: bool) -> None:
+    from benchmarks.train_archs import bench_torch_exports as run  # torch exports through ascend-train
+
+    run(quick, report, Row)
+
+
 def bench_iree(quick: bool) -> None:
     from benchmarks.iree_rows import bench_iree as run  # the IREE backend beside the interpreter
 
@@ -709,6 +716,7 @@ SECTIONS: dict[str, Callable[[bool], None]] = {
     "iree": bench_iree,
     "kernels": bench_kernels,
     "archs": bench_archs,
+    "train-torch": bench_train_torch,
     "userday-eval": bench_userday("eval"),
     "userday-emit": bench_userday("emit"),
     "userday-tune": bench_userday("tune"),

@@ -9,6 +9,8 @@ prints each run's test accuracy per seed, the means and the fp32 - mixed gap in 
 target: within 0.5 points, mean of 3 seeds). `bench_archs` is `make bench`'s `archs` section:
 step time and training activations, mixed / fp32, on both architectures (batch 32), and the
 transformer's step against PyTorch CPU eager (1 thread) when the torch venv exists.
+`bench_torch_exports` is the `train-torch` section: the torch-exported CNN and transformer
+(test/train/data, `models/train_exports.py`) trained by the `ascend-train` command, fp32 vs mixed.
 """
 
 from __future__ import annotations
@@ -103,11 +105,10 @@ def transformer(
         "merge_heads": np.array([0, tokens, dim], np.int64),
         "w_embed": r.normal(0, 1 / math.sqrt(features), (features, dim)).astype(F32),
         "pos": r.normal(0, 0.1, (tokens, dim)).astype(F32),
-        "scale": np.array(1 / math.sqrt(dh), F32),
-        "rsqrt2": np.array(1 / math.sqrt(2), F32),
-        "one": np.array(1.0, F32),
-        "half": np.array(0.5, F32),
     }
+    # the scalar constants are Constant nodes, as exporters write them: as initializers they would
+    # be trained (float initializers are the parameters), which no transformer does
+    constants = {"scale": 1 / math.sqrt(dh), "rsqrt2": 1 / math.sqrt(2), "one": 1.0, "half": 0.5}
     for n in ("ln1", "ln2", "ln3"):
         inits[f"{n}_g"], inits[f"{n}_b"] = np.ones(dim, F32), np.zeros(dim, F32)
     for n in ("wq", "wk", "wv", "wo"):
@@ -120,6 +121,10 @@ def transformer(
     inits["fc_b"] = np.zeros(classes, F32)
     n = helper.make_node
     nodes = [
+        *(
+            n("Constant", [], [k], name=k, value=numpy_helper.from_array(np.array(v, F32)))
+            for k, v in constants.items()
+        ),
         n("Reshape", ["x", "in_shape"], ["t"], name="tokens"),
         n("MatMul", ["t", "w_embed"], ["e"], name="embed"),
         n("Add", ["e", "pos"], ["h0"], name="position"),
@@ -343,6 +348,64 @@ def bench_archs(quick: bool, report: Callable[[Any], None], Row: Any) -> None:
             ratio = step_seconds["transformer-digits"] / eager
             report(Row("transformer training step: interpreter (mixed) / PyTorch eager (1 thread)", ratio, "x", 3.0,
                        note=f"({1000 * eager:.2f} ms in PyTorch)"))  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------
+# make bench --only train-torch: the torch exports, through the ascend-train command line
+# --------------------------------------------------------------------------------------
+
+TORCH_EXPORTS = Path(__file__).resolve().parent.parent / "test" / "train" / "data"
+"""`models/train_exports.py` writes them (with torch); committed, so this needs no torch."""
+TORCH_RUNS = {"ResNet-style CNN": ("torch_resnet_cnn.onnx", (1, 8, 8)), "TransformerEncoderLayer": ("torch_transformer.onnx", (8, 8))}  # fmt: skip
+"""label -> (file, example shape: a digit as a 1x8x8 image, or its 8 rows as 8 tokens)."""
+
+
+def ascend_train_accuracy(model: Path, data: Path, val: Path, seed: int, mixed: bool, epochs: int) -> float:
+    """`ascend-train --model model --data data --val val` with defaults but the epochs and seed:
+    fp32 (`--precision_mode none --loss-scale none`) or allow_mix_precision with dynamic loss
+    scaling; the test accuracy (%) it reports."""
+    import re
+
+    mode = (
+        ["--precision_mode", "allow_mix_precision"] if mixed else ["--precision_mode", "none", "--loss-scale", "none"]
+    )
+    cmd = [str(Path(sys.executable).parent / "ascend-train"), "--model", str(model), "--data", str(data), "--val", str(val),
+           "--epochs", str(epochs), "--seed", str(seed), "-q", *mode]  # fmt: skip
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return float(re.findall(r"test accuracy ([\d.]+)%", out)[-1])
+
+
+def bench_torch_exports(quick: bool, report: Callable[[Any], None], Row: Any) -> None:
+    """`make bench --only train-torch`: the torch-exported CNN and transformer trained on digits by
+    `ascend-train --model x.onnx --data train.npz --val test.npz --epochs 10` (momentum 0.02,
+    batch 32; the seed shuffles and draws the dropout masks, the weights are the exported ones),
+    fp32 vs allow_mix_precision with dynamic loss scaling, mean of seeds 0, 1, 2 (seed 0, 2
+    epochs with --quick): the gap's budget is 0.5 points."""
+    import tempfile
+
+    from ascend_mp.train.data import load_digits
+
+    seeds, epochs = ((0,), 2) if quick else ((0, 1, 2), 10)
+    digits = load_digits(image=True)
+    print(
+        f"train-torch: torch exports on digits via ascend-train, {epochs} epochs, seeds {list(seeds)}; fp32 vs mixed + dynamic"
+    )
+    with tempfile.TemporaryDirectory() as d:
+        for label, (file, shape) in TORCH_RUNS.items():
+            data, val = Path(d) / "train.npz", Path(d) / "val.npz"
+            np.savez(data, x=digits.x_train.reshape(-1, *shape).astype(F32), y=digits.y_train)
+            np.savez(val, x=digits.x_test.reshape(-1, *shape).astype(F32), y=digits.y_test)
+            acc = {
+                m: [ascend_train_accuracy(TORCH_EXPORTS / file, data, val, s, m == "mixed", epochs) for s in seeds]
+                for m in ("fp32", "mixed")
+            }
+            per_seed = "; ".join(f"{m} {' '.join(f'{a:.2f}' for a in v)}" for m, v in acc.items())
+            means = {m: float(np.mean(v)) for m, v in acc.items()}
+            report(Row(f"torch {label} on digits: test accuracy, fp32", means["fp32"], "%", note=f"({per_seed})"))
+            report(Row(f"torch {label} on digits: test accuracy, mixed", means["mixed"], "%"))
+            report(
+                Row(f"torch {label} on digits: |fp32 - mixed| accuracy", abs(means["fp32"] - means["mixed"]), "pt", 0.5)
+            )
 
 
 def main() -> None:

@@ -259,16 +259,27 @@ class OnnxModel:
                     self.params.append(OnnxParam(const, shape(op.results[0]), init))
                     used.add(init)
         self.batch_norms: list[_BatchNorm] = []
+        fixed: list[str] = []
         for op in self.main.body.blocks[0].ops:
             if isinstance(op, A.BNInferOp):
                 stats = [self._param_of(v) for v in (op.mean, op.variance)]
-                if None in stats:
-                    continue  # computed statistics: inference only
+                if None in stats:  # computed statistics: inference only
+                    fixed.append(op.node_name.data if op.node_name is not None else "?")
+                    continue
                 mean, var = stats
                 assert mean is not None and var is not None
                 self.params[mean].role, self.params[var].role = "running_mean", "running_var"
                 name = op.node_name.data if op.node_name is not None else f"bn_{len(self.batch_norms)}"
                 self.batch_norms.append(_BatchNorm(name, mean, var, float(momenta.get(name, 0.9))))
+        self._check_statistics_unshared()
+        if fixed:
+            logging.getLogger("ascend_mp.train").warning(
+                "%s: %d BatchNormalization nodes keep fixed statistics in training (their running mean and variance "
+                "are not initializers of their own, e.g. an exporter's Identity of another initializer): %s",
+                self.path,
+                len(fixed),
+                ", ".join(fixed[:5]) + (", ..." if len(fixed) > 5 else ""),
+            )
         self.frozen = sorted(
             n for n, a in self.initializers.items() if a.dtype.kind == "f" and n not in used and n in self._consumed
         )
@@ -280,6 +291,32 @@ class OnnxModel:
                 len(self.frozen),
                 ", ".join(self.frozen[:5]) + (", ..." if len(self.frozen) > 5 else ""),
             )
+
+    def _check_statistics_unshared(self) -> None:
+        """Running statistics are updated after each step, so an initializer that is one BatchNorm's
+        running mean or variance may be nothing else (the TorchScript exporter in eval mode merges
+        equal initializers: every BatchNorm's ones and zeros would become one tensor)."""
+        owner: dict[int, str] = {}
+        for bn in self.batch_norms:
+            for i, what in ((bn.mean, "running mean"), (bn.var, "running variance")):
+                if i in owner:
+                    self._shared(i, owner[i], f"the {what} of BatchNormalization '{bn.name}'")
+                owner[i] = f"the {what} of BatchNormalization '{bn.name}'"
+        stat_positions = {k for k, (n, _) in enumerate(A.BNInferOp.get_irdl_definition().operands) if n in ("mean", "variance")}  # fmt: skip
+        for op in self.main.body.blocks[0].ops:
+            stats = stat_positions if isinstance(op, A.BNInferOp) else set[int]()
+            for k, v in enumerate(op.operands):
+                i = self._param_of(v)
+                if i in owner and k not in stats:
+                    node = op.node_name.data if isinstance(op, A.AscendOp) and op.node_name is not None else op.name
+                    self._shared(i, owner[i], f"an input of '{node}'")
+
+    def _shared(self, i: int, first: str, second: str) -> None:
+        raise AscendError(
+            f"{self.path}: initializer '{self.params[i].initializer}' is {first} and {second}: training would update "
+            "one with the other (an exporter merged equal initializers; the TorchScript exporter does so in eval "
+            "mode: export with the model in training mode and its BatchNorm layers in eval mode)"
+        )
 
     def _dropout_of(self, op: Operation) -> str | None:
         """The marker of `op` if it is a Dropout's `Mul(x, marker)`."""

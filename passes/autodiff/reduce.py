@@ -109,8 +109,15 @@ LAYER_NORM_GRAD_EPSILON = 1e-7
 
 @rule(A.LayerNormOp)
 def _layer_norm(c: GradContext) -> Grads:
-    """LayerNormGrad when LayerNorm uses its default epsilon and one axis for statistics and
-    parameters; otherwise the same formula in elementwise ops."""
+    """LayerNormGrad when the statistics and the parameters start at one axis; otherwise the same
+    formula in elementwise ops.
+
+    LayerNormGrad has no epsilon (it adds LayerNorm's default, 1e-7, to the variance), so for
+    another epsilon (ONNX's and PyTorch's 1e-5) it gets `variance + (epsilon - 1e-7)`. The fused
+    op matters under mixed precision: a vector op, it computes the two means over the normalised
+    axes and `g - mean(g) - xhat * mean(g * xhat)` in fp32 and rounds dx once, where the
+    elementwise formula rounds every activation-sized intermediate to fp16 (and keeps them alive:
+    more memory)."""
     c.only(0)
     op, e = c.op, c.e
     assert isinstance(op, A.LayerNormOp)
@@ -120,9 +127,12 @@ def _layer_norm(c: GradContext) -> Grads:
     norm = op.begin_norm_axis % rank
     params = op.begin_params_axis % rank
     eps = op.epsilon
-    if norm == params and math.isclose(eps, LAYER_NORM_GRAD_EPSILON, rel_tol=1e-6):
+    if norm == params:
+        variance = op.variance
+        if not math.isclose(eps, LAYER_NORM_GRAD_EPSILON, rel_tol=1e-6):
+            variance = e.add(variance, e.const(eps - LAYER_NORM_GRAD_EPSILON, dtype(op.x)))
         g = e.op(
-            A.LayerNormGradOp, dy, op.x, op.variance, op.mean, op.gamma, types=[op.x.type, op.gamma.type, op.beta.type]
+            A.LayerNormGradOp, dy, op.x, variance, op.mean, op.gamma, types=[op.x.type, op.gamma.type, op.beta.type]
         )
         return [g.results[0], g.results[1], g.results[2]]
     axes = list(range(norm, rank))

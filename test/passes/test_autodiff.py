@@ -611,8 +611,34 @@ def test_errors_for_bad_functions() -> None:
         differentiate(module)
 
 
-def test_layer_norm_other_epsilon_and_axes() -> None:
-    """Without LayerNormGrad's assumptions (default epsilon, one axis) the rule uses elementwise ops."""
+@pytest.mark.parametrize("epsilon", [1e-5, 1e-3])
+def test_layer_norm_other_epsilon_uses_layer_norm_grad(epsilon: float) -> None:
+    """LayerNormGrad adds its own epsilon (1e-7) to the variance: another epsilon (ONNX's and
+    PyTorch's 1e-5) reaches it as `variance + (epsilon - 1e-7)`; float64 finite differences agree."""
+
+    def body(e: Emitter, a: list[SSAValue]) -> SSAValue:
+        stat = tensor((2, 3, 1))
+        return e.op(
+            A.LayerNormOp,
+            a[0],
+            a[1],
+            a[2],
+            types=[tensor((2, 3, 4)), stat, stat],
+            begin_norm_axis=2,
+            begin_params_axis=2,
+            epsilon=epsilon,
+        ).results[0]
+
+    module = build([(2, 3, 4), (4,), (4,)], body)
+    # a row of nearly equal values: the variance is of the order of epsilon, so a wrong epsilon shows
+    x = rand(2, 3, 4, low=-2, high=2)
+    x[0, 1] = 0.5 + 1e-2 * rand(4, seed=3)
+    check(module, [x, rand(4, seed=1), rand(4, seed=2)], rtol=1e-5)
+    assert "ascend.LayerNormGrad" in print_module(module)
+
+
+def test_layer_norm_statistics_and_parameters_on_other_axes() -> None:
+    """Without LayerNormGrad's assumption (statistics and parameters from one axis) the rule uses elementwise ops."""
 
     def body(e: Emitter, a: list[SSAValue]) -> SSAValue:
         stat = tensor((2, 1, 1))

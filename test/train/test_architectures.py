@@ -39,7 +39,7 @@ def test_models_predict_as_onnxruntime(tmp_path: Path, make, shape: tuple[int, .
 
 
 def test_transformer_on_breast_cancer_mixed_matches_fp32() -> None:
-    """One seed, 6 epochs (the script trains 12) on the 456 training examples: both runs reach > 90% and differ
+    """One seed, 6 epochs (the script trains 30) on the 456 training examples: both runs reach > 90% and differ
     by at most 2 of the 113 test examples (1.8 points). The 0.5-point target is for the mean of
     3 seeds (the script); on one seed and 113 examples one example is 0.9 points, and fp16
     rounding may flip a borderline prediction or two."""
