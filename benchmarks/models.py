@@ -120,7 +120,22 @@ def bench_models(quick: bool, report: Callable[[Any], None], row: Callable[..., 
         )
         report(row(f"{label}: interpreter mixed / onnxruntime", t_mixed / t_ort, "x", note=f"({t_mixed * 1e3:.1f} ms)"))
         report(row(f"{label}: interpreter mixed / fp32", t_mixed / t_fp32, "x", budget_mixed, note=_rounding()))
-        report(row(f"{label}: fp32 error vs onnxruntime", _err(y, ref), "rel", 1e-5))
+        # The zoo tolerance (docs/design.md §10): 1e-5, or twice onnxruntime's own spread between its optimisation
+        # levels where that is larger (the deep ResNets), measured here on the same inputs.
+        plain = ort.SessionOptions()
+        plain.intra_op_num_threads = plain.inter_op_num_threads = 1
+        plain.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        unoptimised = ort.InferenceSession(str(path), plain, providers=["CPUExecutionProvider"]).run(None, feed)
+        spread = _err(unoptimised, ref)
+        report(
+            row(
+                f"{label}: fp32 error vs onnxruntime",
+                _err(y, ref),
+                "rel",
+                max(1e-5, 2 * spread),
+                note=f"(budget: 1e-5 or twice onnxruntime's own spread between its optimisation levels, {spread:.2g})",
+            )
+        )
         if exact is not None:  # the 1e-5 budget against onnxruntime's own distance from exact (README)
             report(row(f"{label}: fp32 error vs float64 (same graph)", _err(y, exact), "rel"))
             report(row(f"{label}: onnxruntime error vs float64 (same graph)", _err(ref, exact), "rel"))
