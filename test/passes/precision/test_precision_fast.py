@@ -47,7 +47,7 @@ from ascend_mp.passes.precision import (
 from ascend_mp.passes.store_weights import store_low_weights
 from benchmarks.graphs import chain_module
 
-INPUTS = Path(__file__).parents[1] / "filecheck" / "Inputs"
+INPUTS = Path(__file__).parents[2] / "filecheck" / "Inputs"
 
 GRAPH = """func.func @g(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>, %h: tensor<8x8xf16>, %i: tensor<8xi32>) -> (tensor<8x8xf16>, tensor<8x8xf32>, tensor<8x8xf16>, tensor<8xi32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) {
   %c = ascend.Const dense<0.5> : tensor<8x8xf32> {name = "weight"}
