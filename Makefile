@@ -43,9 +43,11 @@ bench: setup
 	$(BIN)/python benchmarks/run.py
 
 # The model zoo (CNNs, ViT, BERT, GPT-2, LSTM, GRU; random weights) from both torch exporters into models/out (git-ignored); torch 2.13.0 from the index is a CPU build.
+# Then its skeletons (models/zoo, committed: the graphs with each large weight as statistics), which make test redraws where models/out is absent.
 models: setup
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,models]'
 	$(BIN)/python models/export.py
+	$(BIN)/python models/skeleton.py
 
 # The long tail: 28 architectures beyond the zoo (torchvision, segmentation, ViT/Swin, HF encoders, encoder-decoders,
 # decoder-only LLMs, speech encoders), both exporters, imported and checked against onnxruntime and under every mode.

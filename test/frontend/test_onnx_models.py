@@ -12,6 +12,7 @@ Two sets:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from zoo_util import ZooModel, session, zoo, zoo_param
 from ascend_mp.errors import AscendError
 from ascend_mp.frontend import import_onnx
 from ascend_mp.interpreter.runner import Program
-from ascend_mp.ir import make_context
+from ascend_mp.ir import isolated_store, make_context
 from ascend_mp.modes import V1_MODES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,6 +70,14 @@ def test_fixture_compiles_under_every_mode(name: str, exporter: str, mode: str) 
 
 
 ZOO_MODELS = zoo()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_store() -> Iterator[None]:
+    """Each test's weights leave the process-wide blob store when it ends: otherwise every model's fp32, fp16 and
+    bf16 weights (hex text, twice their bytes, and a numpy copy) stay until pytest exits."""
+    with isolated_store():
+        yield
 
 
 @pytest.mark.parametrize("model", [zoo_param(m) for m in ZOO_MODELS])
