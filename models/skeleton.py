@@ -4,22 +4,26 @@
     python models/skeleton.py --src DIR --dst DIR
 
 A skeleton (`<name>.<exporter>.onnx` in models/zoo) is the export itself (graph, opset, inputs,
-outputs, node attributes, every integer tensor and every float tensor of at most `KEEP` elements, byte
-for byte) except that the nodes' metadata and doc strings (the dynamo exporter's stack traces and module paths, which
-name the exporting machine's files; the importer reads none of them) are dropped and each larger float tensor, an initializer or a `Constant`'s value, keeps only its
-name, type, shape and statistics: per row of its first axis (per tensor when it is 1-D or its rows are
-shorter than `ROW`) the mean, standard deviation, minimum and maximum, float32 [rows, 4] in `raw_data`,
-the tensor marked by `MARK` in its `doc_string`. A tensor with a non-finite element is kept whole.
-`<name>.inputs.npz` holds the model's inputs the same way: an array of at most `KEEP_INPUT` bytes
-exactly, a larger float array as `<input>__stats` and `<input>__shape`.
+outputs, node attributes; every integer tensor, every 1-D tensor such as a bias or a BatchNorm parameter,
+every float tensor of at most `KEEP` elements and every tensor with a non-finite element, byte for
+byte) with two things left out. The nodes' metadata and doc strings (the dynamo exporter's stack traces,
+which name the exporting machine's files; the importer reads none of them). And each larger float
+tensor of two or more dimensions, an initializer or a `Constant`'s value: it keeps its name, type and
+shape, and in `raw_data` float32 [rows, 4] statistics, per row of its first axis (per tensor when the
+rows are shorter than `ROW`): mean, standard deviation, minimum, maximum; a Conv's weight then also
+float32 [channels, 2], the mean and standard deviation of each of the Conv's output channels on the
+model's inputs. `MARK` and a JSON record (`rows`, `out`: the channel count) in its `doc_string` mark it.
+`<name>.inputs.npz` holds the model's inputs: an array of at most `KEEP_INPUT` bytes exactly, a larger
+float array as `<input>__stats`, `<input>__shape` and `<input>__dtype`.
 
 `materialise` draws every marked tensor again, per row with the recorded mean and standard deviation:
 uniform where the row's range is that of a uniform sample (torch's default init), else normal; clipped
-to [min, max] (so a BatchNorm variance stays positive and a constant row stays exactly constant); from
-a generator seeded by the tensor's name, so the same skeleton always gives the same model. The redrawn model runs the same
-graph on weights of the same scale and spread as the export's (torch's random init), not the same
-weights: checks against onnxruntime and the float64 interpreter hold for any weights, so they run on
-the skeletons where the exports are absent (CI, which has no torch). Only numpy and onnx are needed.
+to [min, max]; from a generator seeded by the tensor's name, so the same skeleton always gives the same
+model. Then `calibrate` gives each Conv's output channels the export's mean and std again (onnxruntime).
+The redrawn model runs the same graph on weights of the same scale and spread as the export's (torch's
+random init), not the same weights: checks against onnxruntime and the float64 interpreter hold for
+any weights, so the zoo tests run on the skeletons where the exports are absent (CI, which has no
+torch). Needs numpy, onnx and onnxruntime (the test extra), not torch.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ ROW = 16
 KEEP_INPUT = 65536
 """Input arrays of at most this many bytes are kept exactly (token ids, masks, sequences); larger: statistics."""
 MARK = "ascend-mp skeleton: "
-"""`doc_string` prefix of a tensor whose `raw_data` holds float32 [rows, 4] statistics (JSON after it)."""
+"""`doc_string` prefix of a tensor whose `raw_data` holds statistics (a JSON record after it)."""
 SEED = 0
 UNIFORM = 3.6
 """A row whose range is at most this many standard deviations is redrawn uniform (a uniform sample spans 2*sqrt(3)

@@ -19,7 +19,7 @@ from lowering_util import ENVELOPE, FLOOR, interpret, iree_run, rel_err, with_mo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "frontend"))  # the zoo's tolerances
 from test_onnx_models import ZOO_MODELS, ZOO_TOL  # noqa: E402
-from zoo_util import ZooModel, session, zoo_param  # noqa: E402
+from zoo_util import REDRAWN, ZooModel, session, zoo_param  # noqa: E402
 
 from ascend_mp.errors import AscendError  # noqa: E402
 from ascend_mp.frontend import import_onnx  # noqa: E402
@@ -51,6 +51,7 @@ MODES_OPT_IN = {
 """Models whose every-mode compiles `make test` leaves out, and why."""
 
 Array = np.ndarray[Any, Any]
+WHICH = " (redrawn)" if REDRAWN else ""
 
 
 @pytest.mark.parametrize("model", [zoo_param(m, FP32_OPT_IN.get(m.name)) for m in ZOO_MODELS])
@@ -61,7 +62,9 @@ def test_zoo_fp32_matches_onnxruntime(model: ZooModel) -> None:
     want = ort.run(None, feed)[0]
     (y,) = iree_run(import_onnx(str(path)), "main", *feed.values())[:1]
     err = rel_err(y, want)
-    print(f"{model.stem} fp32: IREE vs onnxruntime {err:.3g}")  # the figures of docs/usage/lowering.md (pytest -s)
+    print(
+        f"{model.stem}{WHICH} fp32: IREE vs onnxruntime {err:.3g}"
+    )  # the figures of docs/usage/lowering.md (pytest -s)
     assert err <= ZOO_TOL.get(model.name, FP32_TOL), f"{path.name}: IREE fp32 vs onnxruntime {err:.3g}"
 
 
@@ -84,7 +87,7 @@ def test_zoo_modes_within_interpreter_envelope(model: ZooModel) -> None:
         ours = iree_run(decided, "main", *feed)[0]
         theirs = interpret(decided, "main", *feed)[0]
         e_iree, e_interp = rel_err(ours, ref), rel_err(theirs, ref)
-        print(f"{model.stem} {mode}: IREE {e_iree:.3g} interpreter {e_interp:.3g} vs float64")
+        print(f"{model.stem}{WHICH} {mode}: IREE {e_iree:.3g} interpreter {e_interp:.3g} vs float64")
         if not e_iree <= ENVELOPE * e_interp + FLOOR:
             bad.append(f"{mode}: IREE {e_iree:.3g} vs interpreter {e_interp:.3g}")
     assert not bad, f"{path.name}: {bad}"
