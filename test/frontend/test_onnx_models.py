@@ -6,8 +6,8 @@ Two sets:
 * the zoo (resnet18/50, mobilenet_v2, efficientnet_b0, vgg11, vit, bert_eager, bert_sdpa,
   gpt2, lstm, gru from both exporters; test/zoo_util.py): the exports of `make models`
   (models/out) where present, else the committed skeletons redrawn (the same graphs, weights
-  drawn from the exports' statistics), so CI runs it too. vgg11 (130M weights) only with
-  ASCEND_MP_ZOO_LARGE=1.
+  drawn from the exports' statistics), so CI runs it too. vgg11 and resnet50 only with
+  ASCEND_MP_ZOO_LARGE=1 (test/zoo_util.py says why).
 """
 
 from __future__ import annotations
