@@ -42,11 +42,14 @@ demo: setup
 bench: setup
 	$(BIN)/python benchmarks/run.py
 
-# The model zoo (CNNs, ViT, BERT, GPT-2, LSTM, GRU; random weights) from both torch exporters into models/out (git-ignored),
-# and the two torch exports the training tests train (test/train/data, committed); torch 2.13.0 from the index is a CPU build.
+# The model zoo (CNNs, ViT, BERT, GPT-2, LSTM, GRU; random weights) from both torch exporters into models/out (git-ignored);
+# then its skeletons (models/zoo, committed: the graphs with each large weight as statistics), which make test redraws
+# where models/out is absent, and the two torch exports the training tests train (test/train/data, committed).
+# torch 2.13.0 from the index is a CPU build.
 models: setup
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,models]'
 	$(BIN)/python models/export.py
+	$(BIN)/python models/skeleton.py
 	$(BIN)/python models/train_exports.py
 
 # The long tail: 28 architectures beyond the zoo (torchvision, segmentation, ViT/Swin, HF encoders, encoder-decoders,

@@ -17,13 +17,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from zoo_util import SOURCE, ZooModel
 
 from ascend_mp.ir import isolated_store, parse_module, print_module
 from ascend_mp.passes.precision import PrecisionPlan, apply_plan, decide_precision, load_config, precision_rewrite
 from ascend_mp.passes.store_weights import store_low_weights
 from ascend_mp.resources import resource_array, storage, store_blob
-
-ZOO = Path(__file__).resolve().parents[2] / "models" / "out"
 
 
 def _blob(values: list[float], fmt: str) -> str:
@@ -196,13 +195,9 @@ FIXTURES = Path(__file__).parents[1] / "fixtures" / "onnx"
 
 
 def _zoo(name: str) -> Path:
-    """A legacy export: the committed fixture (MLP, LeNet-5) or the `make models` zoo."""
+    """A legacy export: the committed fixture (MLP, LeNet-5) or the zoo's (test/zoo_util.py)."""
     path = FIXTURES / f"{name}.legacy.onnx"
-    if not path.exists():
-        path = ZOO / f"{name}.legacy.onnx"
-    if not path.exists():
-        pytest.skip(f"no {path.name} in models/out (make models)")
-    return path
+    return path if path.exists() else ZooModel(name, "legacy", SOURCE).path()
 
 
 @pytest.mark.parametrize("model", ["lenet", "bert_sdpa"])
