@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ascend_mp.interpreter.compare import (
         ALL_V1_MODES,
-        DIVERGENCE_THRESHOLD,
         Attribution,
         ModeResult,
         OpError,
         attribute_errors,
         compare_modes,
     )
+    from ascend_mp.interpreter.numerics import DIVERGENCE_THRESHOLD
     from ascend_mp.interpreter.runner import Program, TensorSpec, run_function
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
 ]
 
 _HOME = {name: "compare" for name in __all__} | {
+    "DIVERGENCE_THRESHOLD": "numerics",
     "Program": "runner",
     "TensorSpec": "runner",
     "run_function": "runner",

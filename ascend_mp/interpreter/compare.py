@@ -41,11 +41,9 @@ from xdsl.ir import Operation, SSAValue
 from ascend_mp.dialects.ascend import AscendOp, op_type
 from ascend_mp.dtypes import LOW_FLOATS, tensor_dtype
 from ascend_mp.errors import AscendError
+from ascend_mp.interpreter.numerics import DIVERGENCE_THRESHOLD
 from ascend_mp.interpreter.runner import Program
 from ascend_mp.modes import V1_MODES
-
-DIVERGENCE_THRESHOLD = 1e-2
-"""Default threshold of :attr:`Attribution.first_divergent`: about ten float16 ulps of relative error."""
 
 ALL_V1_MODES: tuple[str, ...] = V1_MODES
 """Every `precision_mode` value (aliases included: they must agree)."""

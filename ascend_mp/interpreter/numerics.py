@@ -26,6 +26,10 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)
 FLOATS = frozenset((F16, BF16, F32, F64))
+
+DIVERGENCE_THRESHOLD = 1e-2
+"""Relative error above which an op's result diverges from its float64 reference (the default threshold of
+:attr:`~ascend_mp.interpreter.compare.Attribution.first_divergent`): about ten float16 ulps."""
 """The numpy float dtypes the interpreter models."""
 
 Array = np.ndarray[Any, Any]

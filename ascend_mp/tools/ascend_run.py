@@ -60,7 +60,7 @@ def _seed(text: str) -> int:
 
 def add_compare_arguments(p: argparse.ArgumentParser) -> None:
     """The comparison options besides --compare-modes (the comparison code loads only when one is used)."""
-    from ascend_mp.interpreter import DIVERGENCE_THRESHOLD
+    from ascend_mp.interpreter.numerics import DIVERGENCE_THRESHOLD
 
     p.add_argument(
         "--samples",
