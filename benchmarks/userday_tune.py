@@ -99,7 +99,9 @@ def tune_rows(quick: bool, tmp: Path, report: Callable[[Any], None], row: Callab
             continue
         model, inputs = str(MODELS / f"{name}.legacy.onnx"), str(MODELS / f"{name}.inputs.npz")
         t_anchor, out, _rc = _cpu_of([sys.executable, "-c", _ANCHOR, model, inputs, str(RTOL), str(ATOL)], 3600)
-        anchor = json.loads(out.rsplit("RESULT ", 1)[1]) if "RESULT " in out else {"error": f"no result: {out[-200:]}"}
+        anchor: dict[str, Any] = (
+            json.loads(out.rsplit("RESULT ", 1)[1]) if "RESULT " in out else {"error": f"no result: {out[-200:]}"}
+        )
         anchor_text = (
             f"auto_convert_mixed_precision: failed ({anchor['error']})"
             if anchor.get("error")

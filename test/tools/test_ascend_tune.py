@@ -265,7 +265,9 @@ def test_ops_without_a_high_kernel_are_not_candidates(tmp_path: Path, capsys: py
     assert code == 0, err
     r = json.loads(out)
     assert r["stay_low"] == {} and "conv" in keep.read_text().split()
-    fp32, mixed = _emitted_outputs(tmp_path / "m.onnx", tmp_path / "d.npz", tmp_path, capsys, op_info, f"--keep_dtype={keep}")
+    fp32, mixed = _emitted_outputs(
+        tmp_path / "m.onnx", tmp_path / "d.npz", tmp_path, capsys, op_info, f"--keep_dtype={keep}"
+    )
     assert np.allclose(fp32, mixed, rtol=1e-5, atol=1e-7)
 
 
