@@ -14,8 +14,12 @@ measures what users care about on their data):
    (`ascend_mp.interpreter.compare.attribute_errors`, on the first samples): the op whose
    own output is furthest from the float64 reference first, ties in program order.
 4. Bisect the shortest prefix of the ranking that meets the tolerance (keeping more ops
-   high never makes it worse in practice; the result is checked, not assumed).
-5. Prune: drop what the prefix does not need, halves first, then single ops.
+   high never makes it worse in practice; the result is checked, not assumed). Where that
+   prefix is over 90% of the candidates (the ranking singled out nothing: in a CNN the early
+   ops' rounding, small where it happens, runs through the whole model), bisect program order
+   too, earliest first, and take the shorter prefix.
+5. Prune: drop what the prefix does not need, halves first, then single ops (a round of
+   halves where nothing could go is followed by single ops).
 6. Generalise to op types: `black-list` `to-add` with the op types of the kept ops, for
    `--modify_mixlist`; kept only if it meets the tolerance too.
 
@@ -465,15 +469,13 @@ def _search(
             f"{missed}{_stay_low_text(stay_low, ' (')}",
         )
     ranked = rank(ev, candidates)
-    lo, hi = 0, len(ranked)  # the shortest meeting prefix is in (lo, hi]
-    best = (m_all, all_high)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        ok_mid, m_mid, d_mid = check(ranked[:mid])
-        if ok_mid:
-            hi, best = mid, (m_mid, d_mid)
-        else:
-            lo = mid
+    hi, best = _shortest_prefix(ranked, (m_all, all_high), check)
+    if 10 * hi > 9 * len(ranked):  # the ranking singled out nothing (CNNs: early ops' rounding runs through all)
+        chosen = set(candidates)
+        in_order = [n for n in low if n in chosen]  # program order: low_ops walks the program
+        hi_order, best_order = _shortest_prefix(in_order, (m_all, all_high), check)
+        if hi_order < hi:
+            ranked, hi, best = in_order, hi_order, best_order
     keep = ranked[:hi]
     keep, best = _prune(keep, best, check)
     types = sorted({kind for n in keep for kind in low[n][0]})
@@ -482,6 +484,21 @@ def _search(
     if not ok_t:
         message += f"; blacklisting their op types ({', '.join(types)}) does not meet the tolerance: use --keep_dtype"
     return result(True, keep, types if ok_t else None, best[0], best[1], by_type if ok_t else None, message)
+
+
+def _shortest_prefix(
+    order: list[str], best: tuple[Metrics, Any], check: Callable[..., tuple[bool, Metrics, Any]]
+) -> tuple[int, tuple[Metrics, Any]]:
+    """Bisect the shortest prefix of `order` that meets the tolerance (all of it does: `best` is its evaluation)."""
+    lo, hi = 0, len(order)  # the shortest meeting prefix is in (lo, hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        ok_mid, m_mid, d_mid = check(order[:mid])
+        if ok_mid:
+            hi, best = mid, (m_mid, d_mid)
+        else:
+            lo = mid
+    return hi, best
 
 
 def _stay_low_text(stay_low: dict[str, tuple[str, ...]], lead: str) -> str:
@@ -511,17 +528,18 @@ def _quiet() -> Iterator[None]:
 def _prune(
     keep: list[str], best: tuple[Metrics, Any], check: Callable[..., tuple[bool, Metrics, Any]]
 ) -> tuple[list[str], tuple[Metrics, Any]]:
-    """Drop kept ops the tolerance does not need: halves of the set first, then single ops (last ranked first)."""
+    """Drop kept ops the tolerance does not need: halves of the set first, then single ops (last ranked first).
+    A round of chunks where none could go means the needed ops are dense: the next round is single ops."""
     chunk = len(keep) // 2
     while chunk >= 1:
-        i = len(keep) - chunk
+        i, dropped = len(keep) - chunk, False
         while i >= 0 and len(keep) > 1:
             trial = keep[:i] + keep[i + chunk :]
             ok, m, d = check(trial)
             if ok:
-                keep, best = trial, (m, d)
+                keep, best, dropped = trial, (m, d), True
             i -= chunk
-        chunk //= 2
+        chunk = chunk // 2 if dropped else min(chunk // 2, 1)
     return keep, best
 
 
