@@ -562,8 +562,10 @@ def format_result(r: TuneResult) -> str:
             )
     if r.total_flops:
         share = lambda f: f"{100 * f / r.total_flops:.1f}%"  # noqa: E731
-        line = f"estimated FLOPs in low precision: {share(r.low_flops_before)} before, {share(r.low_flops_after)} with --keep_dtype"
-        if r.low_flops_by_type is not None:
+        line = f"estimated FLOPs in low precision: {share(r.low_flops_before)} before"
+        if r.met:  # no files otherwise
+            line += f", {share(r.low_flops_after)} with --keep_dtype"
+        if r.met and r.low_flops_by_type is not None:
             line += f", {share(r.low_flops_by_type)} with --modify_mixlist"
         lines.append(line)
     if r.keep:

@@ -253,6 +253,8 @@ def test_ops_without_a_high_kernel_are_not_candidates(tmp_path: Path, capsys: py
     assert code == 1 and err.count("\n") == 1 and "not reachable" in err
     assert "1 ops stay low whatever --keep_dtype says" in err and "Conv2D x1" in err
     assert json.loads(out)["stay_low"] == {"conv": ["Conv2D"]}
+    code, out, err = run_main(tune_main, args, capsys)
+    assert code == 1 and "with --keep_dtype" not in out  # no file, no share for it
     table = json.loads((Path(__file__).parents[2] / "ascend_mp/opinfo/data/aic-ascend910-ops-info.json").read_text())
     conv = table["Conv2D"]
     for key, entry in conv.items():
