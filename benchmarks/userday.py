@@ -1,14 +1,10 @@
 """The `userday` section of benchmarks/run.py: the budgets of the user's-day tools (docs/usage/walkthrough.md).
 
-- eval: `ascend-eval` on resnet18 over 64 random images (8 with --quick), 6 modes: its CPU time against the bare interpreter
+- eval: `ascend-eval` on resnet18 over 256 random images (8 with --quick), 6 modes: its CPU time against the bare interpreter
   runs it does (the same programs, built the same way, run over the same batches by a plain loop);
   budget: at most 10% overhead. Also images/s with all cores.
-- tune: `ascend-tune` against onnxconverter-common's `auto_convert_mixed_precision` on the zoo's
-  mobilenet_v2, bert_sdpa and resnet50 (their inputs.npz, one sample each): evaluations, CPU seconds, ops
-  kept in fp32. The tolerance: the anchor's `np.allclose(rtol=1e-2, atol=1e-3)` against fp32 onnxruntime;
-  ascend-tune's `--max-rel-err 2e-2` (normwise, against float64: on
-  mobilenet_v2 even the all-fp32 plan is 1.3% from float64, so 1e-2 is unreachable). Budget: at most 1/3 of the anchor's time
-  where the anchor succeeds.
+- tune: `ascend-tune` against onnxconverter-common's `auto_convert_mixed_precision` on the same criterion
+  (benchmarks/userday_tune.py says how).
 - emit: `ascend-opt model.onnx --precision_mode=allow_mix_precision --emit-onnx out.onnx`, end to end (one
   process, interpreter start included), against a python process that loads the model, runs
   `convert_float_to_float16` and saves it; budget: at most 1.0x, on resnet50 and bert_sdpa.
@@ -63,26 +59,6 @@ from onnxconverter_common.float16 import convert_float_to_float16
 onnx.save(convert_float_to_float16(onnx.load(sys.argv[1])), sys.argv[2])
 """
 
-_ANCHOR = """
-import copy, json, sys, time, numpy as np, onnx
-from onnxconverter_common import auto_mixed_precision as amp, float16
-calls = []
-convert = float16.convert_float_to_float16
-def recording(model, *a, node_block_list=None, **k):
-    calls.append(list(node_block_list or []))
-    return convert(model, *a, node_block_list=node_block_list, **k)
-amp.float16.convert_float_to_float16 = recording
-model = onnx.load(sys.argv[1])
-feed = dict(np.load(sys.argv[2]))
-try:
-    amp.auto_convert_mixed_precision(model, feed, rtol=1e-2, atol=1e-3, keep_io_types=True)
-    error = None
-except Exception as e:
-    error = (type(e).__name__ + ": " + str(e)).splitlines()[0][:160]
-sys.stdout.write("\\nRESULT " + json.dumps({"evaluations": len(calls), "kept": len(calls[-1]) if calls else None,
-                 "nodes": len(model.graph.node), "error": error}) + "\\n")
-"""
-
 
 def _cpu_of(cmd: list[str], timeout: float | None = None) -> tuple[float, str, int]:
     """CPU seconds (user + system, children included), stdout and exit status of running `cmd`."""
@@ -109,29 +85,24 @@ def bench_userday(part: str, quick: bool, report: Callable[[Any], None], row: Ca
 def _eval_rows(quick: bool, tmp: Path, report: Callable[[Any], None], row: Callable[..., Any]) -> None:
     if _absent("resnet18"):
         return
-    count = 8 if quick else 64
+    count = 8 if quick else 256
     data = tmp / "images.npz"
     np.savez(data, input=np.random.default_rng(0).standard_normal((count, 3, 224, 224)).astype(np.float32))
     model = str(MODELS / "resnet18.legacy.onnx")
     # resnet18's export fixes the batch at 1: batches are of 1 sample whatever --batch-size says
     eval_cmd = [str(BIN / "ascend-eval"), model, str(data), "--modes", EVAL_MODES, "--no-progress", "--jobs", "1"]
     bare_cmd = [sys.executable, "-c", _BARE, model, str(data), EVAL_MODES, "1"]
-    ratios, evals, bares = [], [], []
-    for _ in range(1 if quick else 2):
-        e, _out, rc = _cpu_of(eval_cmd)
-        if rc:
-            raise RuntimeError(f"ascend-eval failed: {_out[-300:]}")
-        b, _out, _rc = _cpu_of(bare_cmd)
-        evals.append(e)
-        bares.append(b)
-        ratios.append(e / b - 1)
+    e, _out, rc = _cpu_of(eval_cmd)  # one pair: at 256 images each run is minutes of CPU
+    if rc:
+        raise RuntimeError(f"ascend-eval failed: {_out[-300:]}")
+    b = _cpu_of(bare_cmd)[0]
     report(
         row(
             f"ascend-eval resnet18, {count} images, 6 modes: overhead over the bare interpreter runs",
-            100 * statistics.median(ratios),
+            100 * (e / b - 1),
             "%",
             10.0,
-            note=f"(eval {statistics.median(evals):.1f} s CPU, bare {statistics.median(bares):.1f} s CPU, jobs 1)",
+            note=f"(eval {e:.1f} s CPU, bare {b:.1f} s CPU, jobs 1)",
         )
     )
     jobs = os.cpu_count() or 1
@@ -182,38 +153,9 @@ def _emit_rows(quick: bool, tmp: Path, report: Callable[[Any], None], row: Calla
 
 
 def _tune_rows(quick: bool, tmp: Path, report: Callable[[Any], None], row: Callable[..., Any]) -> None:
-    for name in ("mobilenet_v2",) if quick else ("mobilenet_v2", "bert_sdpa", "resnet50"):
-        if _absent(name):
-            continue
-        model, inputs = str(MODELS / f"{name}.legacy.onnx"), str(MODELS / f"{name}.inputs.npz")
-        cmd = [str(BIN / "ascend-tune"), model, inputs, "--max-rel-err", "2e-2", "--json"]
-        cmd += ["--keep-dtype", str(tmp / "keep.cfg")]
-        t_tune, out, rc = _cpu_of(cmd, timeout=900)
-        tune = _json_tail(out)
-        t_anchor, out, _rc = _cpu_of([sys.executable, "-c", _ANCHOR, model, inputs], timeout=900)
-        anchor = json.loads(out.rsplit("RESULT ", 1)[1]) if "RESULT " in out else {"error": "no result"}
-        kept = len(tune.get("keep_dtype") or []) if tune else None
-        met = tune.get("met") if tune else None
-        note = (
-            f"(ascend-tune: rc {rc}, met {met}, kept {kept} ops high, {tune.get('evaluations') if tune else '?'} "
-            f"evaluations, {t_tune:.1f} s CPU; auto_convert_mixed_precision: "
-            + (
-                f"failed: {anchor['error']}, "
-                if anchor.get("error")
-                else f"kept {anchor['kept']} of {anchor['nodes']} nodes fp32, "
-            )
-            + f"{anchor.get('evaluations')} evaluations, {t_anchor:.1f} s CPU)"
-        )
-        budget = None if anchor.get("error") or not met else 1 / 3  # a verdict only where both met the tolerance
-        report(
-            row(
-                f"ascend-tune {name} vs auto_convert_mixed_precision: time ratio",
-                t_tune / t_anchor,
-                "x",
-                budget,
-                note=note,
-            )
-        )
+    from benchmarks.userday_tune import tune_rows  # the module imports this one's helpers
+
+    tune_rows(quick, tmp, report, row)
 
 
 def _json_tail(out: str) -> dict[str, Any] | None:

@@ -2,6 +2,7 @@
 
     ascend-tune model.onnx val.npz --min-agreement 0.99 --mixlist mixlist.json --keep-dtype keep.cfg
     ascend-tune model.onnx val.npz --precision_mode allow_mix_precision_bf16 --max-accuracy-drop 0.005
+    ascend-tune model.onnx val.npz --rtol 1e-2 --atol 1e-3
 
 Writes CANN's own files, usable with ATC and ascend-opt unchanged: `--mixlist` (a
 `--modify_mixlist` JSON blacklisting op types, written only where blacklisting by type meets
@@ -13,6 +14,7 @@ Errors are one line, `ascend-tune: error: ...`; exit status 2 for usage errors, 
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Sequence
 
@@ -54,6 +56,14 @@ def _parser() -> UsageParser:
         help="99th percentile of the per-sample relative error against float64",
     )
     p.add_argument("--max-accuracy-drop", type=float, metavar="D", help="fp32 accuracy minus the mode's (needs labels)")
+    p.add_argument(
+        "--rtol",
+        type=float,
+        metavar="R",
+        help="with --atol: every output element within atol + rtol*|y| of the fp32 run's, np.allclose as "
+        "auto_convert_mixed_precision checks (alone: atol 1e-8)",
+    )
+    p.add_argument("--atol", type=float, metavar="A", help="see --rtol (alone: rtol 1e-5)")
     p.add_argument("--mixlist", metavar="JSON", help="write the --modify_mixlist file (black-list to-add by op type)")
     p.add_argument(
         "--keep-dtype",
@@ -91,13 +101,15 @@ def run(argv: Sequence[str] | None) -> None:
         value = getattr(args, flag)
         if value is not None and not 0 <= value <= 1:
             raise UsageError(f"--{flag.replace('_', '-')} expects a fraction from 0 to 1, got {value}")
-    if args.max_rel_err is not None and not args.max_rel_err >= 0:
-        raise UsageError(f"--max-rel-err expects a non-negative number, got {args.max_rel_err}")
+    for flag in ("max_rel_err", "rtol", "atol"):
+        value = getattr(args, flag)
+        if value is not None and not 0 <= value < math.inf:
+            raise UsageError(f"--{flag.replace('_', '-')} expects a non-negative number, got {value}")
     if args.samples is not None and args.samples < 1:
         raise UsageError(f"--samples expects a positive count, got {args.samples}")
     if args.batch_size < 1:
         raise UsageError(f"--batch-size expects a positive count, got {args.batch_size}")
-    given = (args.min_agreement, args.max_rel_err, args.max_accuracy_drop)
+    given = (args.min_agreement, args.max_rel_err, args.max_accuracy_drop, args.rtol, args.atol)
     tolerance = Tolerance(*given) if any(v is not None for v in given) else Tolerance()
     for path in (args.mixlist, args.keep_out, args.report):
         if path is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -183,3 +184,96 @@ def test_subset_result_is_checked_on_the_whole_dataset(tmp_path: Path, capsys: p
         else:
             assert code == 0 and "mm1" in keep.read_text().split()
     assert 1 in outcomes
+
+
+def _emitted_outputs(model: Path, data: Path, tmp: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> Any:
+    """`model` compiled under allow_mix_precision with `flags`, exported as ONNX and run by onnxruntime on `data`,
+    next to onnxruntime's fp32 run of `model`: (fp32, mixed) outputs."""
+    onnx_model = onnx.load(model)
+    name = onnx_model.graph.input[0].name
+    x = dict(np.load(data))[name]
+    shape = ",".join(["1", *map(str, x.shape[1:])])
+    out = tmp / f"out{len(list(tmp.iterdir()))}.onnx"
+    code, _, err = run_main(
+        opt_main,
+        [
+            str(model),
+            "--precision_mode=allow_mix_precision",
+            f"--input_shape={name}:{shape}",
+            *flags,
+            "--emit-onnx",
+            str(out),
+            "-o",
+            str(tmp / "o.mlir"),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    with np.errstate(all="ignore"):
+        return ort_run(onnx_model, {name: x})[0], ort_run(onnx.load(out), {name: x})[0].astype(np.float32)
+
+
+def test_rtol_atol_is_np_allclose_against_fp32(
+    hot: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--rtol/--atol: auto_convert_mixed_precision's criterion (np.allclose(fp32, mixed, rtol, atol) on every output
+    element), checked on the exported model with onnxruntime."""
+    model, data = hot
+    fp32, mixed = _emitted_outputs(model, data, tmp_path, capsys)
+    assert not np.allclose(fp32, mixed, rtol=1e-2, atol=1e-3)
+    keep, report = tmp_path / "keep.cfg", tmp_path / "r.json"
+    code, out, err = run_main(
+        tune_main,
+        [str(model), str(data), "--rtol", "1e-2", "--atol", "1e-3", "--keep-dtype", str(keep), "--report", str(report)],
+        capsys,
+    )
+    assert code == 0, err
+    assert "worst |fp32 - y| / (atol + rtol*|y|) (rtol 0.01, atol 0.001)" in out
+    r = json.loads(report.read_text())
+    assert r["tolerance"]["rtol"] == 1e-2 and r["tolerance"]["atol"] == 1e-3 and r["tolerance"]["min_agreement"] is None
+    assert r["after"]["allclose_ratio"] <= 1.0 and r["before"]["allclose_ratio"] == "inf"  # fp16 overflows
+    kept = keep.read_text().split()
+    fp32, mixed = _emitted_outputs(model, data, tmp_path, capsys, f"--keep_dtype={keep}")
+    assert np.allclose(fp32, mixed, rtol=1e-2, atol=1e-3)
+    for dropped in kept:  # pruned: none of the kept ops can go
+        (tmp_path / "less.cfg").write_text("".join(f"{n}\n" for n in kept if n != dropped))
+        fp32, mixed = _emitted_outputs(model, data, tmp_path, capsys, f"--keep_dtype={tmp_path / 'less.cfg'}")
+        assert not np.allclose(fp32, mixed, rtol=1e-2, atol=1e-3), dropped
+
+
+def test_ops_without_a_high_kernel_are_not_candidates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Conv2D has only fp16 kernels on ascend910: kept or not it runs fp16, so a tight allclose is unreachable and
+    the message says why; an --op_info table that gives Conv2D an fp32 kernel makes it a candidate, and the
+    configuration found then meets the tolerance in onnxruntime."""
+    model = cnn()
+    onnx.save(model, tmp_path / "m.onnx")
+    np.savez(tmp_path / "d.npz", **dataset(model, 16))
+    args = [str(tmp_path / "m.onnx"), str(tmp_path / "d.npz"), "--rtol", "1e-5", "--atol", "1e-7"]
+    code, out, err = run_main(tune_main, [*args, "--json"], capsys)
+    assert code == 1 and err.count("\n") == 1 and "not reachable" in err
+    assert "1 ops stay low whatever --keep_dtype says" in err and "Conv2D x1" in err
+    assert json.loads(out)["stay_low"] == {"conv": ["Conv2D"]}
+    code, out, err = run_main(tune_main, args, capsys)
+    assert code == 1 and "with --keep_dtype" not in out  # no file, no share for it
+    table = json.loads((Path(__file__).parents[2] / "ascend_mp/opinfo/data/aic-ascend910-ops-info.json").read_text())
+    conv = table["Conv2D"]
+    for key, entry in conv.items():
+        if key.startswith(("input", "output")):
+            entry["dtype"] += ",float"
+    (tmp_path / "ops.json").write_text(json.dumps({"Conv2D": conv}))
+    keep = tmp_path / "keep.cfg"
+    op_info = f"--op_info={tmp_path / 'ops.json'}"
+    code, out, err = run_main(tune_main, [*args, op_info, "--json", "--keep-dtype", str(keep)], capsys)
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["stay_low"] == {} and "conv" in keep.read_text().split()
+    fp32, mixed = _emitted_outputs(
+        tmp_path / "m.onnx", tmp_path / "d.npz", tmp_path, capsys, op_info, f"--keep_dtype={keep}"
+    )
+    assert np.allclose(fp32, mixed, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--rtol", "-1"), ("--atol", "nan"), ("--atol", "inf")])
+def test_bad_rtol_atol(hot: tuple[Path, Path], flag: str, value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_main(tune_main, [str(hot[0]), str(hot[1]), flag, value], capsys)
+    assert code == 2 and err.count("\n") == 1 and f"{flag} expects a non-negative number, got {value}" in err
