@@ -450,7 +450,7 @@ def _reduce(cx: Converter, node: Node) -> None:
 
 
 # --------------------------------------------------------------------------------------
-# Comparison, logic, selection (ops added for the transformer models of issue 10)
+# Comparison, logic, selection (ops the transformer models need)
 # --------------------------------------------------------------------------------------
 
 _COMPARE = {"Less": "Less", "Greater": "Greater", "Equal": "Equal", "And": "LogicalAnd", "Or": "LogicalOr"}

@@ -2,7 +2,7 @@
 
 Properties, per mode and policy: the output verifies, integer and bool tensors are untouched, the
 function signature is kept, ops marked `keep_dtype` keep their dtype, and a second run changes
-nothing (issue 14 item 6: an op whose original dtype had no kernel moved again on the second run).
+nothing (a regression once: an op whose original dtype had no kernel moved again on the second run).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from ascend_mp.passes.precision import load_config, run_precision
     "policy", [{"policy": "mindspore", "level": "O0"}, {"mode": "force_fp32"}, {"mode": "allow_mix_precision"}]
 )
 def test_to_float_scopes_innermost_wins(tmp_path: object, policy: dict[str, str]) -> None:
-    """seed 004: net.to_float(float16); net.dense.to_float(float32); also with CANN modes (a scoped customize_dtypes)."""
+    """MindSpore (docs/design.md §11): net.to_float(float16); net.dense.to_float(float32); also with CANN modes (a scoped customize_dtypes)."""
     path = f"{tmp_path}/scopes.txt"
     with open(path, "w") as f:
         f.write("# net.to_float(float16); net.dense.to_float(float32)\nDefault = fp16\nDefault/dense = fp32\n")
@@ -121,7 +121,7 @@ def test_framework_policies_on_the_fuzz_graphs(graph: tuple[str, object], run: d
     after = [op for op in module.walk() if isinstance(op, AscendOp)]  # type: ignore[attr-defined]
     inserted = set(after) - set(user_ops)
     # The one op the pass may remove: a user's f32 -> f16/bf16 cast whose input it retyped to exactly that
-    # type (an identity after retyping, folded: DESIGN 5, issue 12.5), counted in casts_folded.
+    # type (an identity after retyping, folded: docs/design.md §5), counted in casts_folded.
     folded = [op for op in user_ops if op.parent is None]
     assert all(isinstance(op, CastOp) for op in folded) and len(folded) <= report.casts_folded
     assert [op for op in after if op not in inserted] == [op for op in user_ops if op.parent is not None]
