@@ -132,6 +132,8 @@ def _emit_rows(quick: bool, tmp: Path, report: Callable[[Any], None], row: Calla
             "--precision_mode=allow_mix_precision",
             "--emit-onnx",
             str(tmp / "mixed.onnx"),
+            "-o",
+            os.devnull,
         ]
         f16 = [sys.executable, "-c", _F16, model, str(tmp / "f16.onnx")]
         ratios, es, fs = [], [], []

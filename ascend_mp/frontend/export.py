@@ -392,16 +392,15 @@ def export_onnx(
     decided: ModuleOp,
     function: str = "main",
     target: str = "ort-cpu",
-    name: str | None = None,
 ) -> onnx.ModelProto:
     """The ONNX model `model` carrying the precision decisions of `decided` (its module after the
     precision pass, imported from `model`), for `target` ("ort-cpu" or "native"), as the module
-    docstring describes; `name` names the model in errors."""
+    docstring describes."""
     from ascend_mp.frontend.model import load_model
 
     if target not in TARGETS:
         raise AscendError(f"--emit-onnx-target: unknown target '{target}' (expected {' or '.join(TARGETS)})")
-    proto, label = load_model(model, name)
+    proto, label = load_model(model, None)
     dtypes = decided_dtypes(decided, function)
     if "bf16" in (*dtypes.consumed.values(), *dtypes.produced.values(), *dtypes.constants.values()):
         opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 0)
@@ -423,8 +422,8 @@ def export_onnx(
             target,
             ", ".join(exporter.emulated[:8]) + (", ..." if len(exporter.emulated) > 8 else ""),
         )
-    try:  # the graph, its types and shapes; the initializers are numpy arrays this module wrote (no need to reread)
-        onnx.checker.check_model(_light(exported), full_check=True)
+    try:
+        onnx.checker.check_model(exported, full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         first = next((line.strip() for line in str(e).splitlines() if line.strip()), "invalid model")
         raise AscendError(f"--emit-onnx: the precision plan of {label} cannot be expressed in ONNX: {first}") from None
@@ -449,24 +448,6 @@ def _inferred_types(model: onnx.ModelProto) -> dict[str, int]:
     Inference runs on a copy of the graph whose large initializers are inputs of the same type and shape:
     `infer_shapes` serializes the model it is given, which for resnet50 cost more than the whole rest of the
     export; element types do not depend on the weights' values (small initializers, shapes, stay data)."""
-    try:
-        inferred = onnx.shape_inference.infer_shapes(_light(model))
-    except Exception:  # noqa: BLE001 - inference is best effort; declared types remain
-        inferred = model
-    types: dict[str, int] = {}
-    for vi in (*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output):
-        if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
-            types[vi.name] = vi.type.tensor_type.elem_type
-    for init in model.graph.initializer:
-        types[init.name] = init.data_type
-    return types
-
-
-def _light(model: onnx.ModelProto) -> onnx.ModelProto:
-    """`model` with its large initializers turned into graph inputs of the same type and shape: what shape
-    inference and the checker see of the graph, without serializing the weights (for resnet50, more than the whole
-    rest of the export). Element types and shapes do not depend on the weights' values; small initializers (shapes,
-    axes) stay data."""
     g = model.graph
     named = {vi.name for vi in g.input}
     inits = [i for i in g.initializer if _elements(i) <= SMALL]
@@ -476,11 +457,20 @@ def _light(model: onnx.ModelProto) -> onnx.ModelProto:
         for i in g.initializer
         if _elements(i) > SMALL and i.name not in named
     ]
-    graph = helper.make_graph(g.node, g.name, inputs, g.output, inits, value_info=g.value_info)
-    graph.sparse_initializer.extend(g.sparse_initializer)
-    light = helper.make_model(graph, opset_imports=model.opset_import, ir_version=model.ir_version)
-    light.functions.extend(model.functions)
-    return light
+    light = helper.make_graph(g.node, g.name, inputs, g.output, inits, value_info=g.value_info)
+    light_model = helper.make_model(light, opset_imports=model.opset_import, ir_version=model.ir_version)
+    light_model.functions.extend(model.functions)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(light_model)
+    except Exception:  # noqa: BLE001 - inference is best effort; declared types remain
+        inferred = model
+    types: dict[str, int] = {}
+    for vi in (*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output):
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
+            types[vi.name] = vi.type.tensor_type.elem_type
+    for init in model.graph.initializer:
+        types[init.name] = init.data_type
+    return types
 
 
 def _elements(init: TensorProto) -> int:

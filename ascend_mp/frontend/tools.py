@@ -83,11 +83,8 @@ def looks_like_onnx(path: str) -> bool:
     return False
 
 
-def onnx_frontend(
-    path: str | None, stream: IO[bytes], input_shape: str | None, ctx: Context | None = None, model: Any = None
-) -> ModuleOp:
-    """The module of an ONNX model read by a tool: `model` (a ModelProto the tool read already, named `path`), else
-    from its path (so external data is found), else the stream.
+def onnx_frontend(path: str | None, stream: IO[bytes], input_shape: str | None, ctx: Context | None = None) -> ModuleOp:
+    """The module of an ONNX model read by a tool: from its path (so external data is found), else the stream.
 
     The dialects the module uses are loaded into `ctx`, so that the printer finds the
     builtin dialect's resource blobs (it prints the resources of loaded dialects)."""
@@ -97,9 +94,6 @@ def onnx_frontend(
         for dialect in ("builtin", "func", "ascend"):
             ctx.get_optional_dialect(dialect)
 
-    if model is not None:
-        stream.close()
-        return import_onnx(model, input_shape, name=path)
     if path is not None and path != "-":
         stream.close()
         return import_onnx(path, input_shape)

@@ -17,7 +17,7 @@ import io
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import IO, Any, NoReturn
+from typing import IO, NoReturn
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -51,8 +51,6 @@ class _Deferred(io.StringIO):
 
 class AscendOptMain(xDSLOptMain):
     version_format = "ascend-opt (ascend-mp) built on xdsl {xdsl_version}"
-    onnx_model: Any = None
-    """With --emit-onnx, the input ONNX model as read once (the import and the export share it)."""
 
     def register_all_dialects(self):
         super().register_all_dialects()
@@ -92,12 +90,7 @@ class AscendOptMain(xDSLOptMain):
         def parse_onnx(stream: IO[bytes], line_offset: int = 0) -> ModuleOp:  # ONNX models (ascend_mp/frontend)
             from ascend_mp.frontend.tools import onnx_frontend
 
-            path = self.args.input_file
-            if self.args.emit_onnx is not None and path not in (None, "-"):  # read once: import and export share it
-                from ascend_mp.frontend.model import load_model
-
-                self.onnx_model = load_model(path)[0]
-            return onnx_frontend(path, stream, self.args.input_shape, self.ctx, model=self.onnx_model)
+            return onnx_frontend(self.args.input_file, stream, self.args.input_shape, self.ctx)
 
         self.available_frontends["onnx"] = parse_onnx
 
@@ -134,8 +127,7 @@ class AscendOptMain(xDSLOptMain):
             "--emit_onnx",
             dest="emit_onnx",
             metavar="FILE",
-            help="write the decided program as an ONNX model (the input must be ONNX); the MLIR text is then "
-            "written only with -o",
+            help="also write the decided program as an ONNX model (the input must be ONNX)",
         )
         arg_parser.add_argument(
             "--emit-onnx-target",
@@ -196,11 +188,10 @@ class AscendOptMain(xDSLOptMain):
         if self.args.emit_onnx is not None:  # the ONNX model beside the text (ascend_mp.frontend.export)
             from ascend_mp.frontend.export import export_onnx, serialize
 
-            model = self.onnx_model if self.onnx_model is not None else self.args.input_file
-            exported = export_onnx(model, prog, target=self.args.emit_onnx_target, name=self.args.input_file)
-            write_output(self.args.emit_onnx, serialize(exported))
-            if self.args.output_file is None:  # the ONNX model is the output; the MLIR text only with -o
-                return ""
+            write_output(
+                self.args.emit_onnx,
+                serialize(export_onnx(self.args.input_file, prog, target=self.args.emit_onnx_target)),
+            )
         return super().output_resulting_program(prog)
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:

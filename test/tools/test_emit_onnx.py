@@ -182,25 +182,6 @@ def test_cli_writes_the_model(
     assert relative_errors(theirs, ours)[0] <= 2 * relative_errors(ours, reference)[0]
 
 
-def test_cli_without_o_writes_the_model_only(
-    tmp_path: Path, models: dict[str, onnx.ModelProto], capsys: pytest.CaptureFixture[str]
-) -> None:
-    """`--emit-onnx FILE` makes the ONNX model the output: no MLIR text on standard output unless `-o` asks for it;
-    the model is the one `-o` runs write (the input read once serves the import and the export)."""
-    src, out, again, mlir = tmp_path / "m.onnx", tmp_path / "a.onnx", tmp_path / "b.onnx", tmp_path / "b.mlir"
-    onnx.save(models["mlp"], src)
-    code, stdout, err = run_main(opt_main, [str(src), "--precision_mode=force_fp16", "--emit-onnx", str(out)], capsys)
-    assert code == 0, err
-    assert stdout == ""
-    code, stdout, err = run_main(
-        opt_main, [str(src), "--precision_mode=force_fp16", "--emit-onnx", str(again), "-o", str(mlir)], capsys
-    )
-    assert code == 0 and stdout == "", err
-    assert "ascend.MatMulV2" in mlir.read_text()
-    assert out.read_bytes() == again.read_bytes()
-    assert onnx.load(str(out)).graph.initializer[0].data_type == TensorProto.FLOAT16  # stored in the decided dtype
-
-
 def test_cli_refuses_mlir_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src = tmp_path / "m.mlir"
     src.write_text("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n  func.return %x : tensor<2xf32>\n}\n")
