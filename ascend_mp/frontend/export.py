@@ -387,15 +387,10 @@ class _Exporter:
         return out
 
 
-def export_onnx(
-    model: str | os.PathLike[str] | bytes | onnx.ModelProto,
-    decided: ModuleOp,
-    function: str = "main",
-    target: str = "ort-cpu",
-) -> onnx.ModelProto:
-    """The ONNX model `model` carrying the precision decisions of `decided` (its module after the
-    precision pass, imported from `model`), for `target` ("ort-cpu" or "native"), as the module
-    docstring describes."""
+def _export(
+    model: str | os.PathLike[str] | bytes | onnx.ModelProto, decided: ModuleOp, function: str, target: str
+) -> tuple[onnx.ModelProto, str]:
+    """The exported model (unchecked) and the model's name for messages."""
     from ascend_mp.frontend.model import load_model
 
     if target not in TARGETS:
@@ -422,12 +417,44 @@ def export_onnx(
             target,
             ", ".join(exporter.emulated[:8]) + (", ..." if len(exporter.emulated) > 8 else ""),
         )
+    return exported, label
+
+
+def export_onnx(
+    model: str | os.PathLike[str] | bytes | onnx.ModelProto,
+    decided: ModuleOp,
+    function: str = "main",
+    target: str = "ort-cpu",
+) -> onnx.ModelProto:
+    """The ONNX model `model` carrying the precision decisions of `decided` (its module after the
+    precision pass, imported from `model`), for `target` ("ort-cpu" or "native"), as the module
+    docstring describes; checked by onnx's full checker."""
+    exported, label = _export(model, decided, function, target)
+    _check(exported, label)
+    return exported
+
+
+def export_onnx_bytes(
+    model: str | os.PathLike[str] | bytes | onnx.ModelProto,
+    decided: ModuleOp,
+    function: str = "main",
+    target: str = "ort-cpu",
+) -> bytes:
+    """:func:`export_onnx`'s model serialized, as `--emit-onnx` writes it: serialized once, and the checker
+    given those bytes (given a ModelProto, it serializes the model itself: resnet50's 100 MB twice)."""
+    exported, label = _export(model, decided, function, target)
+    data = serialize(exported)
+    _check(data, label)
+    return data
+
+
+def _check(model: onnx.ModelProto | bytes, label: str) -> None:
+    """onnx's full checker (with strict shape inference); what it rejects is a one-line AscendError."""
     try:
-        onnx.checker.check_model(exported, full_check=True)
+        onnx.checker.check_model(model, full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         first = next((line.strip() for line in str(e).splitlines() if line.strip()), "invalid model")
         raise AscendError(f"--emit-onnx: the precision plan of {label} cannot be expressed in ONNX: {first}") from None
-    return exported
 
 
 def emulated_nodes(model: onnx.ModelProto, decided: ModuleOp, target: str = "ort-cpu") -> list[str]:
@@ -520,4 +547,4 @@ def serialize(model: onnx.ModelProto) -> bytes:
         raise AscendError(f"--emit-onnx: the model cannot be serialised in one file: {e}") from None
 
 
-__all__ = ["DecidedDtypes", "decided_dtypes", "emulated_nodes", "export_onnx", "serialize"]
+__all__ = ["DecidedDtypes", "decided_dtypes", "emulated_nodes", "export_onnx", "export_onnx_bytes", "serialize"]
