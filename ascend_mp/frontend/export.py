@@ -388,14 +388,18 @@ class _Exporter:
 
 
 def _export(
-    model: str | os.PathLike[str] | bytes | onnx.ModelProto, decided: ModuleOp, function: str, target: str
+    model: str | os.PathLike[str] | bytes | onnx.ModelProto,
+    decided: ModuleOp,
+    function: str,
+    target: str,
+    name: str | None = None,
 ) -> tuple[onnx.ModelProto, str]:
     """The exported model (unchecked) and the model's name for messages."""
     from ascend_mp.frontend.model import load_model
 
     if target not in TARGETS:
         raise AscendError(f"--emit-onnx-target: unknown target '{target}' (expected {' or '.join(TARGETS)})")
-    proto, label = load_model(model, None)
+    proto, label = load_model(model, name)
     dtypes = decided_dtypes(decided, function)
     if "bf16" in (*dtypes.consumed.values(), *dtypes.produced.values(), *dtypes.constants.values()):
         opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 0)
@@ -439,10 +443,12 @@ def export_onnx_bytes(
     decided: ModuleOp,
     function: str = "main",
     target: str = "ort-cpu",
+    name: str | None = None,
 ) -> bytes:
     """:func:`export_onnx`'s model serialized, as `--emit-onnx` writes it: serialized once, and the checker
-    given those bytes (given a ModelProto, it serializes the model itself: resnet50's 100 MB twice)."""
-    exported, label = _export(model, decided, function, target)
+    given those bytes (given a ModelProto, it serializes the model itself: resnet50's 100 MB twice). `name`:
+    the model's name in error messages (its path, where `model` is the ModelProto read from it)."""
+    exported, label = _export(model, decided, function, target, name)
     data = serialize(exported)
     _check(data, label)
     return data

@@ -197,7 +197,10 @@ class AscendOptMain(xDSLOptMain):
             from ascend_mp.frontend.export import export_onnx_bytes
 
             source = self._onnx_models[-1] if self._onnx_models else self.args.input_file
-            write_output(self.args.emit_onnx, export_onnx_bytes(source, prog, target=self.args.emit_onnx_target))
+            write_output(
+                self.args.emit_onnx,
+                export_onnx_bytes(source, prog, target=self.args.emit_onnx_target, name=self.args.input_file),
+            )
             if self.args.output_file is None:  # the ONNX file is the output; MLIR text only when -o asks for it
                 return ""
         return super().output_resulting_program(prog)
