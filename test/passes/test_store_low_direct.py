@@ -228,3 +228,21 @@ def test_imported_models_store_the_same_weights_directly(model: str, mode: str) 
     assert direct == run(False)
     if not mode.endswith("bf16"):  # (ascend910 has no bf16 MatMul kernel: BERT keeps its weights under bf16)
         assert json.loads(direct[1])["totals"]["constants_stored_low"] > 0
+
+
+def test_stored_blob_is_a_snapshot() -> None:
+    """A blob is made from the array as it was when stored (its text is made later, lazily): writing to the
+    caller's array afterwards changes neither the text nor the array read back; the same bytes share a handle."""
+    from xdsl.dialects.builtin import DenseResourceAttr, TensorType, f32
+
+    type_ = TensorType(f32, [2, 3])
+    array = np.arange(6, dtype=np.float32).reshape(2, 3)
+    expected = "0x04000000" + array.tobytes().hex()
+    with isolated_store():
+        handle = store_blob("snap", array, type_)
+        array[0, 0] = 42.0
+        assert storage().lookup(handle) == expected
+        back = resource_array(DenseResourceAttr.from_params(handle, type_))
+        np.testing.assert_array_equal(back, np.arange(6, dtype=np.float32).reshape(2, 3))
+        assert store_blob("snap", np.arange(6, dtype=np.float32).reshape(2, 3), type_) == handle
+        assert store_blob("snap", array, type_) != handle
