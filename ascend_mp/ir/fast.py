@@ -130,7 +130,9 @@ class LazyBlob:
     __slots__ = ("_make", "_text", "size")
 
     def __init__(self, size: int, make: Callable[[], str]):
-        self.size, self._make, self._text = size, make, None
+        self.size = size
+        self._make: Callable[[], str] | None = make
+        self._text: str | None = None
 
     def __len__(self) -> int:
         return self.size
@@ -138,8 +140,9 @@ class LazyBlob:
     @property
     def text(self) -> str:
         if self._text is None:
+            assert self._make is not None
             self._text = self._make()
-            self._make = None
+            self._make = None  # the array it was made from is no longer held
         return self._text
 
 
@@ -150,14 +153,14 @@ class _Blobs(dict[str, Any]):
         value = super().__getitem__(key)
         return value.text if isinstance(value, LazyBlob) else value
 
-    def get(self, key: str, default: Any = None) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def get(self, key: str, default: Any = None) -> Any:
         value = super().get(key, default)
         return value.text if isinstance(value, LazyBlob) else value
 
-    def values(self) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def values(self) -> Any:
         return [self[k] for k in self]
 
-    def items(self) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def items(self) -> Any:
         return [(k, self[k]) for k in self]
 
 

@@ -17,7 +17,7 @@ import io
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import IO, NoReturn
+from typing import IO, Any, NoReturn
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -196,7 +196,7 @@ class AscendOptMain(xDSLOptMain):
         if self.args.emit_onnx is not None:  # the ONNX model (ascend_mp.frontend.export), from the model read once
             from ascend_mp.frontend.export import export_onnx_bytes
 
-            source = self._onnx_models[-1] if self._onnx_models else self.args.input_file
+            source: Any = self._onnx_models[-1] if self._onnx_models else self.args.input_file
             write_output(
                 self.args.emit_onnx,
                 export_onnx_bytes(source, prog, target=self.args.emit_onnx_target, name=self.args.input_file),
