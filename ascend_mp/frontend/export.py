@@ -514,11 +514,29 @@ def _retyped(init: TensorProto, dtype: str) -> TensorProto:
     """The initializer stored in `dtype` (rounded to nearest even, as the Cast it replaces)."""
     from ascend_mp.dtypes import NUMPY
 
-    array = numpy_helper.to_array(init).astype(NUMPY[dtype])
+    source = _RAW_SOURCE.get(init.data_type)
+    if source is not None and init.raw_data and len(init.raw_data) == _elements(init) * source.itemsize:
+        # raw little-endian bytes (as exporters write weights): converted straight from the buffer, no copy first
+        array = np.frombuffer(init.raw_data, source).astype(NUMPY[dtype])
+        if dtype != "bf16":
+            out = TensorProto(name=init.name, dims=init.dims, data_type=FLOAT_TO_ONNX[dtype])
+            out.raw_data = array.tobytes()
+            return out  # what numpy_helper.from_array builds for this array, byte for byte
+        array = array.reshape(tuple(init.dims))
+    else:
+        array = numpy_helper.to_array(init).astype(NUMPY[dtype])
     if dtype == "bf16":
         bits = np.ascontiguousarray(array).view(np.uint16)
         return helper.make_tensor(init.name, TensorProto.BFLOAT16, array.shape, bits.tobytes(), raw=True)
     return numpy_helper.from_array(array, init.name)
+
+
+_RAW_SOURCE = (
+    {TensorProto.FLOAT: np.dtype("<f4"), TensorProto.DOUBLE: np.dtype("<f8"), TensorProto.FLOAT16: np.dtype("<f2")}
+    if np.little_endian
+    else {}
+)
+"""Initializer types whose raw_data `_retyped` reads as an array directly (ONNX's raw_data is little-endian)."""
 
 
 def _schema(node: onnx.NodeProto, opset: int) -> Any:
