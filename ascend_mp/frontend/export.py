@@ -531,7 +531,7 @@ def _retyped(init: TensorProto, dtype: str) -> TensorProto:
     return numpy_helper.from_array(array, init.name)
 
 
-_RAW_SOURCE = (
+_RAW_SOURCE: dict[int, np.dtype[Any]] = (
     {TensorProto.FLOAT: np.dtype("<f4"), TensorProto.DOUBLE: np.dtype("<f8"), TensorProto.FLOAT16: np.dtype("<f2")}
     if np.little_endian
     else {}
