@@ -40,7 +40,7 @@ from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import DenseResourceAttr, StringAttr, TensorType
 
 from ascend_mp import blob_names
-from ascend_mp.blob_names import ModulePrinter, print_module_text, requested_name
+from ascend_mp.blob_names import LazyBlob, ModulePrinter, print_module_text, put_lazy_blob, raw_blob, requested_name
 from ascend_mp.dtypes import NUMPY, tensor_dtype
 
 _BAD_CHARS = re.compile(r"[^\w.$]")
@@ -92,8 +92,6 @@ def store_blob(name: str, array: np.ndarray[Any, Any], type_: TensorType) -> str
 
     The blob is a `LazyBlob`: its hex text is made from the array when something first reads it (the printer);
     a run that never prints the module never encodes its weights."""
-    from ascend_mp.ir.fast import LazyBlob, put_lazy_blob, raw_blob
-
     dtype = numpy_dtype(type_)
     data = np.ascontiguousarray(array, dtype=dtype)  # hosts are little-endian, as the blob format is
     if array.flags.writeable and np.may_share_memory(data, array):  # the caller may write to it later: a snapshot
@@ -135,8 +133,6 @@ def _holds(handle: str, entry: Any, data: np.ndarray[Any, Any], align: int) -> b
 
 def resource_problem(attr: DenseResourceAttr) -> str | None:
     """Why the attribute's blob cannot be read (None if it can)."""
-    from ascend_mp.ir.fast import raw_blob
-
     handle = attr.resource_handle.data
     blob = raw_blob(storage(), handle)
     if not blob:
@@ -156,8 +152,6 @@ def resource_problem(attr: DenseResourceAttr) -> str | None:
 
 def resource_array(attr: DenseResourceAttr) -> np.ndarray[Any, Any]:
     """The tensor a `dense_resource` attribute names, as a read-only numpy array."""
-    from ascend_mp.ir.fast import raw_blob
-
     handle = attr.resource_handle.data
     entry = raw_blob(storage(), handle)
     hit = _CACHE.get(handle)

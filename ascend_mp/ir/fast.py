@@ -9,7 +9,7 @@ do what xDSL has no public call for (list or reset the handles of the process-wi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -122,95 +122,28 @@ def quick_op(cls: type[Operation], operands: tuple[SSAValue, ...], result_types:
     return op
 
 
-class LazyBlob:
-    """A blob whose hex text (`0x` + alignment + element bytes, MLIR's format) is made when first read: a weight
-    stored by a run that never prints the module (`--emit-onnx`) is never hex-encoded. `len()` is the text's
-    length (what `resources.resource_problem` checks) without making it."""
-
-    __slots__ = ("_make", "_text", "size")
-
-    def __init__(self, size: int, make: Callable[[], str]):
-        self.size = size
-        self._make: Callable[[], str] | None = make
-        self._text: str | None = None
-
-    def __len__(self) -> int:
-        return self.size
-
-    @property
-    def text(self) -> str:
-        if self._text is None:
-            assert self._make is not None
-            self._text = self._make()
-            self._make = None  # the array it was made from is no longer held
-        return self._text
-
-
-class _Blobs(dict[str, Any]):
-    """The store's blob dict, giving a LazyBlob's text wherever xDSL (or `lookup`) reads an entry."""
-
-    def __getitem__(self, key: str) -> str:
-        value = super().__getitem__(key)
-        return value.text if isinstance(value, LazyBlob) else value
-
-    def get(self, key: str, default: Any = None) -> Any:
-        value = super().get(key, default)
-        return value.text if isinstance(value, LazyBlob) else value
-
-    def values(self) -> Any:
-        return [self[k] for k in self]
-
-    def items(self) -> Any:
-        return [(k, self[k]) for k in self]
-
-
-def _blobs(store: OpAsmDialectInterface) -> _Blobs:
-    blobs = store._blob_storage
-    if not isinstance(blobs, _Blobs):
-        blobs = store._blob_storage = _Blobs(blobs)
-    return blobs
-
-
-def put_lazy_blob(store: OpAsmDialectInterface, handle: str, blob: LazyBlob) -> None:
-    """Fill a declared handle with a lazily made blob (what `parse_resource(handle, blob.text)` does, the text made
-    only when something reads it)."""
-    blobs = _blobs(store)
-    if handle not in blobs:
-        raise KeyError(f"Resource with key {handle} wasn't declared")
-    blobs[handle] = blob
-
-
-def raw_blob(store: OpAsmDialectInterface, handle: str) -> str | LazyBlob | None:
-    """`store.lookup(handle)` without making a lazy blob's text: the string, or the LazyBlob itself."""
-    return dict.get(store._blob_storage, handle)
-
-
-def blob_entries(store: OpAsmDialectInterface) -> dict[str, Any]:
+def blob_entries(store: OpAsmDialectInterface) -> dict[str, str]:
     """Every handle `store` has declared -> its blob ("" for one declared but not filled yet), as a new dict: what
-    `store.lookup(handle)` gives for each handle (the store lists its handles to no public call); a lazy blob is
-    listed as its LazyBlob (`set_blob_entries` puts it back as it was)."""
-    return {k: dict.__getitem__(store._blob_storage, k) for k in store._blob_storage}
+    `store.lookup(handle)` gives for each handle (the store lists its handles to no public call)."""
+    return dict(store._blob_storage)
 
 
-def set_blob_entries(store: OpAsmDialectInterface, entries: Mapping[str, Any]) -> None:
+def set_blob_entries(store: OpAsmDialectInterface, entries: Mapping[str, str]) -> None:
     """Make `store` hold exactly `entries` (handle -> blob, as :func:`blob_entries` gives them): what a new store
     holds after `declare_resource(handle)` and `parse_resource(handle, blob)` of each (a store forgets a handle to
     no public call)."""
     blobs = store._blob_storage
     blobs.clear()
-    dict.update(blobs, entries)
+    blobs.update(entries)
 
 
 __all__ = [
-    "LazyBlob",
     "blob_entries",
     "has_one_use",
     "link_op",
     "next_op",
     "operands_of",
-    "put_lazy_blob",
     "quick_op",
-    "raw_blob",
     "set_blob_entries",
     "set_operands",
     "set_type",

@@ -216,34 +216,3 @@ def test_set_blob_entries_equals_a_store_that_declared_them(entries: dict[str, s
     # Declaring again renames a handle either store has, alike; a new one is taken as asked.
     for key in ("w", "w", "fresh"):
         assert store.declare_resource(key) == reference.declare_resource(key)
-
-
-def test_lazy_blobs_read_as_parsed_ones() -> None:
-    """A store filled with LazyBlobs gives, through every public read (lookup, build_resources) and after a
-    save/restore (blob_entries, set_blob_entries), what a store that parsed the same texts gives; the text is made
-    once, on the first read, and len() tells its length without making it."""
-    from ascend_mp.ir.fast import LazyBlob, blob_entries, put_lazy_blob, raw_blob, set_blob_entries
-
-    made: list[str] = []
-
-    def maker(text: str) -> LazyBlob:
-        return LazyBlob(len(text), lambda: made.append(text) or text)
-
-    store, reference = OpAsmDialectInterface(), _declared(BLOBS)
-    for handle, blob in BLOBS.items():
-        store.declare_resource(handle)
-        if blob:
-            put_lazy_blob(store, handle, maker(blob))
-    assert [len(b) for b in (raw_blob(store, "w"), raw_blob(store, "b"))] == [len(BLOBS["w"]), len(BLOBS["b"])]
-    assert made == []
-    saved = blob_entries(store)
-    set_blob_entries(store, {})
-    assert store.lookup("w") is None
-    set_blob_entries(store, saved)
-    for handle in ("w", "b", "empty", "missing"):
-        assert store.lookup(handle) == reference.lookup(handle)
-    assert store.build_resources(["w", "b", "empty"]) == reference.build_resources(["w", "b", "empty"])
-    assert sorted(made) == sorted(b for b in BLOBS.values() if b)  # each made once
-    assert store.declare_resource("w") == reference.declare_resource("w")
-    with pytest.raises(KeyError):
-        put_lazy_blob(store, "undeclared", maker("0x00"))
