@@ -10,7 +10,7 @@ to match. No numpy here: `ascend-opt` prints with it on every run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
@@ -21,9 +21,39 @@ _REQUESTED: dict[str, str] = {}
 """store handle -> the name it was declared as (before the store made it unique)."""
 
 
+class LazyBlob:
+    """A blob whose hex text (`0x` + alignment + element bytes, MLIR's format) is made when first read: a weight
+    stored by a run that never prints the module (`--emit-onnx`) is never hex-encoded. `len()` is the text's
+    length (what `resources.resource_problem` checks) without making it."""
+
+    __slots__ = ("_make", "_text", "size")
+
+    def __init__(self, size: int, make: Callable[[], str]):
+        self.size = size
+        self._make: Callable[[], str] | None = make
+        self._text: str | None = None
+
+    def __len__(self) -> int:
+        return self.size
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            assert self._make is not None
+            self._text = self._make()
+            self._make = None  # the array it was made from is no longer held here
+        return self._text
+
+
+_LAZY: dict[int, tuple[str, LazyBlob]] = {}
+"""id(placeholder) -> (the placeholder string the store holds for a lazy blob, the blob). A placeholder is a string
+object of its own, recognised by identity: no parsed text is ever taken for one."""
+
+
 def storage() -> OpAsmDialectInterface:
     """The builtin dialect's resource storage (shared by every context of the process), its
-    `declare_resource` recording the name each handle was asked for (what `ModulePrinter` prints)."""
+    `declare_resource` recording the name each handle was asked for (what `ModulePrinter` prints), and its
+    `lookup` and `build_resources` giving a lazy blob's text (`put_lazy_blob`)."""
     interface = Builtin.get_interface(OpAsmDialectInterface)
     assert interface is not None
     if "declare_resource" not in vars(interface):
@@ -34,8 +64,33 @@ def storage() -> OpAsmDialectInterface:
             _REQUESTED[handle] = key
             return handle
 
+        def lookup(key: str) -> str | None:
+            entry = raw_blob(interface, key)
+            return entry.text if isinstance(entry, LazyBlob) else entry
+
+        def build_resources(keys: Iterable[str]) -> dict[str, str]:
+            found = {key: lookup(key) for key in keys}
+            return {key: blob for key, blob in found.items() if blob}
+
         interface.declare_resource = declare_recording  # the parser declares through it too
+        interface.lookup = lookup
+        interface.build_resources = build_resources  # what the printer writes the resources section from
     return interface
+
+
+def raw_blob(store: OpAsmDialectInterface, handle: str) -> str | LazyBlob | None:
+    """`store.lookup(handle)` without making a lazy blob's text: the string, or the LazyBlob itself."""
+    entry = OpAsmDialectInterface.lookup(store, handle)  # the store's own entry (the class's lookup, unwrapped)
+    hit = _LAZY.get(id(entry)) if entry else None
+    return hit[1] if hit is not None and hit[0] is entry else entry
+
+
+def put_lazy_blob(store: OpAsmDialectInterface, handle: str, blob: LazyBlob) -> None:
+    """Fill a declared handle with a lazily made blob: what `parse_resource(handle, blob.text)` does, the text made
+    only when something reads it."""
+    placeholder = "".join(("0x", "lazy"))  # a new string object: its identity marks this blob
+    store.parse_resource(handle, placeholder)
+    _LAZY[id(placeholder)] = (placeholder, blob)
 
 
 def requested_name(handle: str) -> str:

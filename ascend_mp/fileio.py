@@ -262,7 +262,10 @@ def read_input(path: str | os.PathLike[str], stdin: bool = True) -> bytes:
         if stat.S_ISFIFO(st.st_mode):
             _wait_for_writer(fd, path)
         _set_blocking(fd)
-        return _bounded(path, lambda n: os.read(fd, n), limit)
+        head = b""
+        if stat.S_ISREG(st.st_mode) and st.st_size:  # its size is known: one read, no 1 MiB chunks to join
+            head = os.read(fd, st.st_size)
+        return _bounded(path, lambda n: os.read(fd, n), limit, head)
     except OSError as e:
         raise AscendError(f"{path}: cannot read file: {e.strerror or e}") from None
     finally:
@@ -283,16 +286,16 @@ def _wait_for_writer(fd: int, path: str) -> None:
 _CHUNK = 1 << 20
 
 
-def _bounded(path: str, read: Callable[[int], bytes], limit: int) -> bytes:
-    """Everything `read` gives until end of file, refused as soon as it exceeds `limit` bytes."""
+def _bounded(path: str, read: Callable[[int], bytes], limit: int, head: bytes = b"") -> bytes:
+    """`head` and everything `read` gives after it until end of file, refused as soon as it exceeds `limit` bytes."""
     from ascend_mp.limits import human_bytes
 
-    parts: list[bytes] = []
-    total = 0
+    parts: list[bytes] = [head] if head else []
+    total = len(head)
     while True:
         chunk = read(min(_CHUNK, limit + 1 - total))
         if not chunk:
-            return b"".join(parts)
+            return parts[0] if len(parts) == 1 else b"".join(parts)  # one part: itself, not a copy
         parts.append(chunk)
         total += len(chunk)
         if total > limit:

@@ -40,12 +40,12 @@ from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import DenseResourceAttr, StringAttr, TensorType
 
 from ascend_mp import blob_names
-from ascend_mp.blob_names import ModulePrinter, print_module_text, requested_name
+from ascend_mp.blob_names import LazyBlob, ModulePrinter, print_module_text, put_lazy_blob, raw_blob, requested_name
 from ascend_mp.dtypes import NUMPY, tensor_dtype
 
 _BAD_CHARS = re.compile(r"[^\w.$]")
-_CACHE: dict[str, tuple[str, np.ndarray[Any, Any]]] = {}
-"""handle -> (the blob string it was decoded from, the read-only array)."""
+_CACHE: dict[str, tuple[Any, np.ndarray[Any, Any]]] = {}
+"""handle -> (the store's entry it was decoded from or stored as: a string or a LazyBlob, the read-only array)."""
 
 
 def storage() -> OpAsmDialectInterface:
@@ -88,27 +88,53 @@ def blob_attr(handle: str, type_: TensorType) -> DenseResourceAttr:
 
 def store_blob(name: str, array: np.ndarray[Any, Any], type_: TensorType) -> str:
     """Store `array` (converted to `type_`'s dtype) as a blob; its handle: `name` made a handle, or, when
-    that handle holds other bytes, a fresh one (`name_0`, ...: handles are process-wide)."""
+    that handle holds other bytes, a fresh one (`name_0`, ...: handles are process-wide).
+
+    The blob is a `LazyBlob`: its hex text is made from the array when something first reads it (the printer);
+    a run that never prints the module never encodes its weights."""
     dtype = numpy_dtype(type_)
     data = np.ascontiguousarray(array, dtype=dtype)  # hosts are little-endian, as the blob format is
+    if array.flags.writeable and np.may_share_memory(data, array):  # the caller may write to it later: a snapshot
+        data = data.copy()
+    data.setflags(write=False)  # the blob's bytes: the cached array below and the text made later share them
     interface = storage()
-    # The element bytes are hex-encoded straight from the array's buffer (no bytes copy first).
-    blob = "0x" + struct.pack("<I", max(dtype.itemsize, 1)).hex() + data.reshape(-1).view(np.uint8).data.hex()
     handle = handle_for(name)
-    if interface.lookup(handle) != blob:  # the same bytes under the same name share the handle
+    align = max(dtype.itemsize, 1)
+    entry = raw_blob(interface, handle)
+    if not (entry and _holds(handle, entry, data, align)):  # the same bytes under the same name share the handle
         handle = interface.declare_resource(handle)
-        interface.parse_resource(handle, blob)
+        entry = LazyBlob(10 + 2 * data.nbytes, lambda: _hex(data, align))
+        put_lazy_blob(interface, handle, entry)
         blob_names.note_derived(handle, handle_for(name))
     cached = data.view().reshape(type_.get_shape())
     cached.setflags(write=False)
-    _CACHE[handle] = (blob, cached)
+    _CACHE[handle] = (entry, cached)
     return handle
+
+
+def _hex(data: np.ndarray[Any, Any], align: int) -> str:
+    """A blob's text: `0x`, the alignment as a little-endian uint32, the element bytes (straight from the buffer)."""
+    return "0x" + struct.pack("<I", align).hex() + data.reshape(-1).view(np.uint8).data.hex()
+
+
+def _holds(handle: str, entry: Any, data: np.ndarray[Any, Any], align: int) -> bool:
+    """Whether the store's `entry` for `handle` is the blob of `data` (alignment and bytes)."""
+    hit = _CACHE.get(handle)
+    if hit is not None and hit[0] is entry:  # decoded or stored here: compare the arrays' bytes
+        known = hit[1]
+        return (
+            max(known.dtype.itemsize, 1) == align
+            and known.nbytes == data.nbytes
+            and known.reshape(-1).view(np.uint8).tobytes() == data.reshape(-1).view(np.uint8).tobytes()
+        )
+    text = entry.text if not isinstance(entry, str) else entry
+    return len(text) == 10 + 2 * data.nbytes and text == _hex(data, align)
 
 
 def resource_problem(attr: DenseResourceAttr) -> str | None:
     """Why the attribute's blob cannot be read (None if it can)."""
     handle = attr.resource_handle.data
-    blob = storage().lookup(handle)
+    blob = raw_blob(storage(), handle)
     if not blob:
         return f"dense_resource '{handle}' has no blob in the dialect_resources section"
     if not isinstance(attr.type, TensorType):
@@ -127,20 +153,21 @@ def resource_problem(attr: DenseResourceAttr) -> str | None:
 def resource_array(attr: DenseResourceAttr) -> np.ndarray[Any, Any]:
     """The tensor a `dense_resource` attribute names, as a read-only numpy array."""
     handle = attr.resource_handle.data
-    blob = storage().lookup(handle) or ""
+    entry = raw_blob(storage(), handle)
     hit = _CACHE.get(handle)
-    if hit is not None and hit[0] is blob:
+    if hit is not None and hit[0] is entry:
         return hit[1]
     problem = resource_problem(attr)
     if problem is not None:
         raise ValueError(problem)
     assert isinstance(attr.type, TensorType)
     dtype = numpy_dtype(attr.type)
+    blob = storage().lookup(handle) or ""
     raw = bytes.fromhex(blob[10:])
     array = np.frombuffer(raw, dtype)
     array = array.reshape(attr.type.get_shape())
     array.setflags(write=False)
-    _CACHE[handle] = (blob, array)
+    _CACHE[handle] = (entry, array)
     return array
 
 

@@ -132,9 +132,7 @@ def _emit_rows(quick: bool, tmp: Path, report: Callable[[Any], None], row: Calla
             "--precision_mode=allow_mix_precision",
             "--emit-onnx",
             str(tmp / "mixed.onnx"),
-            "-o",
-            os.devnull,
-        ]
+        ]  # the documented command: with --emit-onnx and no -o, ascend-opt writes the ONNX file and no MLIR text
         f16 = [sys.executable, "-c", _F16, model, str(tmp / "f16.onnx")]
         ratios, es, fs = [], [], []
         for _ in range(1 if quick else 3):  # interleaved: A, B, A, B, ...

@@ -21,16 +21,21 @@ if TYPE_CHECKING:
 
 def import_onnx(source: Any, input_shape: Any = None, name: str | None = None) -> ModuleOp:
     """Import an ONNX model as a module (see `ascend_mp.frontend.onnx_import.import_onnx`)."""
-    try:
-        import onnx  # noqa: F401
-    except ImportError:
-        raise AscendError("reading ONNX models needs the onnx package (pip install 'ascend-mp[onnx]')") from None
+    need_onnx()
     from ascend_mp.frontend.onnx_import import import_onnx as run
 
     return run(source, input_shape, name)
 
 
-__all__ = ["InputShapes", "import_onnx", "parse_input_shape"]
+def need_onnx() -> None:
+    """A one-line AscendError when the onnx package is not installed."""
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        raise AscendError("reading ONNX models needs the onnx package (pip install 'ascend-mp[onnx]')") from None
+
+
+__all__ = ["InputShapes", "import_onnx", "need_onnx", "parse_input_shape"]
 
 
 def from_torch(module: Any, example_inputs: Any, exporter: str = "dynamo", **options: Any) -> ModuleOp:

@@ -387,20 +387,19 @@ class _Exporter:
         return out
 
 
-def export_onnx(
+def _export(
     model: str | os.PathLike[str] | bytes | onnx.ModelProto,
     decided: ModuleOp,
-    function: str = "main",
-    target: str = "ort-cpu",
-) -> onnx.ModelProto:
-    """The ONNX model `model` carrying the precision decisions of `decided` (its module after the
-    precision pass, imported from `model`), for `target` ("ort-cpu" or "native"), as the module
-    docstring describes."""
+    function: str,
+    target: str,
+    name: str | None = None,
+) -> tuple[onnx.ModelProto, str]:
+    """The exported model (unchecked) and the model's name for messages."""
     from ascend_mp.frontend.model import load_model
 
     if target not in TARGETS:
         raise AscendError(f"--emit-onnx-target: unknown target '{target}' (expected {' or '.join(TARGETS)})")
-    proto, label = load_model(model, None)
+    proto, label = load_model(model, name)
     dtypes = decided_dtypes(decided, function)
     if "bf16" in (*dtypes.consumed.values(), *dtypes.produced.values(), *dtypes.constants.values()):
         opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 0)
@@ -422,12 +421,46 @@ def export_onnx(
             target,
             ", ".join(exporter.emulated[:8]) + (", ..." if len(exporter.emulated) > 8 else ""),
         )
+    return exported, label
+
+
+def export_onnx(
+    model: str | os.PathLike[str] | bytes | onnx.ModelProto,
+    decided: ModuleOp,
+    function: str = "main",
+    target: str = "ort-cpu",
+) -> onnx.ModelProto:
+    """The ONNX model `model` carrying the precision decisions of `decided` (its module after the
+    precision pass, imported from `model`), for `target` ("ort-cpu" or "native"), as the module
+    docstring describes; checked by onnx's full checker."""
+    exported, label = _export(model, decided, function, target)
+    _check(exported, label)
+    return exported
+
+
+def export_onnx_bytes(
+    model: str | os.PathLike[str] | bytes | onnx.ModelProto,
+    decided: ModuleOp,
+    function: str = "main",
+    target: str = "ort-cpu",
+    name: str | None = None,
+) -> bytes:
+    """:func:`export_onnx`'s model serialized, as `--emit-onnx` writes it: serialized once, and the checker
+    given those bytes (given a ModelProto, it serializes the model itself: resnet50's 100 MB twice). `name`:
+    the model's name in error messages (its path, where `model` is the ModelProto read from it)."""
+    exported, label = _export(model, decided, function, target, name)
+    data = serialize(exported)
+    _check(data, label)
+    return data
+
+
+def _check(model: onnx.ModelProto | bytes, label: str) -> None:
+    """onnx's full checker (with strict shape inference); what it rejects is a one-line AscendError."""
     try:
-        onnx.checker.check_model(exported, full_check=True)
+        onnx.checker.check_model(model, full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         first = next((line.strip() for line in str(e).splitlines() if line.strip()), "invalid model")
         raise AscendError(f"--emit-onnx: the precision plan of {label} cannot be expressed in ONNX: {first}") from None
-    return exported
 
 
 def emulated_nodes(model: onnx.ModelProto, decided: ModuleOp, target: str = "ort-cpu") -> list[str]:
@@ -481,11 +514,29 @@ def _retyped(init: TensorProto, dtype: str) -> TensorProto:
     """The initializer stored in `dtype` (rounded to nearest even, as the Cast it replaces)."""
     from ascend_mp.dtypes import NUMPY
 
-    array = numpy_helper.to_array(init).astype(NUMPY[dtype])
+    source = _RAW_SOURCE.get(init.data_type)
+    if source is not None and init.raw_data and len(init.raw_data) == _elements(init) * source.itemsize:
+        # raw little-endian bytes (as exporters write weights): converted straight from the buffer, no copy first
+        array = np.frombuffer(init.raw_data, source).astype(NUMPY[dtype])
+        if dtype != "bf16":
+            out = TensorProto(name=init.name, dims=init.dims, data_type=FLOAT_TO_ONNX[dtype])
+            out.raw_data = array.tobytes()
+            return out  # what numpy_helper.from_array builds for this array, byte for byte
+        array = array.reshape(tuple(init.dims))
+    else:
+        array = numpy_helper.to_array(init).astype(NUMPY[dtype])
     if dtype == "bf16":
         bits = np.ascontiguousarray(array).view(np.uint16)
         return helper.make_tensor(init.name, TensorProto.BFLOAT16, array.shape, bits.tobytes(), raw=True)
     return numpy_helper.from_array(array, init.name)
+
+
+_RAW_SOURCE: dict[int, np.dtype[Any]] = (
+    {TensorProto.FLOAT: np.dtype("<f4"), TensorProto.DOUBLE: np.dtype("<f8"), TensorProto.FLOAT16: np.dtype("<f2")}
+    if np.little_endian
+    else {}
+)
+"""Initializer types whose raw_data `_retyped` reads as an array directly (ONNX's raw_data is little-endian)."""
 
 
 def _schema(node: onnx.NodeProto, opset: int) -> Any:
@@ -520,4 +571,4 @@ def serialize(model: onnx.ModelProto) -> bytes:
         raise AscendError(f"--emit-onnx: the model cannot be serialised in one file: {e}") from None
 
 
-__all__ = ["DecidedDtypes", "decided_dtypes", "emulated_nodes", "export_onnx", "serialize"]
+__all__ = ["DecidedDtypes", "decided_dtypes", "emulated_nodes", "export_onnx", "export_onnx_bytes", "serialize"]

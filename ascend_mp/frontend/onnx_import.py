@@ -96,7 +96,9 @@ def _initial_graph(model: onnx.ModelProto, shapes: InputShapes, label: str) -> G
     g = model.graph
     consts: dict[str, np.ndarray[Any, Any]] = {}
     for init in g.initializer:
-        consts[init.name] = read_tensor(init, f"{label}: initializer '{init.name}'")
+        array = read_tensor(init, f"{label}: initializer '{init.name}'")
+        array.setflags(write=False)  # the importer's own copy, never written: blobs share it (resources.store_blob)
+        consts[init.name] = array
     for init in g.sparse_initializer:
         raise AscendError(f"{label}: sparse initializer '{init.values.name}' is not supported")
     inputs = [i for i in g.input if i.name not in consts]

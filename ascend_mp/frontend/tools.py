@@ -83,12 +83,20 @@ def looks_like_onnx(path: str) -> bool:
     return False
 
 
-def onnx_frontend(path: str | None, stream: IO[bytes], input_shape: str | None, ctx: Context | None = None) -> ModuleOp:
+def onnx_frontend(
+    path: str | None,
+    stream: IO[bytes],
+    input_shape: str | None,
+    ctx: Context | None = None,
+    keep: list[Any] | None = None,
+) -> ModuleOp:
     """The module of an ONNX model read by a tool: from its path (so external data is found), else the stream.
 
     The dialects the module uses are loaded into `ctx`, so that the printer finds the
-    builtin dialect's resource blobs (it prints the resources of loaded dialects)."""
-    from ascend_mp.frontend import import_onnx
+    builtin dialect's resource blobs (it prints the resources of loaded dialects). With `keep`, the model read
+    (an `onnx.ModelProto`, external data loaded) is appended to it, for a tool that writes the model back
+    (`--emit-onnx`) without reading the file a second time."""
+    from ascend_mp.frontend import import_onnx, need_onnx
 
     if ctx is not None:
         for dialect in ("builtin", "func", "ascend"):
@@ -96,7 +104,14 @@ def onnx_frontend(path: str | None, stream: IO[bytes], input_shape: str | None, 
 
     if path is not None and path != "-":
         stream.close()
-        return import_onnx(path, input_shape)
+        if keep is None:
+            return import_onnx(path, input_shape)
+        need_onnx()
+        from ascend_mp.frontend.model import load_model
+
+        model, _ = load_model(path)
+        keep.append(model)
+        return import_onnx(model, input_shape, name=path)
     return import_onnx(stream.read(), input_shape, name="<stdin>")
 
 

@@ -17,7 +17,7 @@ import io
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import IO, NoReturn
+from typing import IO, Any, NoReturn
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -51,6 +51,12 @@ class _Deferred(io.StringIO):
 
 class AscendOptMain(xDSLOptMain):
     version_format = "ascend-opt (ascend-mp) built on xdsl {xdsl_version}"
+    _onnx_models: list[object]
+    """The ONNX model the frontend read, kept for --emit-onnx (an onnx.ModelProto; onnx loads only for ONNX input)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        self._onnx_models = []
+        super().__init__(*args, **kwargs)  # pyright: ignore[reportArgumentType]
 
     def register_all_dialects(self):
         super().register_all_dialects()
@@ -90,7 +96,8 @@ class AscendOptMain(xDSLOptMain):
         def parse_onnx(stream: IO[bytes], line_offset: int = 0) -> ModuleOp:  # ONNX models (ascend_mp/frontend)
             from ascend_mp.frontend.tools import onnx_frontend
 
-            return onnx_frontend(self.args.input_file, stream, self.args.input_shape, self.ctx)
+            keep = self._onnx_models if self.args.emit_onnx is not None else None  # read once, written back
+            return onnx_frontend(self.args.input_file, stream, self.args.input_shape, self.ctx, keep)
 
         self.available_frontends["onnx"] = parse_onnx
 
@@ -127,7 +134,8 @@ class AscendOptMain(xDSLOptMain):
             "--emit_onnx",
             dest="emit_onnx",
             metavar="FILE",
-            help="also write the decided program as an ONNX model (the input must be ONNX)",
+            help="write the decided program as an ONNX model (the input must be ONNX); the MLIR text is then "
+            "written only with -o FILE",
         )
         arg_parser.add_argument(
             "--emit-onnx-target",
@@ -185,13 +193,16 @@ class AscendOptMain(xDSLOptMain):
         # A pass may create dense_resource blobs (ascend-precision storing weights in fp16) in a module
         # whose text had none; xDSL prints blobs only for loaded dialects, and builtin loads lazily.
         self.ctx.get_optional_dialect("builtin")
-        if self.args.emit_onnx is not None:  # the ONNX model beside the text (ascend_mp.frontend.export)
-            from ascend_mp.frontend.export import export_onnx, serialize
+        if self.args.emit_onnx is not None:  # the ONNX model (ascend_mp.frontend.export), from the model read once
+            from ascend_mp.frontend.export import export_onnx_bytes
 
+            source: Any = self._onnx_models[-1] if self._onnx_models else self.args.input_file
             write_output(
                 self.args.emit_onnx,
-                serialize(export_onnx(self.args.input_file, prog, target=self.args.emit_onnx_target)),
+                export_onnx_bytes(source, prog, target=self.args.emit_onnx_target, name=self.args.input_file),
             )
+            if self.args.output_file is None:  # the ONNX file is the output; MLIR text only when -o asks for it
+                return ""
         return super().output_resulting_program(prog)
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:

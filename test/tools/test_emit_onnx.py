@@ -182,6 +182,26 @@ def test_cli_writes_the_model(
     assert relative_errors(theirs, ours)[0] <= 2 * relative_errors(ours, reference)[0]
 
 
+def test_cli_text_only_with_o(
+    tmp_path: Path, models: dict[str, onnx.ModelProto], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With --emit-onnx the ONNX file is the output: no MLIR text on stdout; `-o FILE` still writes the text,
+    the same text a run without --emit-onnx prints, and the ONNX bytes do not depend on it."""
+    src = tmp_path / "m.onnx"
+    onnx.save(models["mlp"], src)
+    flags = [str(src), "--precision_mode=allow_mix_precision"]
+    code, plain, err = run_main(opt_main, flags, capsys)
+    assert code == 0, err
+    code, out, err = run_main(opt_main, [*flags, "--emit-onnx", str(tmp_path / "a.onnx")], capsys)
+    assert code == 0 and out == "" and err == ""
+    code, out, err = run_main(
+        opt_main, [*flags, "--emit-onnx", str(tmp_path / "b.onnx"), "-o", str(tmp_path / "b.mlir")], capsys
+    )
+    assert code == 0 and out == "", err
+    assert "ascend.MatMul" in plain and (tmp_path / "b.mlir").read_text() == plain
+    assert (tmp_path / "a.onnx").read_bytes() == (tmp_path / "b.onnx").read_bytes()
+
+
 def test_cli_refuses_mlir_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src = tmp_path / "m.mlir"
     src.write_text("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n  func.return %x : tensor<2xf32>\n}\n")
