@@ -611,25 +611,31 @@ def test_errors_for_bad_functions() -> None:
         differentiate(module)
 
 
-@pytest.mark.parametrize("epsilon", [1e-5, 1e-3])
-def test_layer_norm_other_epsilon_uses_layer_norm_grad(epsilon: float) -> None:
-    """LayerNormGrad adds its own epsilon (1e-7) to the variance: another epsilon (ONNX's and
-    PyTorch's 1e-5) reaches it as `variance + (epsilon - 1e-7)`; float64 finite differences agree."""
+def _layer_norm_module(norm_axis: int, epsilon: float) -> ModuleOp:
+    """LayerNorm of a (2, 3, 4) input, normalised from `norm_axis`, its parameters over the last axis."""
 
     def body(e: Emitter, a: list[SSAValue]) -> SSAValue:
-        stat = tensor((2, 3, 1))
+        stat = tensor(tuple(d if i < norm_axis else 1 for i, d in enumerate((2, 3, 4))))  # kept dims
         return e.op(
             A.LayerNormOp,
             a[0],
             a[1],
             a[2],
             types=[tensor((2, 3, 4)), stat, stat],
-            begin_norm_axis=2,
+            begin_norm_axis=norm_axis,
             begin_params_axis=2,
             epsilon=epsilon,
         ).results[0]
 
-    module = build([(2, 3, 4), (4,), (4,)], body)
+    return build([(2, 3, 4), (4,), (4,)], body)
+
+
+@pytest.mark.parametrize("epsilon", [1e-5, 1e-3])
+def test_layer_norm_other_epsilon_uses_layer_norm_grad(epsilon: float) -> None:
+    """LayerNormGrad adds its own epsilon (1e-7) to the variance: another epsilon (ONNX's and
+    PyTorch's 1e-5) reaches it as `variance + (epsilon - 1e-7)`; float64 finite differences agree."""
+
+    module = _layer_norm_module(norm_axis=2, epsilon=epsilon)
     # a row of nearly equal values: the variance is of the order of epsilon, so a wrong epsilon shows
     x = rand(2, 3, 4, low=-2, high=2)
     x[0, 1] = 0.5 + 1e-2 * rand(4, seed=3)
@@ -640,20 +646,7 @@ def test_layer_norm_other_epsilon_uses_layer_norm_grad(epsilon: float) -> None:
 def test_layer_norm_statistics_and_parameters_on_other_axes() -> None:
     """Without LayerNormGrad's assumption (statistics and parameters from one axis) the rule uses elementwise ops."""
 
-    def body(e: Emitter, a: list[SSAValue]) -> SSAValue:
-        stat = tensor((2, 1, 1))
-        return e.op(
-            A.LayerNormOp,
-            a[0],
-            a[1],
-            a[2],
-            types=[tensor((2, 3, 4)), stat, stat],
-            begin_norm_axis=1,
-            begin_params_axis=2,
-            epsilon=1e-3,
-        ).results[0]
-
-    module = build([(2, 3, 4), (4,), (4,)], body)
+    module = _layer_norm_module(norm_axis=1, epsilon=1e-3)
     check(module, [rand(2, 3, 4, low=-2, high=2), rand(4, seed=1), rand(4, seed=2)], rtol=1e-5)
     assert "LayerNormGrad" not in print_module(module)
 

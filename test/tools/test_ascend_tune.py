@@ -26,28 +26,22 @@ def hot(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return root / "m.onnx", root / "d.npz"
 
 
+def _emit(model: Path, input_shape: str, tmp: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> Path:
+    """`model` compiled by ascend-opt under allow_mix_precision with `flags`, written with --emit-onnx: the file."""
+    out = tmp / f"out{len(list(tmp.iterdir()))}.onnx"
+    args = [str(model), "--precision_mode=allow_mix_precision", f"--input_shape={input_shape}", *flags]
+    code, _, err = run_main(opt_main, [*args, "--emit-onnx", str(out), "-o", str(tmp / "o.mlir")], capsys)
+    assert code == 0, err
+    return out
+
+
 def _agreement_via_onnxruntime(
     model: Path, data: Path, tmp: Path, capsys: pytest.CaptureFixture[str], *flags: str
 ) -> tuple[float, onnx.ModelProto]:
     """Compile `model` with ascend-opt and `flags`, export it as ONNX, run it with onnxruntime: top-1 agreement with fp32.
 
     The plan is made at batch 1; the exported model keeps the graph's dynamic batch and runs the whole dataset."""
-    out = tmp / f"out{len(list(tmp.iterdir()))}.onnx"
-    code, _, err = run_main(
-        opt_main,
-        [
-            str(model),
-            "--precision_mode=allow_mix_precision",
-            "--input_shape=x:1,16",
-            *flags,
-            "--emit-onnx",
-            str(out),
-            "-o",
-            str(tmp / "o.mlir"),
-        ],
-        capsys,
-    )
-    assert code == 0, err
+    out = _emit(model, "x:1,16", tmp, capsys, *flags)
     x = dict(np.load(data))["x"]
     fp32 = ort_run(onnx.load(model), {"x": x})[0].argmax(-1)
     exported = onnx.load(out)
@@ -193,22 +187,7 @@ def _emitted_outputs(model: Path, data: Path, tmp: Path, capsys: pytest.CaptureF
     name = onnx_model.graph.input[0].name
     x = dict(np.load(data))[name]
     shape = ",".join(["1", *map(str, x.shape[1:])])
-    out = tmp / f"out{len(list(tmp.iterdir()))}.onnx"
-    code, _, err = run_main(
-        opt_main,
-        [
-            str(model),
-            "--precision_mode=allow_mix_precision",
-            f"--input_shape={name}:{shape}",
-            *flags,
-            "--emit-onnx",
-            str(out),
-            "-o",
-            str(tmp / "o.mlir"),
-        ],
-        capsys,
-    )
-    assert code == 0, err
+    out = _emit(model, f"{name}:{shape}", tmp, capsys, *flags)
     with np.errstate(all="ignore"):
         return ort_run(onnx_model, {name: x})[0], ort_run(onnx.load(out), {name: x})[0].astype(np.float32)
 
