@@ -4,11 +4,11 @@
 - :class:`StableResourceHandles`: xDSL 0.74's parser renames a resource handle the store already has (`w` ->
   `w_0`) but files only the new name, so the file's own blob for `w` lands under a third name and `w_0` stays
   empty: each handle of one file maps to one store key instead.
-- :func:`bulk_ir`: parsing, printing or building a module of N ops allocates several objects per op
-  that stay alive (the module), and CPython's cyclic garbage collector re-scans the growing heap on
-  its collections: a cost that grows faster than N (about 20% of a 40k-op parse, more beyond).
+- :func:`bulk_ir`: parsing, printing, building or rewriting (the precision pass) a module of N ops
+  allocates several objects per op that stay alive (the module), and CPython's cyclic garbage collector
+  re-scans the growing heap on its collections: a cost that grows faster than N (about 20% of a 40k-op parse, more beyond).
   The IR being built is not garbage, so the collector is paused for the bulk step and runs once
-  after it. A benchmark row pays for it: `benchmarks/run.py --only scaling`.
+  after it. Benchmark rows pay for it: `benchmarks/run.py --only scaling precision` (the growth exponents).
 
 The parser's error-message improvements (a bad dense literal reported where it starts, nesting beyond the
 recursion limit) are public-method overrides of `LocatingParser` in :mod:`ascend_mp.ir`, next to the parsing they
