@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 from lowering_util import ENVELOPE, FLOOR, FP32_TOL, Array, interpret, iree_run, rel_err, with_mode
+from onnx_util import resize64
 
 from ascend_mp.ir import make_context, parse_module
 
@@ -362,25 +363,6 @@ def _nearest64(x: Array, size: tuple[int, int]) -> Array:
     return x[:, :, rows][:, :, :, cols]
 
 
-def _bilinear64(x: Array, size: tuple[int, int]) -> Array:
-    """Bilinear with aligned corners, by the four-neighbour formula in float64."""
-    h, w = x.shape[2:]
-    y = np.zeros(x.shape[:2] + size)
-    for i in range(size[0]):
-        for j in range(size[1]):
-            u, v = i * (h - 1) / (size[0] - 1), j * (w - 1) / (size[1] - 1)
-            i0, j0 = int(u), int(v)
-            i1, j1 = min(i0 + 1, h - 1), min(j0 + 1, w - 1)
-            a, b = u - i0, v - j0
-            y[:, :, i, j] = (
-                x[:, :, i0, j0] * (1 - a) * (1 - b)
-                + x[:, :, i1, j0] * a * (1 - b)
-                + x[:, :, i0, j1] * (1 - a) * b
-                + x[:, :, i1, j1] * a * b
-            )
-    return y
-
-
 REDUCE = [
     Case(
         "bn_training_y",
@@ -714,7 +696,7 @@ SHAPE = [
         [((1, 2, 3, 4), "f32")],
         '  %r = ascend.ResizeD %a0 {mode = "linear", coordinate_transformation_mode = "align_corners"} : (tensor<1x2x3x4xf32>) -> tensor<1x2x5x7xf32>',
         "tensor<1x2x5x7xf32>",
-        lambda x: _bilinear64(x, (5, 7)),
+        lambda x: resize64(x, (5, 7), "linear", "align_corners"),
     ),
 ]
 

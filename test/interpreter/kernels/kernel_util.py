@@ -331,46 +331,6 @@ def bn_reference(
     return y, mean, var
 
 
-def _resize64(x: np.ndarray, size: tuple[int, int], mode: str, coords: str, nearest: str) -> np.ndarray:
-    """ONNX Resize on the last two dimensions, element by element in float64 (the operator's spec)."""
-
-    def coord(o: int, n_in: int, n_out: int) -> float:
-        s = n_out / n_in
-        return {
-            "half_pixel": (o + 0.5) / s - 0.5,
-            "align_corners": o * (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0,
-            "asymmetric": o / s,
-        }[coords]
-
-    def pick(c: float, n: int) -> int:
-        f = math.floor(c)
-        i = {
-            "floor": f,
-            "round_prefer_floor": f if c - f <= 0.5 else f + 1,
-            "round_prefer_ceil": f if c - f < 0.5 else f + 1,
-        }[nearest]
-        return min(max(i, 0), n - 1)
-
-    (h, w), y = x.shape[2:], np.zeros(x.shape[:2] + size)
-    for i in range(size[0]):
-        for j in range(size[1]):
-            u, v = coord(i, h, size[0]), coord(j, w, size[1])
-            if mode == "nearest":
-                y[:, :, i, j] = x[:, :, pick(u, h), pick(v, w)]
-                continue
-            u, v = min(max(u, 0.0), h - 1.0), min(max(v, 0.0), w - 1.0)
-            i0, j0 = int(u), int(v)
-            i1, j1 = min(i0 + 1, h - 1), min(j0 + 1, w - 1)
-            a, b = u - i0, v - j0
-            y[:, :, i, j] = (
-                x[:, :, i0, j0] * (1 - a) * (1 - b)
-                + x[:, :, i1, j0] * a * (1 - b)
-                + x[:, :, i0, j1] * (1 - a) * b
-                + x[:, :, i1, j1] * a * b
-            )
-    return y
-
-
 def f16_rounding_cases() -> np.ndarray:
     """float32 inputs around every float16 value: the value, the ties between neighbours
     and one float32 ulp either side of them, plus random bit patterns and the limits."""

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from kernel_util import EXAMPLES, F16, F32, _resize64, arrays_of, assert_close, f64, rng, run
+from kernel_util import EXAMPLES, F16, F32, arrays_of, assert_close, f64, rng, run
+from onnx_util import resize64
 
 from ascend_mp.interpreter.kernels import KernelError
 
@@ -74,7 +75,7 @@ def test_resize_matches_the_onnx_formulas(
     x = rng(3).standard_normal((2, 3, *hw)).astype(dtype)
     attrs = {"mode": mode, "coordinate_transformation_mode": coords, "nearest_mode": nearest}
     y = run("ResizeD", x, attrs=attrs, out_shapes=[(2, 3, *size)])
-    ref = _resize64(f64(x), size, mode, coords, nearest)
+    ref = resize64(f64(x), size, mode, coords, nearest)
     if mode == "nearest":
         np.testing.assert_array_equal(f64(y), ref)
     else:
