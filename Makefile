@@ -101,8 +101,11 @@ conformance-zoo: setup $(CONFORMANCE)/tf/.installed $(CONFORMANCE)/torch/.instal
 	$(BIN)/python conformance/run.py mindspore --zoo all --amp-level O2 --max-mb 200
 	$(BIN)/python conformance/run.py mindspore --zoo all --amp-level O3 --max-mb 200
 
+# make test draws fixed examples (derandomised, test/conftest.py); fuzz draws new ones: the random-graph fuzzer at
+# 10000 graphs, then every other property test with fresh random examples.
 fuzz: setup
 	ASCEND_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q test/test_fuzz.py
+	$(BIN)/python -m pytest -q -m hypothesis --hypothesis-profile=explore --ignore=test/test_fuzz.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info test/filecheck/Output .pytest_cache .hypothesis
