@@ -47,7 +47,7 @@ def bench_iree(quick: bool, report: Callable[[Any], None], row: Callable[..., An
 
 
 def _rows(quick: bool, report: Callable[[Any], None], row: Callable[..., Any]) -> None:
-    from ascend_mp.backend.iree import IreeProgram, compile_text, lower_to_text
+    from ascend_mp.backend.iree import IreeProgram, compile_module
     from ascend_mp.interpreter import Program
     from ascend_mp.ir import make_context, read_module
     from ascend_mp.passes import PASSES
@@ -62,7 +62,7 @@ def _rows(quick: bool, report: Callable[[Any], None], row: Callable[..., Any]) -
         module = read_module(str(EXAMPLES / f"{name}.mlir"), make_context())
         PASSES["ascend-precision"]()(mode="allow_mix_precision").apply(make_context(), module)
         start = time.perf_counter()
-        compile_text(lower_to_text(module))
+        compile_module(module)
         report(row(f"iree {name} allow_mix_precision: lower + iree-compile", time.perf_counter() - start, "s"))
         ours, theirs = IreeProgram.from_module(module), Program.from_module(module)
         a, b = ours.run(name, *args)[0], theirs.run(name, *args)[0]
@@ -112,7 +112,7 @@ def _own_import(path: Path) -> str:
 
 
 def _zoo_rows(quick: bool, report: Callable[[Any], None], row: Callable[..., Any]) -> None:
-    from ascend_mp.backend.iree import compile_text, lower_to_text
+    from ascend_mp.backend.iree import compile_module, compile_text
     from ascend_mp.frontend import import_onnx
     from ascend_mp.ir import make_context
     from ascend_mp.passes import PASSES
@@ -144,7 +144,7 @@ def _zoo_rows(quick: bool, report: Callable[[Any], None], row: Callable[..., Any
             if mode is not None:
                 PASSES["ascend-precision"]()(mode=mode).apply(make_context(), decided)
             start = time.perf_counter()
-            fn = _sync(compile_text(lower_to_text(decided), extra=FLAGS), "main")
+            fn = _sync(compile_module(decided, extra=FLAGS), "main")
             report(row(f"iree {name} ours {label}: lower + iree-compile", time.perf_counter() - start, "s"))
             report(row(f"iree {name} ours {label}: max rel. error vs onnxruntime", _err(fn(*args), ref), ""))
             calls[f"ours {label}"] = lambda fn=fn: fn(*args)

@@ -15,7 +15,8 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,16 +72,23 @@ def _versions() -> str:
         ) from None
 
 
-def lower_to_text(module: ModuleOp) -> str:
-    """The module lowered by `convert-ascend-to-linalg`, printed in generic form (what iree-compile reads);
-    `module` itself is not changed."""
-    from ascend_mp.ir import make_context, print_module
+def _lowered(module: ModuleOp) -> ModuleOp:
+    """A lowered copy of `module` (`convert-ascend-to-linalg`); `module` itself is not changed."""
+    from ascend_mp.ir import make_context
     from ascend_mp.passes.convert_ascend_to_linalg import ConvertAscendToLinalgPass, check_lowerable
 
     check_lowerable(module)  # on the original: its diagnostics name source locations, a clone's cannot
     lowered = module.clone()
     ConvertAscendToLinalgPass().apply(make_context(), lowered)
-    return print_module(lowered, generic=True)
+    return lowered
+
+
+def lower_to_text(module: ModuleOp) -> str:
+    """The module lowered by `convert-ascend-to-linalg`, printed in generic form (what iree-compile reads);
+    `module` itself is not changed."""
+    from ascend_mp.ir import print_module
+
+    return print_module(_lowered(module), generic=True)
 
 
 def _iree_compile() -> str:
@@ -92,28 +100,79 @@ def _iree_compile() -> str:
     return str(find_tool("iree-compile"))
 
 
+class _HashedFile:
+    """A text sink for the printer: UTF-8 into a file, and into the cache key's hash on the way."""
+
+    def __init__(self, file: Any, digest: Any) -> None:
+        self.file, self.digest = file, digest
+
+    def write(self, text: str) -> int:
+        data = text.encode()
+        self.digest.update(data)
+        self.file.write(data)
+        return len(text)
+
+
+def _compile(
+    write: Callable[[_HashedFile], None], device: str, cuda_target: str, cpu_target: str, extra: Sequence[str]
+) -> bytes:
+    """The `.vmfb` of the MLIR text `write` prints. The text goes to a file beside the cache (never into one
+    string: a model's weights print as hundreds of MB of hex) and to the hash that keys the cache; iree-compile
+    reads that file and writes the `.vmfb` there."""
+    flags = [*compile_flags(device, cuda_target, cpu_target), *extra]
+    cache = cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256("\0".join([_versions(), *flags, ""]).encode())
+    source = cache / f"source.{os.getpid()}.{threading.get_ident()}.mlir"
+    try:
+        with open(source, "wb", buffering=1 << 20) as f:
+            write(_HashedFile(f, digest))
+        path = cache / f"{digest.hexdigest()}.vmfb"
+        if path.exists():
+            return path.read_bytes()
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        proc = subprocess.run(
+            [_iree_compile(), str(source), *flags, "-o", str(tmp)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            tmp.unlink(missing_ok=True)
+            lines = [ln for ln in proc.stderr.decode(errors="replace").splitlines() if "error:" in ln]
+            first = lines[0].strip().replace(f"{source}:", "<module>:") if lines else f"exit status {proc.returncode}"
+            raise IreeError(f"iree-compile failed for device {device}: {first}")
+        os.replace(tmp, path)  # atomic: a concurrent run reads a whole file or compiles again
+        return path.read_bytes()
+    finally:
+        source.unlink(missing_ok=True)
+
+
 def compile_text(
     text: str, device: str = "cpu", cuda_target: str = CUDA_TARGET, cpu_target: str = "host", extra: Sequence[str] = ()
 ) -> bytes:
     """The `.vmfb` of lowered MLIR `text` for `device` (`extra`: more `iree-compile` flags, e.g. data tiling),
     from the cache when compiled before."""
-    flags = [*compile_flags(device, cuda_target, cpu_target), *extra]
-    key = hashlib.sha256("\0".join([_versions(), *flags, text]).encode()).hexdigest()
-    path = cache_dir() / f"{key}.vmfb"
-    if path.exists():
-        return path.read_bytes()
-    proc = subprocess.run(
-        [_iree_compile(), "-", *flags, "-o", "-"], input=text.encode(), capture_output=True, check=False
-    )
-    if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.decode(errors="replace").splitlines() if "error:" in ln]
-        first = lines[0].strip() if lines else f"exit status {proc.returncode}"
-        raise IreeError(f"iree-compile failed for device {device}: {first}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_bytes(proc.stdout)
-    os.replace(tmp, path)  # atomic: a concurrent run reads a whole file or compiles again
-    return proc.stdout
+
+    def write(sink: _HashedFile) -> None:
+        sink.write(text)
+
+    return _compile(write, device, cuda_target, cpu_target, extra)
+
+
+def compile_module(
+    module: ModuleOp,
+    device: str = "cpu",
+    cuda_target: str = CUDA_TARGET,
+    cpu_target: str = "host",
+    extra: Sequence[str] = (),
+) -> bytes:
+    """The `.vmfb` of `module` (an ascend module after any precision pass) lowered for `device`: what
+    `compile_text(lower_to_text(module))` gives, the same cache entry, without holding the text in memory."""
+    from ascend_mp.ir import write_module
+
+    lowered = _lowered(module)
+    return _compile(lambda sink: write_module(lowered, sink, generic=True), device, cuda_target, cpu_target, extra)
 
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -140,7 +199,7 @@ class IreeProgram:
         from ascend_mp.resources import numpy_dtype
 
         compile_flags(device, cuda_target)  # an unknown device fails before anything runs
-        vmfb = compile_text(lower_to_text(module), device, cuda_target)
+        vmfb = compile_module(module, device, cuda_target)
         dtypes = {f.sym_name.data: [numpy_dtype(t) for t in f.function_type.outputs] for f in functions(module)}  # pyright: ignore[reportArgumentType]  # the lowered functions return tensors
         return cls(vmfb, device, dtypes)
 

@@ -412,16 +412,22 @@ def _first_line(e: Exception) -> str:
     return lines[0] if lines else type(e).__name__
 
 
+def write_module(module: Operation, stream: Any, generic: bool = False) -> None:
+    """Print `module` into `stream` (anything with `write(str)`), piece by piece: a module with large weights is
+    never held as one string."""
+    from ascend_mp.blob_names import ModulePrinter  # blobs under the names they were asked for: deterministic text
+
+    printer = ModulePrinter(stream=stream, print_generic_format=generic)
+    printer.print_op(module)
+    printer.print_metadata([])  # the blobs of dense_resource weights, if any
+    stream.write("\n")
+
+
 def print_module(module: Operation, generic: bool = False) -> str:
     import io
 
-    from ascend_mp.blob_names import ModulePrinter  # blobs under the names they were asked for: deterministic text
-
     out = io.StringIO()
-    printer = ModulePrinter(stream=out, print_generic_format=generic)
-    printer.print_op(module)
-    printer.print_metadata([])  # the blobs of dense_resource weights, if any
-    out.write("\n")
+    write_module(module, out, generic)
     return out.getvalue()
 
 

@@ -16,7 +16,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # test/cli_util.py
 from cli_util import run_main  # noqa: E402
 
 from ascend_mp.backend import run_function  # noqa: E402
-from ascend_mp.backend.iree import IreeError, IreeProgram, cache_dir, compile_text, lower_to_text  # noqa: E402
+from ascend_mp.backend.iree import (  # noqa: E402
+    IreeError,
+    IreeProgram,
+    cache_dir,
+    compile_module,
+    compile_text,
+    lower_to_text,
+)
 from ascend_mp.errors import AscendError  # noqa: E402
 from ascend_mp.ir import make_context, parse_module  # noqa: E402
 from ascend_mp.tools.ascend_run import main as ascend_run  # noqa: E402
@@ -50,8 +57,10 @@ def test_compile_is_cached_by_content(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(subprocess, "run", no_compile)
     assert compile_text(text) == first  # from the cache
+    assert compile_module(_small()) == first  # printed into the compiler's file, not a string: the same key
     with pytest.raises(AssertionError, match="compiled again"):
         compile_text(text + "\n// another module\n")  # another text: another key
+    assert {p.suffix for p in cache_dir().iterdir()} == {".vmfb"}  # no source or partial file left behind
 
 
 def test_lowering_leaves_the_module_alone() -> None:
@@ -82,7 +91,9 @@ def test_unknown_backend_and_device_are_one_line_errors() -> None:
 def test_compile_error_is_one_line() -> None:
     with pytest.raises(IreeError) as e:
         compile_text('"func.func"() ({}) : () -> ()')  # no sym_name: iree-compile rejects it
-    assert str(e.value).startswith("iree-compile failed for device cpu: ") and "\n" not in str(e.value)
+    message = str(e.value)
+    assert message.startswith("iree-compile failed for device cpu: <module>:") and "\n" not in message, message
+    assert {p.suffix for p in cache_dir().iterdir()} <= {".vmfb"}  # nothing half-written left
 
 
 def test_unknown_function_is_one_line() -> None:
