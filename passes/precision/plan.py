@@ -249,6 +249,9 @@ class PrecisionPlan:
     """How many distinct decisions the walk computed (the rest were looked up: see `Planner.visit_block`)."""
     stored: WeightBytes | None = None
     """What storing the constants low did (with the bytes it converted and the time that took), once done."""
+    seconds: float = 0.0
+    """CPU seconds :func:`precision_rewrite` spent deciding and rewriting, storing the weights low apart (that part
+    grows with the weight bytes, not the ops: `stored.seconds`)."""
     retyped_consts: list[tuple[ConstOp, TensorType]] = field(default_factory=list[tuple[ConstOp, TensorType]])
     """Constants retyped to the low dtype instead of cast (by :func:`apply_plan`, or by the walk for a one-use
     constant: `Planner.lone`), with their type before; their payload is left to `store_low_weights`."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import time
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ModuleOp
@@ -317,8 +318,10 @@ def precision_rewrite(module: ModuleOp | Operation, config: PrecisionConfig, *, 
     resnet50: 234 ops) gains nothing and would pay the collection that ends the pause."""
     big = next(itertools.islice(module.walk(), BULK_OPS, None), None) is not None
     with bulk_ir() if big else contextlib.nullcontext():
+        start = time.process_time()
         plan = decide_and_retype(module, config, records)
         apply_plan(module, plan, store_low=True)
+        plan.seconds = time.process_time() - start
         # ATC stores a weight that only feeds low-precision kernels in that dtype (docs/design.md §10).
         plan.stored = store_low_weights(module, plan.inserted, plan.consts, plan.retyped_consts, others=False)
     return plan
