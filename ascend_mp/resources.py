@@ -150,13 +150,21 @@ def resource_problem(attr: DenseResourceAttr) -> str | None:
     return None
 
 
+def cached_array(attr: DenseResourceAttr) -> np.ndarray[Any, Any] | None:
+    """The tensor a `dense_resource` attribute names where it is at hand as an array (stored or read before in
+    this process), else None: nothing is decoded."""
+    handle = attr.resource_handle.data
+    hit = _CACHE.get(handle)
+    return hit[1] if hit is not None and hit[0] is raw_blob(storage(), handle) else None
+
+
 def resource_array(attr: DenseResourceAttr) -> np.ndarray[Any, Any]:
     """The tensor a `dense_resource` attribute names, as a read-only numpy array."""
+    hit = cached_array(attr)
+    if hit is not None:
+        return hit
     handle = attr.resource_handle.data
     entry = raw_blob(storage(), handle)
-    hit = _CACHE.get(handle)
-    if hit is not None and hit[0] is entry:
-        return hit[1]
     problem = resource_problem(attr)
     if problem is not None:
         raise ValueError(problem)

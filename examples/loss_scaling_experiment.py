@@ -2,6 +2,7 @@
 
     python examples/loss_scaling_experiment.py            # 3 divisors x 3 seeds x 4 runs on digits (minutes)
     python examples/loss_scaling_experiment.py --quick    # 1 seed, 5 epochs
+    python examples/loss_scaling_experiment.py --plot docs/usage/loss-scaling.png   # and the curves (seed 0)
 
 The configuration: the digits MLP (64-128-10) trained with momentum SGD, its loss (softmax
 cross-entropy, mean over the batch) divided by D (2^16, 2^18, 2^20), as a loss averaged over many
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
@@ -71,8 +73,11 @@ RUNS = {
 }
 
 
-def experiment(divisor: float, seeds: tuple[int, ...], epochs: int) -> dict[str, dict[str, float]]:
-    """Mean accuracy and flushed fractions of each run over `seeds`."""
+def experiment(
+    divisor: float, seeds: tuple[int, ...], epochs: int, curves: dict[str, Any] | None = None
+) -> dict[str, dict[str, float]]:
+    """Mean accuracy and flushed fractions of each run over `seeds`; the first seed's histories go into `curves`
+    (run name -> history) when given."""
     data = load_digits()
     out: dict[str, dict[str, list[float]]] = {
         name: {"accuracy": [], "flushed_unscaled": [], "flushed_scaled": []} for name in RUNS
@@ -83,6 +88,8 @@ def experiment(divisor: float, seeds: tuple[int, ...], epochs: int) -> dict[str,
             cfg = TrainConfig(optimizer="momentum", lr=LR * divisor, epochs=epochs, seed=seed, **opts)
             result = train(cfg, progress=False, model=model, data=data)
             under = result.history["underflow"]
+            if curves is not None and seed == seeds[0]:
+                curves[name] = result.history
             out[name]["accuracy"].append(result.test_accuracy)
             out[name]["flushed_unscaled"].append(under["mean_unscaled"])
             out[name]["flushed_scaled"].append(under["mean_scaled"])
@@ -91,13 +98,52 @@ def experiment(divisor: float, seeds: tuple[int, ...], epochs: int) -> dict[str,
     return {name: {k: float(np.mean(v)) for k, v in cols.items()} for name, cols in out.items()}
 
 
+def plot(curves: dict[str, dict[str, Any]], path: str) -> None:
+    """Per divisor (a column): the training loss per epoch, times the divisor (the usual cross-entropy), of each
+    run; below it the fraction of nonzero fp32 gradient values fp16 flushes to zero at the run's scale (for
+    fp32: unscaled, what fp16 would flush)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, len(curves), figsize=(4.2 * len(curves), 6.4), sharex=True, squeeze=False)
+    for col, (d, runs) in enumerate(curves.items()):
+        divisor = 2.0 ** int(d.removeprefix("2^"))
+        top, bottom = axes[0][col], axes[1][col]
+        for name, history in runs.items():
+            epochs = [e["epoch"] for e in history["epochs"]]
+            loss = [
+                divisor * float(e["train_loss"]) if e["train_loss"] is not None else np.nan for e in history["epochs"]
+            ]
+            top.plot(epochs, loss, marker=".", label=name)
+            samples = history["underflow"]["samples"]
+            key = "unscaled" if RUNS[name]["precision_mode"] is None else "scaled"
+            steps_per_epoch = history["epochs"][0]["step"] if history["epochs"] else 1
+            bottom.plot([s["step"] / steps_per_epoch for s in samples], [100 * s[key] for s in samples], marker=".")
+        top.set_yscale("log")
+        top.set_title(f"loss / D, D = {d} (seed 0)")
+        bottom.set_xlabel("epoch")
+        bottom.set_ylim(-3, 103)
+    axes[0][0].set_ylabel("training loss x D (cross-entropy)")
+    axes[1][0].set_ylabel("% of gradient values flushed to 0 in fp16")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])  # pyright: ignore[reportOptionalMemberAccess]  # this module has a docstring
     p.add_argument("--quick", action="store_true", help="one seed, 5 epochs")
     p.add_argument("--epochs", type=int, default=20)
+    p.add_argument("--plot", metavar="PNG", help="write the loss curves and flushed fractions (the first seed) there")
     args = p.parse_args()
     seeds, epochs = ((0,), 5) if args.quick else ((0, 1, 2), args.epochs)
-    results = {f"2^{int(np.log2(d))}": experiment(d, seeds, epochs) for d in DIVISORS}
+    curves: dict[str, dict[str, Any]] = {f"2^{int(np.log2(d))}": {} for d in DIVISORS}
+    results = {f"2^{int(np.log2(d))}": experiment(d, seeds, epochs, curves[f"2^{int(np.log2(d))}"]) for d in DIVISORS}
+    if args.plot:
+        plot(curves, args.plot)
     print(json.dumps({"seeds": list(seeds), "epochs": epochs, "mean_by_divisor": results}, indent=1))
     print("\n| divisor | " + " | ".join(RUNS) + " |\n|---|" + "---|" * len(RUNS))
     for d, runs in results.items():

@@ -49,13 +49,14 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
 from xdsl.ir import BlockArgument, SSAValue
 
 from ascend_mp.dialects.ascend import AscendOp, CastOp, ConstOp
-from ascend_mp.dtypes import tensor_dtype
+from ascend_mp.dtypes import LOW_FLOATS, tensor_dtype
 from ascend_mp.errors import AscendError
 from ascend_mp.frontend.fold import SMALL
+from ascend_mp.resources import cached_array
 
 FLOAT_TO_ONNX: dict[str, int] = {
     "f16": TensorProto.FLOAT16,
@@ -94,6 +95,9 @@ class DecidedDtypes:
     """("o", node, index) -> the float dtype of the node's index-th result."""
     constants: dict[str, str] = field(default_factory=dict[str, str])
     """Constant (initializer) name -> the float dtype it is stored in."""
+    low_arrays: dict[str, np.ndarray[Any, Any]] = field(default_factory=dict[str, np.ndarray[Any, Any]])
+    """Constant name -> its value already rounded to the low dtype it is stored in, where the precision pass
+    stored it as a blob in this process: the export writes those bytes instead of rounding the weight again."""
     nodes: set[str] = field(default_factory=set[str])
     """Nodes that have ascend ops."""
 
@@ -129,6 +133,10 @@ def decided_dtypes(module: ModuleOp, function: str = "main") -> DecidedDtypes:
             dtype = tensor_dtype(op.results[0].type)
             if dtype in FLOAT_TO_ONNX:
                 out.constants[name] = dtype
+            if dtype in LOW_FLOATS and isinstance(op.value, DenseResourceAttr):
+                low = cached_array(op.value)
+                if low is not None:
+                    out.low_arrays[name] = low
             continue
         out.nodes.add(name)
         for operand in op.operands:
@@ -358,7 +366,9 @@ class _Exporter:
                 and init.name not in graph_inputs
                 and init.name not in self.outputs
             ):
-                init = _retyped(init, stored)
+                low = self.decided.low_arrays.get(init.name)
+                reuse = low is not None and init.data_type == TensorProto.FLOAT and low.size == _elements(init)
+                init = _low_tensor(init, low, stored) if reuse and low is not None else _retyped(init, stored)
             initializers.append(init)
             self.now[init.name] = init.data_type
         for node in g.node:
@@ -517,18 +527,21 @@ def _retyped(init: TensorProto, dtype: str) -> TensorProto:
     source = _RAW_SOURCE.get(init.data_type)
     if source is not None and init.raw_data and len(init.raw_data) == _elements(init) * source.itemsize:
         # raw little-endian bytes (as exporters write weights): converted straight from the buffer, no copy first
-        array = np.frombuffer(init.raw_data, source).astype(NUMPY[dtype])
-        if dtype != "bf16":
-            out = TensorProto(name=init.name, dims=init.dims, data_type=FLOAT_TO_ONNX[dtype])
-            out.raw_data = array.tobytes()
-            return out  # what numpy_helper.from_array builds for this array, byte for byte
-        array = array.reshape(tuple(init.dims))
-    else:
-        array = numpy_helper.to_array(init).astype(NUMPY[dtype])
+        return _low_tensor(init, np.frombuffer(init.raw_data, source).astype(NUMPY[dtype]), dtype)
+    array = numpy_helper.to_array(init).astype(NUMPY[dtype])
     if dtype == "bf16":
-        bits = np.ascontiguousarray(array).view(np.uint16)
-        return helper.make_tensor(init.name, TensorProto.BFLOAT16, array.shape, bits.tobytes(), raw=True)
+        return _low_tensor(init, array, dtype)
     return numpy_helper.from_array(array, init.name)
+
+
+def _low_tensor(init: TensorProto, array: np.ndarray[Any, Any], dtype: str) -> TensorProto:
+    """`init` (name, dims) holding `array`, whose elements are already in float dtype `dtype`, as raw little-endian
+    bytes: what numpy_helper.from_array builds for an fp16 array, byte for byte; bf16 as its bits."""
+    out = TensorProto(name=init.name, dims=init.dims, data_type=FLOAT_TO_ONNX[dtype])
+    data = np.ascontiguousarray(array)
+    data = data.view(np.uint16) if dtype == "bf16" else data
+    out.raw_data = (data if np.little_endian else data.byteswap()).tobytes()
+    return out
 
 
 _RAW_SOURCE: dict[int, np.dtype[Any]] = (

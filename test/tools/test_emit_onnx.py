@@ -93,6 +93,40 @@ def test_initializers_stored_in_the_decided_dtype(models: dict[str, onnx.ModelPr
     assert names[stored["conv_w"]] != TensorProto.FLOAT
 
 
+@pytest.mark.parametrize(
+    "mode,soc,low", [("force_fp16", "ascend910", np.float16), ("allow_mix_precision_bf16", "ascend910b", None)]
+)
+def test_stored_weights_are_written_as_the_pass_rounded_them(
+    mode: str, soc: str, low: type | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A weight the pass stored low as a blob is written from those bytes (not rounded a second time), and they are
+    the user's fp32 weight rounded once to nearest even (numpy for fp16; for bf16 from the bits, here)."""
+    import ascend_mp.frontend.export as export
+
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((64, 64)) * 3).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 64])],
+        [onnx.numpy_helper.from_array(w, "w")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    rounded_again: list[str] = []
+    real = export._retyped
+    monkeypatch.setattr(export, "_retyped", lambda init, dtype: rounded_again.append(init.name) or real(init, dtype))
+    exported = export_onnx(model, precision_rewritten(import_onnx(model), mode, soc=soc))
+    (init,) = exported.graph.initializer
+    assert rounded_again == []
+    if low is not None:
+        assert init.data_type == TensorProto.FLOAT16 and init.raw_data == w.astype(low).tobytes()
+    else:  # bf16 by hand: round the fp32 bits to nearest even at bit 16
+        bits = w.view(np.uint32).astype(np.uint64)
+        expected = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+        assert init.data_type == TensorProto.BFLOAT16 and init.raw_data == expected.tobytes()
+
+
 def test_cube_fp16in_fp32out_is_emulated_in_fp32(models: dict[str, onnx.ModelProto]) -> None:
     """ONNX has no fp16-in fp32-out MatMul: the Gemm runs in fp32 on inputs rounded to fp16 by Casts."""
     model = models["mlp"]
