@@ -122,7 +122,7 @@ def plot(curves: dict[str, dict[str, Any]], path: str) -> None:
             steps_per_epoch = history["epochs"][0]["step"] if history["epochs"] else 1
             bottom.plot([s["step"] / steps_per_epoch for s in samples], [100 * s[key] for s in samples], marker=".")
         top.set_yscale("log")
-        top.set_title(f"loss / D, D = {d} (seed 0)")
+        top.set_title(f"loss divided by D = {d} (seed 0)")
         bottom.set_xlabel("epoch")
         bottom.set_ylim(-3, 103)
     axes[0][0].set_ylabel("training loss x D (cross-entropy)")
