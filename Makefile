@@ -17,7 +17,7 @@ test: lint
 	$(BIN)/python -m pytest
 
 # The zoo models make test leaves out for their cost (test/zoo_util.py: vgg11 and resnet50 everywhere,
-# efficientnet_b0's IREE compiles, mobilenet_v2's every-mode IREE test): about 7 minutes and 10 GB on the 2-core
+# efficientnet_b0's IREE compiles, mobilenet_v2's every-mode IREE test): 7-9 minutes and 6.4 GB on the 2-core
 # machine. CI runs it after make test (.ci/run).
 test-zoo: setup
 	ASCEND_MP_ZOO_LARGE=1 $(BIN)/python -m pytest -m zoo_large
